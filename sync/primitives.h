@@ -1,0 +1,42 @@
+// The one place where fairsched names its shared-memory primitives.
+//
+// Every atomic, mutex and condition variable in the library is spelled through these
+// aliases. A model-checking or instrumented build (for example one that records every
+// atomic access, or replaces the mutex with a checker's) swaps the definitions here and
+// nothing else changes. Keep this header free of logic: it is a naming layer, not an
+// abstraction.
+#ifndef FAIRSCHED_SYNC_PRIMITIVES_H_
+#define FAIRSCHED_SYNC_PRIMITIVES_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <mutex>
+#include <new>
+
+namespace fairsched {
+
+template <typename T>
+using Atomic = std::atomic<T>;
+
+using Mutex = std::mutex;
+using MutexLock = std::unique_lock<std::mutex>;
+using ConditionVariable = std::condition_variable;
+
+// Size that keeps two independently written variables off one cache line. 64 on every
+// x86-64 and most ARM cores; not taken from std::hardware_destructive_interference_size
+// because its value may differ between compilers and would change our ABI.
+inline constexpr std::size_t kCacheLineSize = 64;
+
+// Tells the CPU that the caller is spinning, so a hyper-thread sibling can run.
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+}  // namespace fairsched
+
+#endif  // FAIRSCHED_SYNC_PRIMITIVES_H_
