@@ -88,6 +88,20 @@ concept WaitQueue = requires(Q q, const Q cq, T* item, WaitDeadline deadline) {
 //   uint32_t wait_index;      // WaitQueue position; kNotInWaitQueue when not queued
 inline constexpr std::uint32_t kNotInWaitQueue = UINT32_MAX;
 
+// Reverses a singly linked chain (linked through kNext) in place; returns the new head.
+// Front queues use it to turn their newest-first chains into FIFO order and back.
+template <typename T, T* T::*kNext = &T::next>
+T* ReverseChain(T* head) {
+  T* reversed = nullptr;
+  while (head != nullptr) {
+    T* next = head->*kNext;
+    head->*kNext = reversed;
+    reversed = head;
+    head = next;
+  }
+  return reversed;
+}
+
 }  // namespace fairsched
 
 #endif  // FAIRSCHED_QUEUES_CONCEPTS_H_

@@ -13,6 +13,7 @@
 #ifndef FAIRSCHED_QUEUES_MPSC_QUEUE_H_
 #define FAIRSCHED_QUEUES_MPSC_QUEUE_H_
 
+#include "queues/concepts.h"
 #include "sync/primitives.h"
 
 namespace fairsched {
@@ -42,7 +43,7 @@ class MpscQueue {
 
   // Takes every queued item; returns them oldest first, linked through `next`, or nullptr.
   // One consumer at a time.
-  T* PopAll() { return Reverse(PopAllReversed()); }
+  T* PopAll() { return ReverseChain<T, kNext>(PopAllReversed()); }
 
   // Takes every queued item; returns them newest first. One consumer at a time.
   T* PopAllReversed() {
@@ -56,19 +57,6 @@ class MpscQueue {
 
   // Snapshot; exact only when no producer is running.
   bool IsEmpty() const { return top_.load(std::memory_order_relaxed) == nullptr; }
-
-  // Reverses a chain linked through kNext in place. Exposed for callers of
-  // PopAllReversed that later want FIFO order after all.
-  static T* Reverse(T* head) {
-    T* reversed = nullptr;
-    while (head != nullptr) {
-      T* next = head->*kNext;
-      head->*kNext = reversed;
-      reversed = head;
-      head = next;
-    }
-    return reversed;
-  }
 
  private:
   // Own cache line: producers hammer it, and it must not share a line with whatever the

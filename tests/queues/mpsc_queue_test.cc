@@ -9,13 +9,13 @@
 #include <vector>
 
 #include "queues/concepts.h"
+#include "tests/queues/queue_stress.h"
 #include "tests/stress.h"
 
 namespace fairsched {
 namespace {
 
 struct Item {
-  int producer = 0;
   int seq = 0;
   Item* next = nullptr;
 };
@@ -69,48 +69,17 @@ TEST(MpscQueueTest, OneItemRoundTrip) {
   EXPECT_EQ(got->next, nullptr);
 }
 
-TEST(MpscQueueTest, ReverseOfEmptyAndSingle) {
-  EXPECT_EQ(MpscQueue<Item>::Reverse(nullptr), nullptr);
+TEST(MpscQueueTest, ReverseChainOfEmptyAndSingle) {
+  EXPECT_EQ(ReverseChain<Item>(nullptr), nullptr);
   Item a;
-  EXPECT_EQ(MpscQueue<Item>::Reverse(&a), &a);
+  EXPECT_EQ(ReverseChain<Item>(&a), &a);
 }
 
 // Producers push numbered items while the consumer drains; afterwards every item must have
 // been seen exactly once and each producer's sequence numbers must arrive increasing.
 TEST(MpscQueueStressTest, ManyProducersNoLossNoDuplicatesPerProducerFifo) {
-  constexpr int kProducers = 4;
-  const int per_producer = static_cast<int>(testing::StressIterations(200000));
-  std::vector<std::vector<Item>> items(kProducers, std::vector<Item>(per_producer));
-  MpscQueue<Item> q;
-  std::atomic<int> producers_done{0};
-  std::vector<std::thread> producers;
-  for (int p = 0; p < kProducers; ++p) {
-    producers.emplace_back([&, p] {
-      for (int i = 0; i < per_producer; ++i) {
-        items[p][i].producer = p;
-        items[p][i].seq = i;
-        q.Push(&items[p][i]);
-      }
-      producers_done.fetch_add(1, std::memory_order_release);
-    });
-  }
-  std::vector<int> next_expected(kProducers, 0);
-  std::int64_t received = 0;
-  bool order_ok = true;
-  auto drain = [&] {
-    for (Item* it = q.PopAll(); it != nullptr; it = it->next) {
-      if (it->seq != next_expected[it->producer]) order_ok = false;
-      next_expected[it->producer] = it->seq + 1;
-      ++received;
-    }
-  };
-  while (producers_done.load(std::memory_order_acquire) < kProducers) drain();
-  drain();
-  for (auto& t : producers) t.join();
-  EXPECT_TRUE(order_ok);
-  EXPECT_EQ(received, std::int64_t{kProducers} * per_producer);
-  for (int p = 0; p < kProducers; ++p) EXPECT_EQ(next_expected[p], per_producer);
-  EXPECT_TRUE(q.IsEmpty());
+  testing::RunFrontQueueStress<MpscQueue<testing::StressItem>>(
+      4, static_cast<int>(testing::StressIterations(200000)));
 }
 
 // The "was empty" result is what the scheduler uses to decide whether to wake the consumer:

@@ -1,0 +1,72 @@
+// Signal implementation: see signal.h for the protocol and its lost-wakeup argument.
+#include "sync/signal.h"
+
+namespace fairsched {
+
+void Signal::Send() {
+  // seq_cst (it includes release, so the sender's prior writes travel with the bit): the
+  // exchange must be ordered before the load of waiters_ below in the single total order,
+  // which acquire/release alone would not guarantee (store->load reordering).
+  if (flag_.exchange(true, std::memory_order_seq_cst)) {
+    // The bit was already set: its receiver has not consumed it yet, and whoever consumes
+    // it will also see our writes (the bit is cleared with acquire after our release, and
+    // our exchange is later in the flag's modification order). Nobody to wake.
+    return;
+  }
+  // seq_cst: the other half of the Dekker pattern (see signal.h). If this reads 0, every
+  // receiver that registers later re-checks the bit after registering and sees it.
+  if (waiters_.load(std::memory_order_seq_cst) == 0) return;
+  {
+    // A receiver registered in waiters_ holds mu_ from its registration until it is inside
+    // cv_.wait; taking mu_ here means we run either before its re-check (it then sees the
+    // bit) or after it started waiting (it then gets the notification).
+    MutexLock lock(mu_);
+  }
+  cv_.notify_one();
+}
+
+void Signal::Receive() { ReceiveUntil(Clock::time_point::max()); }
+
+bool Signal::ReceiveTimed(std::chrono::nanoseconds timeout) {
+  if (timeout <= std::chrono::nanoseconds::zero()) return TryReceive();
+  const Clock::time_point now = Clock::now();
+  // Saturate instead of overflowing for huge timeouts (e.g. nanoseconds::max()).
+  const Clock::time_point deadline =
+      timeout >= Clock::time_point::max() - now
+          ? Clock::time_point::max()
+          : now + std::chrono::duration_cast<Clock::duration>(timeout);
+  return ReceiveUntil(deadline);
+}
+
+bool Signal::ReceiveUntil(Clock::time_point deadline) {
+  if (TryClear()) return true;
+  MutexLock lock(mu_);
+  // seq_cst: registration must precede our re-check of the bit in the total order (see
+  // signal.h). Modified only under mu_, so the count itself never races.
+  waiters_.fetch_add(1, std::memory_order_seq_cst);
+  bool received = false;
+  while (true) {
+    // seq_cst re-check (also an acquire: pairs with the sender's release). An exchange, not
+    // a load, so exactly one receiver consumes each set bit.
+    if (flag_.exchange(false, std::memory_order_seq_cst)) {
+      received = true;
+      break;
+    }
+    if (deadline == Clock::time_point::max()) {
+      cv_.wait(lock);
+    } else {
+      // Loop on spurious wakeups; report a timeout only once the clock says so, so we
+      // never return false early.
+      if (Clock::now() >= deadline) break;
+      cv_.wait_until(lock, deadline);
+    }
+  }
+  // Relaxed: only the count matters to senders, and a sender that still sees us counted
+  // merely takes the mutex for nothing.
+  waiters_.fetch_sub(1, std::memory_order_relaxed);
+  return received;
+}
+
+bool Signal::TryReceive() { return TryClear(); }
+
+}  // namespace fairsched
