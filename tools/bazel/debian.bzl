@@ -29,7 +29,7 @@ _rules_cc = repository_rule(
 _ABSL = {
     "absl/base": {"base": ["absl_base", "absl_raw_logging_internal", "absl_spinlock_wait"], "core_headers": []},
     "absl/container": {"flat_hash_map": ["absl_raw_hash_set", "absl_hash"], "flat_hash_set": ["absl_raw_hash_set", "absl_hash"], "inlined_vector": [], "fixed_array": []},
-    "absl/flags": {"flag": ["absl_flags", "absl_flags_internal", "absl_flags_marshalling", "absl_flags_reflection"], "parse": ["absl_flags_parse", "absl_flags_usage", "absl_flags_usage_internal"]},
+    "absl/flags": {"flag": ["absl_flags_internal", "absl_flags_marshalling", "absl_flags_reflection", "absl_flags_commandlineflag", "absl_flags_commandlineflag_internal", "absl_flags_config", "absl_flags_private_handle_accessor", "absl_flags_program_name"], "parse": ["absl_flags_parse", "absl_flags_usage", "absl_flags_usage_internal"]},
     "absl/hash": {"hash": ["absl_hash", "absl_city", "absl_low_level_hash"]},
     "absl/status": {"status": ["absl_status"], "statusor": ["absl_statusor", "absl_status"]},
     "absl/strings": {"strings": ["absl_strings", "absl_strings_internal", "absl_int128"], "str_format": ["absl_str_format_internal"]},
