@@ -25,39 +25,35 @@ namespace {
 
 constexpr std::int64_t kTotalItems = 200000;
 
+// Our two front queues share one adapter: producers push directly, the consumer takes the
+// whole list with PopAll. Only the locked baseline has a mutex to count.
 template <typename Q>
-std::uint64_t DrainList(Q& q, std::int64_t* got) {
-  std::uint64_t sum = 0;
-  for (Item* it = q.PopAll(); it != nullptr; it = it->next) {
-    sum += it->payload;
-    ++*got;
+struct FrontQueueAdapter {
+  Q q;
+  struct Producer {
+    explicit Producer(FrontQueueAdapter& a) : q(a.q) {}
+    void Push(Item* item) { q.Push(item); }
+    Q& q;
+  };
+  std::uint64_t Drain(std::int64_t* got) {
+    std::uint64_t sum = 0;
+    for (Item* it = q.PopAll(); it != nullptr; it = it->next) {
+      sum += it->payload;
+      ++*got;
+    }
+    return sum;
   }
-  return sum;
-}
-
-struct MpscAdapter {
-  MpscQueue<Item> q;
-  struct Producer {
-    explicit Producer(MpscAdapter& a) : q(a.q) {}
-    void Push(Item* item) { q.Push(item); }
-    MpscQueue<Item>& q;
-  };
-  std::uint64_t Drain(std::int64_t* got) { return DrainList(q, got); }
-  QueueLockStats Locks() const { return {}; }
-  static constexpr bool kHasLock = false;
+  static constexpr bool kHasLock = requires(const Q& queue) { queue.LockStats(); };
+  QueueLockStats Locks() const {
+    if constexpr (kHasLock) {
+      return q.LockStats();
+    } else {
+      return {};
+    }
+  }
 };
-
-struct LockedAdapter {
-  LockedFrontQueue<Item> q;
-  struct Producer {
-    explicit Producer(LockedAdapter& a) : q(a.q) {}
-    void Push(Item* item) { q.Push(item); }
-    LockedFrontQueue<Item>& q;
-  };
-  std::uint64_t Drain(std::int64_t* got) { return DrainList(q, got); }
-  QueueLockStats Locks() const { return q.LockStats(); }
-  static constexpr bool kHasLock = true;
-};
+using MpscAdapter = FrontQueueAdapter<MpscQueue<Item>>;
+using LockedAdapter = FrontQueueAdapter<LockedFrontQueue<Item>>;
 
 struct MoodycamelAdapter {
   moodycamel::ConcurrentQueue<Item*> q;

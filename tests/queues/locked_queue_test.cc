@@ -83,23 +83,7 @@ TEST(LockedReadyQueueTest, FifoAcrossConsumers) {
 
 TEST(LockedReadyQueueTest, PendingInvisibleUntilFlushAndPushKeepsOrder) {
   LockedReadyQueue<StressItem> q;
-  LockedReadyQueue<StressItem>::Consumer c(q);
-  StressItem items[4];
-  q.PushPending(&items[0]);
-  q.PushPending(&items[1]);
-  EXPECT_EQ(c.Pop(), nullptr);
-  EXPECT_EQ(q.Count(), 0u);
-  q.FlushPending();
-  EXPECT_EQ(q.Count(), 2u);
-  q.PushPending(&items[2]);
-  q.Push(&items[3]);  // publishes the pending item first
-  EXPECT_EQ(c.Pop(), &items[0]);
-  EXPECT_EQ(c.Pop(), &items[1]);
-  EXPECT_EQ(c.Pop(), &items[2]);
-  EXPECT_EQ(c.Pop(), &items[3]);
-  EXPECT_EQ(c.Pop(), nullptr);
-  q.FlushPending();  // nothing staged: no-op
-  EXPECT_EQ(c.Pop(), nullptr);
+  testing::ExpectPendingVisibleOnlyAfterFlush(q);
 }
 
 TEST(LockedReadyQueueTest, CountsLocksPerQueueAndPerConsumer) {

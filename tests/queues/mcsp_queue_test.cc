@@ -82,20 +82,7 @@ TEST(McspQueueTest, ExactlyFullBlockThenEmptyThenMore) {
 
 TEST(McspQueueTest, PendingInvisibleUntilFlushAndPushPublishesThem) {
   Queue q(8);
-  Queue::Consumer c(q);
-  auto items = Numbered(4);
-  q.PushPending(&items[0]);
-  q.PushPending(&items[1]);
-  EXPECT_EQ(c.Pop(), nullptr);
-  EXPECT_EQ(q.Count(), 0u);
-  q.FlushPending();
-  EXPECT_EQ(q.Count(), 2u);
-  q.PushPending(&items[2]);
-  q.Push(&items[3]);
-  EXPECT_EQ(q.Count(), 4u);
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(c.Pop(), &items[i]);
-  q.FlushPending();  // nothing staged: no-op
-  EXPECT_EQ(c.Pop(), nullptr);
+  testing::ExpectPendingVisibleOnlyAfterFlush(q);
 }
 
 TEST(McspQueueTest, BatchCrossingBlockBoundaryPublishesFullBlockEarly) {

@@ -54,6 +54,29 @@ class PopLedger {
   std::atomic<bool> order_ok_{true};
 };
 
+// The ReadyQueue staging contract of queues/concepts.h, checked on an empty `queue`: staged
+// items stay invisible until FlushPending; a Push publishes the staged items ahead of its
+// own; FIFO throughout; an empty FlushPending is a no-op.
+template <typename Queue>
+void ExpectPendingVisibleOnlyAfterFlush(Queue& queue) {
+  typename Queue::Consumer consumer(queue);
+  StressItem items[4];
+  queue.PushPending(&items[0]);
+  queue.PushPending(&items[1]);
+  EXPECT_EQ(consumer.Pop(), nullptr);
+  EXPECT_EQ(queue.Count(), 0u);
+  queue.FlushPending();
+  EXPECT_EQ(queue.Count(), 2u);
+  queue.PushPending(&items[2]);
+  queue.Push(&items[3]);  // publishes the pending item first
+  EXPECT_EQ(queue.Count(), 4u);
+  for (StressItem& item : items) EXPECT_EQ(consumer.Pop(), &item);
+  EXPECT_EQ(consumer.Pop(), nullptr);
+  queue.FlushPending();  // nothing staged: no-op
+  EXPECT_EQ(consumer.Pop(), nullptr);
+  EXPECT_EQ(queue.Count(), 0u);
+}
+
 // One producer publishes `count` numbered items into a ReadyQueue, alternating single
 // pushes with batches of `PushPending` + `FlushPending` (batch sizes 1..max_batch), while
 // `consumers` threads pop. Checks: every item popped exactly once; each consumer sees
