@@ -6,9 +6,10 @@
 set -euo pipefail
 out=${1:-/tmp/fairsched_bench}
 mkdir -p "$out"
-base=${BAZEL_OUTPUT_BASE:-/tmp/bazel_bench}
-bazel --output_base="$base" build --config=opt //bench/sched:sched_bench //bench/sync:signal_bench
-bin=$(bazel --output_base="$base" info --config=opt bazel-bin 2>/dev/null)
+# The workspace's own Bazel output base, unless BAZEL_OUTPUT_BASE names another one.
+bazel=(./bazelw ${BAZEL_OUTPUT_BASE:+--output_base="$BAZEL_OUTPUT_BASE"})
+"${bazel[@]}" build --config=opt //bench/sched:sched_bench //bench/sync:signal_bench
+bin=$("${bazel[@]}" info --config=opt bazel-bin 2>/dev/null)
 
 echo "== machine"
 grep -m1 'model name' /proc/cpuinfo
