@@ -76,8 +76,11 @@ struct MoodycamelAdapter {
   static constexpr bool kHasLock = false;
 };
 
-template <typename Adapter, bool kProducerWritesItem>
-void BM_PushPopAll(benchmark::State& state) {
+// The one driver behind both benchmarks below. Producers are released together; the
+// consumer either drains while they push (kDrainWhilePushing) or only after all have been
+// joined. Manual time runs from the release until the consumer has taken the last item.
+template <typename Adapter, bool kProducerWritesItem, bool kDrainWhilePushing>
+void RunFrontQueue(benchmark::State& state) {
   const int producers = static_cast<int>(state.range(0));
   const std::int64_t per_producer = kTotalItems / producers;
   const std::int64_t total = per_producer * producers;
@@ -100,6 +103,9 @@ void BM_PushPopAll(benchmark::State& state) {
       });
     }
     const auto start = gate.Go(producers);
+    if constexpr (!kDrainWhilePushing) {
+      for (auto& t : threads) t.join();
+    }
     std::int64_t got = 0;
     std::uint64_t sum = 0;
     Backoff backoff;
@@ -113,7 +119,9 @@ void BM_PushPopAll(benchmark::State& state) {
       }
     }
     const auto end = std::chrono::steady_clock::now();
-    for (auto& t : threads) t.join();
+    if constexpr (kDrainWhilePushing) {
+      for (auto& t : threads) t.join();
+    }
     benchmark::DoNotOptimize(sum);
     state.SetIterationTime(Seconds(end - start));
   }
@@ -123,41 +131,20 @@ void BM_PushPopAll(benchmark::State& state) {
   state.counters["producers"] = producers;
 }
 
-// Diagnostic, not the goal metric: the same pushes, but the consumer starts draining only
-// after every producer has finished, so pushes never compete with the consumer for the
-// queue's cache lines. The gap to BM_PushPopAll shows how much of the cost is that
-// competition (for MpscQueue: every push is a CAS on the one `top` line that the polling
-// consumer keeps pulling away).
+// The goal metric: producers push while the consumer drains.
+template <typename Adapter, bool kProducerWritesItem>
+void BM_PushPopAll(benchmark::State& state) {
+  RunFrontQueue<Adapter, kProducerWritesItem, /*kDrainWhilePushing=*/true>(state);
+}
+
+// Diagnostic, not the goal metric: the same pushes (of read-only items), but the consumer
+// starts draining only after every producer has finished, so pushes never compete with the
+// consumer for the queue's cache lines. The gap to BM_PushPopAll shows how much of the cost
+// is that competition (for MpscQueue: every push is a CAS on the one `top` line that the
+// polling consumer keeps pulling away).
 template <typename Adapter>
 void BM_PushThenPopAll(benchmark::State& state) {
-  const int producers = static_cast<int>(state.range(0));
-  const std::int64_t per_producer = kTotalItems / producers;
-  const std::int64_t total = per_producer * producers;
-  std::vector<Item> items(total);
-  for (std::int64_t i = 0; i < total; ++i) items[i].payload = static_cast<std::uint64_t>(i);
-  Adapter adapter;
-  for (auto _ : state) {
-    StartGate gate;
-    std::vector<std::thread> threads;
-    for (int p = 0; p < producers; ++p) {
-      threads.emplace_back([&, p] {
-        typename Adapter::Producer producer(adapter);
-        Item* const first = &items[p * per_producer];
-        gate.Arrive();
-        for (std::int64_t i = 0; i < per_producer; ++i) producer.Push(first + i);
-      });
-    }
-    const auto start = gate.Go(producers);
-    for (auto& t : threads) t.join();
-    std::int64_t got = 0;
-    std::uint64_t sum = 0;
-    while (got < total) sum += adapter.Drain(&got);
-    const auto end = std::chrono::steady_clock::now();
-    benchmark::DoNotOptimize(sum);
-    state.SetIterationTime(Seconds(end - start));
-  }
-  state.SetItemsProcessed(state.iterations() * total);
-  state.counters["producers"] = producers;
+  RunFrontQueue<Adapter, /*kProducerWritesItem=*/false, /*kDrainWhilePushing=*/false>(state);
 }
 
 #define FRONT_BENCH(adapter, producer_writes_item)                 \
