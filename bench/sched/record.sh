@@ -25,6 +25,6 @@ echo "load after sched_bench: $(cut -d' ' -f1-3 /proc/loadavg)"
   --benchmark_report_aggregates_only=true \
   --benchmark_out="$out/signal_bench.json" --benchmark_out_format=json | tee "$out/signal_bench.txt"
 echo "load after signal_bench: $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 "$(dirname "$0")/make_table.py" "$out/sched_bench.json" > "$out/sched_tables.md"
-python3 "$(dirname "$0")/../sync/make_table.py" "$out/signal_bench.json" > "$out/signal_table.md"
+python3 "$(dirname "$0")/../make_tables.py" sched "$out/sched_bench.json" > "$out/sched_tables.md"
+python3 "$(dirname "$0")/../make_tables.py" sync "$out/signal_bench.json" > "$out/signal_table.md"
 echo "tables: $out/sched_tables.md"

@@ -1,28 +1,29 @@
 #!/usr/bin/env python3
-"""Turns sched_bench's JSON output into the markdown tables of bench/results/sched.md.
+"""Turns a benchmark binary's JSON output into the markdown tables of bench/results/.
 
-Usage: make_table.py sched_bench.json > tables.md
+Usage: make_tables.py sched sched_bench.json > tables.md    (bench/results/sched.md)
+       make_tables.py sync signal_bench.json > table.md     (bench/results/sync.md)
 With --benchmark_repetitions the medians are used; otherwise the single runs.
 """
 import json
 import re
 import sys
-from collections import defaultdict
-
-CONTESTANTS = ["fairsched", "fairsched_trivial_policy", "trivial_sched", "tbb_arena", "asio_pool"]
-PEERS = ["trivial_sched", "tbb_arena", "asio_pool"]
 
 
-def load(path):
+def load_runs(path):
+    """Yields (run name, benchmark entry): the medians if the run was repeated."""
     data = json.load(open(path))
-    runs = {}
     have_aggregates = any(b.get("run_type") == "aggregate" for b in data["benchmarks"])
     for b in data["benchmarks"]:
         if have_aggregates and b.get("aggregate_name") != "median":
             continue
-        name = re.sub(r"/real_time.*$", "", b["run_name"] if "run_name" in b else b["name"])
-        runs[name] = b
-    return data["context"], runs
+        yield b.get("run_name", b["name"]), b
+
+
+# --- sched_bench ---
+
+CONTESTANTS = ["fairsched", "fairsched_trivial_policy", "trivial_sched", "tbb_arena", "asio_pool"]
+PEERS = ["trivial_sched", "tbb_arena", "asio_pool"]
 
 
 def mops(b):
@@ -85,10 +86,38 @@ def latency_tables(runs):
     return out
 
 
+def sched_tables(path):
+    runs = {re.sub(r"/real_time.*$", "", name): b for name, b in load_runs(path)}
+    return throughput_tables(runs) + latency_tables(runs)
+
+
+# --- signal_bench ---
+
+def sync_table(path):
+    rows = {}
+    for name, b in load_runs(path):
+        m = re.match(r"signal/([a-z_]+)/(fairsched|textbook)/real_time(/threads:(\d+))?", name)
+        if not m:
+            continue
+        case = m.group(1) + (f" ({m.group(4)} threads)" if m.group(4) else "")
+        rows.setdefault(case, {})[m.group(2)] = b
+    out = ["| case | fairsched Signal | textbook signal | ratio |", "|---|---|---|---|"]
+    for case, r in rows.items():
+        cells = []
+        for impl in ["fairsched", "textbook"]:
+            b = r.get(impl)
+            cells.append(f"{b['real_time']:.1f} ns/op ({b['items_per_second'] / 1e6:.2f} M/s)" if b else "-")
+        ratio = (f"{r['fairsched']['items_per_second'] / r['textbook']['items_per_second']:.2f}x"
+                 if "fairsched" in r and "textbook" in r else "-")
+        out.append(f"| {case} | {cells[0]} | {cells[1]} | {ratio} |")
+    return out
+
+
 def main():
-    context, runs = load(sys.argv[1])
-    lines = throughput_tables(runs) + latency_tables(runs)
-    print("\n".join(lines))
+    modes = {"sched": sched_tables, "sync": sync_table}
+    if len(sys.argv) != 3 or sys.argv[1] not in modes:
+        sys.exit(__doc__)
+    print("\n".join(modes[sys.argv[1]](sys.argv[2])))
 
 
 if __name__ == "__main__":
