@@ -140,6 +140,20 @@ class McspQueue {
       }
     }
 
+    // A cheap hint for wake-up decisions (three relaxed loads, no lock, no write): true if
+    // the attached block seems to hold published items nobody has popped, or is exhausted
+    // but has a successor that may. It may be stale in both directions; never base a
+    // correctness decision on it (Pop is the truth).
+    bool HasMore() const {
+      const Block* const block = block_;
+      // Relaxed: a hint only (see above); nothing is read through these values.
+      if (block->begin.load(std::memory_order_relaxed) <
+          block->end.load(std::memory_order_relaxed)) {
+        return true;
+      }
+      return block->next.load(std::memory_order_relaxed) != nullptr;
+    }
+
     // Mutex acquisitions made by this consumer (attach, block steps, detach).
     QueueLockStats LockStats() const { return counter_.Stats(); }
 

@@ -32,11 +32,14 @@ class MpscQueue {
     T* old_top = top_.load(std::memory_order_relaxed);
     do {
       item->*kNext = old_top;
-      // Release on success: the consumer's acquire exchange in PopAll must see our write
-      // of the link above and everything the producer wrote into the item before Push.
+      // seq_cst on success (a release, plus a place in the single total order): the
+      // consumer's acquire exchange in PopAll must see our write of the link above and
+      // everything the producer wrote into the item before Push; and a scheduler that
+      // pushes and then reads its "is anybody awake" flags with seq_cst needs the push
+      // ordered before those reads (a Dekker pair; the same instruction on x86).
       // Relaxed on failure: the failed CAS only hands back the current top to retry with
       // (loaded once, then refreshed by each failed CAS, as DESIGN.md asks).
-    } while (!top_.compare_exchange_weak(old_top, item, std::memory_order_release,
+    } while (!top_.compare_exchange_weak(old_top, item, std::memory_order_seq_cst,
                                          std::memory_order_relaxed));
     return old_top == nullptr;
   }
@@ -55,8 +58,11 @@ class MpscQueue {
     return top_.exchange(nullptr, std::memory_order_acquire);
   }
 
-  // Snapshot; exact only when no producer is running.
-  bool IsEmpty() const { return top_.load(std::memory_order_relaxed) == nullptr; }
+  // Snapshot; exact only when no producer is running. Relaxed by default; seq_cst for a
+  // consumer's half of a Dekker pair with Push (see Push).
+  bool IsEmpty(std::memory_order order = std::memory_order_relaxed) const {
+    return top_.load(order) == nullptr;
+  }
 
  private:
   // Own cache line: producers hammer it, and it must not share a line with whatever the

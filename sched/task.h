@@ -15,12 +15,16 @@
 //     front queue and `wait_index` used by the wait queue.
 //
 // Rules:
-//   - A task is in at most one scheduler at a time, and posted at most once at a time: post
-//     it again only from its own callback or after its callback has started (from another
-//     thread, the new run may then overlap the end of the current one). Debug builds abort
-//     with a message on a double post.
+//   - A task is in at most one scheduler at a time, and posted at most once at a time. Post
+//     it again only (a) from inside its own callback, or (b) after its callback has returned,
+//     from a thread that knows it returned (the callback told it through some synchronisation).
+//     Re-posting from another thread while the callback still runs is forbidden: the two runs
+//     would race on the task's flags and on a stateful callable. A double post (posting a task
+//     that is queued and has not started) aborts with a message in EVERY build (one relaxed
+//     exchange per post); the other forbidden case cannot be detected cheaply (the scheduler
+//     never touches a task after its callback returns), and ThreadSanitizer reports it.
 //   - Once posted, the task belongs to the scheduler: the poster must not touch it (it may
-//     already be running, or have deleted itself) except through Wakeup/Signal.
+//     already be running, or have deleted itself) except through Wakeup/Signal/Cancel.
 //   - Setters (SetCallback, SetDelay, ...) may be called before posting or from inside the
 //     task's own callback, never while the task is queued.
 //   - SetCallback from inside the running callback replaces the running callable: after
@@ -28,21 +32,37 @@
 //     rule as assigning to a std::function from inside itself). Member-function callbacks,
 //     the common multi-step style, have no captures to worry about.
 //   - The task may delete itself inside its callback (the scheduler does not touch it after
-//     the callback returns); it must not be destroyed while queued (debug builds abort).
+//     the callback returns). Destroying a task that is queued (posted, waiting, not yet
+//     started) aborts with a message in every build: it would leave a dangling pointer in the
+//     scheduler. To get rid of a waiting task, Cancel it and let its callback delete it.
+//   - Wakers and lifetime. Wakeup/Signal/Cancel touch the task until their atomic step (or,
+//     when they won a waiting task, until they pushed it into the front queue, which is
+//     before it can run). With ONE waker, the task may therefore delete itself as soon as it
+//     has seen that waker's effect (ReceiveSignal() true, IsCancelled() true). With SEVERAL
+//     possible wakers (say a completion, a cancel and a shutdown), a task that deletes itself
+//     after the first may free memory a slower waker is about to touch: the owner must then
+//     keep the task alive until every waker is done (reference counting, or a rule such as
+//     "wakers only run on the scheduler's workers and the task is deleted by a later post").
 //
-// State machine (DESIGN.md section 3). One atomic byte:
-//   PENDING   posted and not yet seen by the sched-role, or executing, or idle.
-//   WAITING   in the wait queue (future deadline or infinite wait); set only by the
-//             sched-role, with CAS PENDING -> WAITING.
-//   READY     woken (by Wakeup, by its deadline, or by Stop): will run / already queued.
-//   SIGNALED  READY plus a signal for ReceiveSignal().
-// Transitions: sched-role PENDING->WAITING (fails if woken meanwhile: the task is made ready
-// at once); sched-role on expiry WAITING->READY (fails if a waker won: the waker pushes the
-// task into the front queue, the sched-role must not also ready it); Wakeup
-// {PENDING,WAITING}->READY and Signal {PENDING,WAITING,READY}->SIGNALED, pushing the task
-// into the front queue only if the old state was WAITING; execution start: any->PENDING
-// (exchange), which reports whether a signal arrived. A Wakeup/Signal that lands while the
-// task is executing (or not posted) is remembered: the next post runs it at once.
+// State machine (DESIGN.md section 3). One atomic byte of bits:
+//   0 (PENDING) posted and not yet seen by the sched-role, or executing, or idle.
+//   kWaiting    in the wait queue (future deadline or infinite wait); set only by the
+//               sched-role, with CAS 0 -> kWaiting.
+//   kWoken      woken by Wakeup/Signal/Cancel, by its deadline or by Stop: it will run (or
+//               is already queued to run); later wakers are absorbed.
+//   kSignaled   a Signal woke it (ReceiveSignal()).
+//   kCancelled  a Cancel woke it (IsCancelled()).
+// Transitions:
+//   sched-role, new post with a future deadline: CAS 0 -> kWaiting; fails if a waker got
+//     there first (the task is then made ready at once).
+//   sched-role, deadline passed (or Stop): CAS kWaiting -> kWaiting|kWoken; fails if a waker
+//     won, and then the waker pushes the task into the front queue and the sched-role must
+//     not also make it ready (a task is never in two queues).
+//   Wakeup/Signal/Cancel, any thread: fetch_or(kWoken | its bit). The waker that turns
+//     kWaiting into kWaiting|kWoken pushes the task into the front queue; every other waker
+//     only leaves its bit. A wakeup that lands while the task executes (or is not posted) is
+//     remembered: the next post runs at once.
+//   executor, just before the callback: exchange(0), which reports the signal/cancel bits.
 #ifndef FAIRSCHED_SCHED_TASK_H_
 #define FAIRSCHED_SCHED_TASK_H_
 
@@ -58,12 +78,15 @@
 #include "queues/concepts.h"
 #include "sync/primitives.h"
 
-// API-misuse checks: on in every build without NDEBUG. They print `message` and abort.
-#ifndef NDEBUG
-#define FAIRSCHED_DCHECK(condition, message)                                              \
+// API-misuse checks. FAIRSCHED_DCHECK is on in every build without NDEBUG; FAIRSCHED_CHECK
+// is on in every build (for misuse that would otherwise corrupt the scheduler and that costs
+// next to nothing to detect). Both print `message` with the location and abort.
+#define FAIRSCHED_CHECK(condition, message)                                               \
   do {                                                                                    \
     if (!(condition)) ::fairsched::internal::DieWithMessage(message, __FILE__, __LINE__); \
   } while (false)
+#ifndef NDEBUG
+#define FAIRSCHED_DCHECK(condition, message) FAIRSCHED_CHECK(condition, message)
 #else
 #define FAIRSCHED_DCHECK(condition, message) \
   do {                                       \
@@ -90,6 +113,9 @@ namespace internal {
 
 template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
 class BasicTaskScheduler;
+namespace internal {
+struct TaskStateAccess;  // test-only access to the state transitions (tests/explore)
+}  // namespace internal
 
 class Task {
  public:
@@ -107,10 +133,11 @@ class Task {
     SetCallback(object, method);
   }
   ~Task() {
-#ifndef NDEBUG
-    FAIRSCHED_DCHECK(queued_.load(std::memory_order_relaxed) == 0,
-                     "a Task was destroyed while queued in a scheduler");
-#endif
+    // Relaxed: the owner destroying its own task is ordered after its own post by program
+    // order; a racing destruction is a bug TSan reports. Checked in every build: a queued
+    // task left behind is a dangling pointer in the scheduler.
+    FAIRSCHED_CHECK(queued_.load(std::memory_order_relaxed) == 0,
+                    "a Task was destroyed while queued in a scheduler (Cancel it instead)");
     Reset();
   }
   Task(const Task&) = delete;
@@ -164,6 +191,9 @@ class Task {
     flags_ &= static_cast<std::uint8_t>(~kFlagSignaled);
     return signaled;
   }
+  // Inside the callback: true if a Cancel woke this execution (it may also have been
+  // signalled or have expired at the same time: a cancelled task should just clean up).
+  bool IsCancelled() const { return (flags_ & kFlagCancelled) != 0; }
 
   // Intrusive hooks for the queues (not for users): `next` (front queue link) and
   // `wait_index` (wait queue position) are declared with the private fields below, in the
@@ -172,11 +202,17 @@ class Task {
  private:
   template <typename, typename, typename>
   friend class BasicTaskScheduler;
+  friend struct internal::TaskStateAccess;
 
-  enum State : std::uint8_t { kPending = 0, kWaiting = 1, kReady = 2, kSignaled = 3 };
+  // State bits (see "State machine" above); 0 is PENDING.
+  static constexpr std::uint8_t kWaiting = 1;
+  static constexpr std::uint8_t kWoken = 2;
+  static constexpr std::uint8_t kSignaled = 4;
+  static constexpr std::uint8_t kCancelled = 8;
   enum Op { kRun, kDestroy };
   static constexpr std::uint8_t kFlagExpired = 1;
   static constexpr std::uint8_t kFlagSignaled = 2;
+  static constexpr std::uint8_t kFlagCancelled = 4;
   using Handler = void (*)(Task*, Op);
 
   template <typename Fn>
@@ -213,57 +249,66 @@ class Task {
 
   // --- State transitions; each comments the race its memory order prevents. ---
 
-  // Sched-role, receiving a task with a future deadline. Release on success: the
-  // sched-role read (and, when reversing the front list, wrote) `next` before this point;
-  // once WAITING is visible a waker may win the task and write `next` (front push). The
-  // waker's acquire CAS pairs with this release, so our accesses happen-before its write.
-  // Failure (already READY/SIGNALED): relaxed, the sched-role just makes it ready; the
-  // executor acquires the waker's writes itself when it resets the state.
+  // Post, any thread: marks the task queued; returns false if it already was (double post).
+  // Relaxed: the byte only detects misuse. An RMW (not load + store) so that two threads
+  // racing to post the same task cannot both see 0.
+  bool MarkQueued() { return queued_.exchange(1, std::memory_order_relaxed) == 0; }
+
+  // Sched-role, receiving a task with a future deadline: 0 -> kWaiting. Release on success:
+  // the sched-role read the task's front-queue link before this point, and once kWaiting is
+  // visible a waker may win the task and rewrite that link (its front push). The waker's
+  // acq_rel fetch_or reads this store, so our read happens-before its write. Relaxed on
+  // failure: a waker got there first; we only make the task ready, and the executor acquires
+  // the waker's writes itself (BeginExecution).
   bool TryPendingToWaiting() {
-    std::uint8_t expected = kPending;
+    std::uint8_t expected = 0;
     return state_.compare_exchange_strong(expected, kWaiting, std::memory_order_release,
                                           std::memory_order_relaxed);
   }
-  // Sched-role, deadline passed (or Stop). Acquire on success: we take the task back from
-  // the WAITING state it was published in and will write its flags and hand it to the
-  // ready queue. On failure a waker owns it (and pushes it into the front queue): we must
-  // not touch it, so relaxed is enough.
+  // Sched-role, deadline passed (or Stop): kWaiting -> kWaiting|kWoken. Relaxed: if the CAS
+  // succeeds no waker has touched the task since the sched-role itself stored kWaiting (a
+  // waker's fetch_or would have changed the value and failed us), so there is nothing to
+  // acquire; the ready queue's release/acquire hand-off publishes our flag writes to the
+  // executor. On failure a waker owns the hand-off (it pushes the task into the front
+  // queue): we must not touch the task.
   bool TryWaitingToReady() {
     std::uint8_t expected = kWaiting;
-    return state_.compare_exchange_strong(expected, kReady, std::memory_order_acquire,
+    return state_.compare_exchange_strong(expected, kWaiting | kWoken, std::memory_order_relaxed,
                                           std::memory_order_relaxed);
   }
-  // Wakeup (to kReady) or Signal (to kSignaled), any thread. Returns true if the caller
-  // must push the task into the front queue (the old state was WAITING).
-  // acq_rel: acquire pairs with TryPendingToWaiting's release (we are about to write `next`
-  // in the front push; the sched-role's earlier accesses to it must happen-before); release
-  // publishes what the waker wrote before Wakeup/Signal (e.g. a result) to the executor,
-  // whose acquire exchange in BeginExecution reads this value or a later one in the same
-  // read-modify-write chain.
-  bool TryWake(std::uint8_t target) {
-    std::uint8_t old = state_.load(std::memory_order_relaxed);
-    while (true) {
-      // Already woken: READY absorbs a Wakeup; SIGNALED absorbs both.
-      if (old == kSignaled || (old == kReady && target == kReady)) return false;
-      if (state_.compare_exchange_weak(old, target, std::memory_order_acq_rel,
-                                       std::memory_order_relaxed)) {
-        return old == kWaiting;
-      }
-    }
+  // Wakeup (kWoken), Signal (kWoken|kSignaled) or Cancel (kWoken|kCancelled), any thread.
+  // Returns true if the caller won a waiting task and must push it into the front queue.
+  // Always a read-modify-write, also when the task is already woken: acq_rel.
+  //  - release: what the waker wrote before the call happens-before the execution that
+  //    absorbs this wakeup. That execution's exchange in BeginExecution reads our value or a
+  //    later one in this byte's RMW chain, so it synchronises with us. (A plain load that
+  //    found the task already woken would publish nothing: the run could start, read old
+  //    data and never run again. That was a real bug.)
+  //  - acquire: pairs with TryPendingToWaiting's release; the winner writes the task's link
+  //    next (the front push), after the sched-role's last read of it.
+  bool TryWake(std::uint8_t bits) {
+    const std::uint8_t old = state_.fetch_or(bits, std::memory_order_acq_rel);
+    return (old & (kWaiting | kWoken)) == kWaiting;
   }
-  // Executor, just before the callback. acq_rel exchange: acquire pairs with a waker's
-  // release (its writes before Signal/Wakeup are visible in the callback); release orders
-  // this execution's start before any later waker that reads PENDING. Returns the flags for
-  // the callback; the sched-role wrote kFlagExpired before publishing the task.
+  // Sched-role: whether a waker (or a remembered wakeup) has woken the task. Relaxed: the
+  // front queue's acquire pop already made the task visible; this only selects the path,
+  // and the bits are read again with acquire by BeginExecution.
+  bool IsWoken() const { return (state_.load(std::memory_order_relaxed) & kWoken) != 0; }
+  bool IsWaiting() const { return (state_.load(std::memory_order_relaxed) & kWaiting) != 0; }
+
+  // Executor, just before the callback. Acquire exchange: pairs with every waker's release
+  // (their writes before Wakeup/Signal/Cancel are visible in the callback). No release is
+  // needed: nothing a later waker does depends on what happened before this point (a waker
+  // that reads 0 only leaves a bit). The sched-role wrote kFlagExpired before publishing the
+  // task; the signal/cancel bits are added here.
   void BeginExecution() {
-    const std::uint8_t old = state_.exchange(kPending, std::memory_order_acq_rel);
-    if (old == kSignaled) flags_ |= kFlagSignaled;
+    const std::uint8_t old = state_.exchange(0, std::memory_order_acquire);
+    if ((old & kSignaled) != 0) flags_ |= kFlagSignaled;
+    if ((old & kCancelled) != 0) flags_ |= kFlagCancelled;
     deadline_ = kTaskDeadlineNow;
-#ifndef NDEBUG
-    // Relaxed: the flag only guards against misuse by the task's owner; the callback that
-    // may re-post runs after this store on the same thread.
+    // Relaxed: the byte only guards against misuse; a re-post from inside the callback
+    // comes after this store on the same thread.
     queued_.store(0, std::memory_order_relaxed);
-#endif
   }
 
   // Layout: 64 bytes, one cache line (checked in tests/sched/task_test.cc).
@@ -277,8 +322,8 @@ class Task {
  public:
   std::uint32_t wait_index = kNotInWaitQueue;  // 4: wait queue position
  private:
-  Atomic<std::uint8_t> state_{kPending};
-  Atomic<std::uint8_t> queued_{0};  // debug builds: 1 while posted and not yet started
+  Atomic<std::uint8_t> state_{0};   // state bits (see "State machine")
+  Atomic<std::uint8_t> queued_{0};  // 1 while posted and not yet started (misuse checks)
   std::uint8_t flags_ = 0;          // kFlag*: written by sched-role/executor, read in callback
 };
 

@@ -9,19 +9,32 @@
 // There is no scheduler thread. Each worker loops:
 //   1. TryLock the sched-role. The holder moves up to `batch_size` tasks from the front
 //      queue to the wait or ready queue and expired ones from the wait queue to the ready
-//      queue, publishes them with one FlushPending, releases the role and sends the ready
-//      signal. If it found nothing to do and the ready queue is empty, it keeps the role and
-//      sleeps in IoBackend::WaitUntil(nearest deadline) until a post notifies it: nobody
-//      polls.
-//   2. Pops and executes up to `execute_batch_size` ready tasks, then goes back to 1.
-//   3. Having executed nothing, sleeps on the ready signal.
-// Waking: releasing the role always sends the ready signal (otherwise every worker could be
-// asleep while the front queue still holds tasks: the lost-wakeup trap of the original
-// design). A Signal wakes one sleeper per send, so a woken worker that pops a task while
-// more seem ready (a relaxed hint: published minus popped, updated once per batch) sends the
-// ready signal again before executing: wakeups chain through as many workers as there is
-// work for, and stop when the ready queue is empty. The hint only steers wakeups; no task
-// depends on it, because a worker keeps executing until it finds the ready queue empty.
+//      queue, publishes them with one FlushPending and releases the role. If it found
+//      nothing to do and nothing is ready, it keeps the role and sleeps in
+//      IoBackend::WaitUntil(nearest deadline) until a post notifies it: nobody polls.
+//   2. Pops and executes ready tasks: at most `execute_batch_size`, and it stops early after
+//      any task when the role is free and role work is due (the front queue is not empty,
+//      or the nearest deadline has passed), so long tasks on every worker do not delay
+//      timers by a whole batch.
+//   3. Having executed nothing, it spins briefly (`spin_before_park`), then parks on the
+//      ready signal.
+// Who wakes whom (every wake-up has work behind it; WorkerStats counts them):
+//   - A post into an empty front queue notifies the role holder (IoBackend::Notify); if the
+//     role is free (nobody to notify) and workers are parked, it wakes one, which takes
+//     the role.
+//   - The role holder that published K ready tasks executes them itself; it wakes one
+//     parked worker when K > 1 (more work than it can start), and one when timers wait
+//     (so a parked worker, not a busy one, sleeps in the role until the next deadline).
+//   - A worker that pops a task while more seem ready (a lock-free peek at the ready
+//     queue) and workers are parked wakes one more before executing: wake-ups chain through
+//     as many workers as there is work for, and stop when the ready queue is empty.
+//   - Releasing the role with scheduling work left (a backlog, or posts that arrived while
+//     it was held, whose posters saw the role taken and woke nobody) wakes one parked worker.
+// The lost-wakeup trap of the original design (every worker asleep while tasks remain) is
+// closed by Dekker-style checks, each spelled out at the code: a parking worker registers in
+// `parked_` and then re-checks the queues, while every publisher first publishes and then
+// reads `parked_`; the role holder announces its sleep and re-checks the front queue, while
+// posters push and then notify.
 //
 // Promises (each tested in tests/sched/):
 //   - Exactly once: every Post* runs the task exactly once; Wakeup/Signal racing with
@@ -42,20 +55,25 @@
 //     every task posted with a deadline or PostWait from now on, is woken at once, as if by
 //     Wakeup (IsExpired() false, ReceiveSignal() false; IsStopping() true). Posting during
 //     stopping is allowed (so multi-step tasks can finish). Stop returns once the scheduler
-//     is empty (every post has run), then joins the workers. A task that keeps re-posting
-//     itself forever keeps Stop from returning: such tasks must check IsStopping(). Stop is
-//     idempotent; it must not be called from inside a task (debug builds abort).
-//   - After Stop: Start and Post* are API misuse (debug builds abort with a message). In
-//     builds with NDEBUG a task posted after Stop is not lost: the destructor runs it.
+//     is empty (every post has run) and the workers have exited; a post that races with the
+//     workers' exit is drained too before Stop returns. A task that keeps re-posting itself
+//     forever keeps Stop from returning: such tasks must check IsStopping(). Stop is
+//     idempotent; calling it from inside a task of this scheduler aborts with a message.
+//   - After Stop the scheduler is back in its not-started state: posts queue up again and
+//     run after the next Start (or in the destructor), and Start may be called again.
 //   - ~BasicTaskScheduler(): Stop() (drains, as above), also when never started (it then
 //     runs the queued tasks on a temporary worker). Nothing queued is silently dropped.
-//   - A callback that throws: the exception is reported on stderr and the process aborts
-//     (std::terminate semantics): a half-run task's state is unknowable, and silently
-//     swallowing it would break "exactly once".
+//   - A callback that throws: the process aborts with "fairsched: a task callback threw:
+//     <what()>" on stderr. Nothing catches on the way to the callback, so the stack is NOT
+//     unwound first: a core dump or debugger shows the throw site. (A half-run task's
+//     state is unknowable; swallowing the exception would break "exactly once".)
+//   - Cancel(task) wakes a waiting task like Wakeup, with IsCancelled() true in its
+//     callback: the way to get rid of a task that waits (destroying a queued task aborts).
 //
-// API misuse caught in debug builds (no NDEBUG): posting a task that is already queued,
-// posting a task without a callback, Wakeup/Signal of a task last posted to another
-// scheduler, Post/Start after Stop, Stop from inside a task, destroying a queued task.
+// API misuse caught in every build (it would corrupt the scheduler and costs next to
+// nothing to check): posting a task that is already queued, destroying a queued task.
+// Caught in builds without NDEBUG: posting a task without a callback, Wakeup/Signal/Cancel
+// of a task last posted to another scheduler, Start twice, Stop from inside a task.
 //
 // Thread safety: every method may be called from any thread (including from inside tasks),
 // except Start and Stop, which must be called by the owner (one thread, not a task), and
@@ -64,12 +82,14 @@
 #ifndef FAIRSCHED_SCHED_TASK_SCHEDULER_H_
 #define FAIRSCHED_SCHED_TASK_SCHEDULER_H_
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
@@ -93,18 +113,59 @@
 
 namespace fairsched {
 
+namespace internal {
+
+// Reports an exception that escapes a task callback. Nothing between the worker's entry and
+// the callback catches (BasicTaskScheduler::Execute), so the C++ runtime calls
+// std::terminate before unwinding anything; this terminate handler prints which task-level
+// failure it was and then hands over to the handler it replaced (by default the runtime's, which names the exception type
+// and aborts). Installed once per process, the first time a scheduler starts workers.
+inline thread_local bool t_running_task = false;
+
+inline std::terminate_handler g_previous_terminate_handler = nullptr;
+
+[[noreturn]] inline void TaskTerminateHandler() {
+  if (t_running_task) {
+    if (const std::exception_ptr thrown = std::current_exception()) {
+      try {
+        std::rethrow_exception(thrown);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "fairsched: a task callback threw: %s\n", e.what());
+      } catch (...) {
+        std::fprintf(stderr, "fairsched: a task callback threw a non-std exception\n");
+      }
+      std::fflush(stderr);
+    }
+  }
+  if (g_previous_terminate_handler != nullptr) g_previous_terminate_handler();
+  std::abort();
+}
+
+inline void InstallTaskExceptionReporter() {
+  static std::once_flag once;
+  std::call_once(once,
+                 [] { g_previous_terminate_handler = std::set_terminate(&TaskTerminateHandler); });
+}
+
+}  // namespace internal
+
 struct TaskSchedulerOptions {
   std::string name = "fairsched";
   // Ready queue block (lock-free sub-queue) size: its mutex is taken about once per this
-  // many pops.
+  // many pops. Clamped to [1, 1 << 20].
   std::size_t ready_block_size = 1024;
   // Sched-role batch: at most this many tasks taken from the front queue, and at most this
   // many from the wait queue, per role take. Bounds how long one worker schedules while
-  // others could be executing.
+  // others could be executing. Clamped to >= 1.
   std::size_t batch_size = 1024;
   // Execution batch: at most this many tasks executed between two attempts to take the
-  // sched-role, so new posts are scheduled even while the ready queue stays busy.
+  // sched-role. Clamped to >= 1. (A batch also ends early when role work is due.)
   std::size_t execute_batch_size = 64;
+  // How long an idle worker keeps looking for work before it parks (sleeps in the kernel).
+  // Spinning only happens right after a worker ran out of work, so an idle scheduler costs
+  // nothing; a short spin saves the wake-up syscall round trip when work arrives again
+  // soon. Zero disables spinning. Clamped to [0, 1 ms].
+  std::chrono::nanoseconds spin_before_park = std::chrono::microseconds(20);
 };
 
 // Per-worker counters. Each is written only by its worker (a relaxed load + store, no
@@ -115,6 +176,10 @@ struct WorkerStats {
   std::uint64_t sched_role_taken = 0;      // times this worker held the sched-role
   std::uint64_t ready_lock_taken = 0;      // ready-queue mutex taken by this worker's pops
   std::uint64_t ready_lock_contended = 0;  // ... of which it had to wait
+  std::uint64_t parks = 0;                 // times it slept on the ready signal
+  std::uint64_t role_sleeps = 0;           // times it slept in the IO backend holding the role
+  std::uint64_t wakes_sent = 0;            // ready signals it sent to wake a parked worker
+  std::uint64_t idle_wakeups = 0;          // woke from a park and found nothing to do (spurious)
 };
 
 template <typename ReadyQueueT = McspQueue<Task>, typename WaitQueueT = BinaryHeap<Task>,
@@ -126,62 +191,58 @@ class BasicTaskScheduler {
 
  public:
   explicit BasicTaskScheduler(TaskSchedulerOptions options = {})
-      : options_(std::move(options)), ready_(options_.ready_block_size) {
-    if (options_.batch_size == 0) options_.batch_size = 1;
-    if (options_.execute_batch_size == 0) options_.execute_batch_size = 1;
-  }
+      : options_(Sanitized(std::move(options))), ready_(options_.ready_block_size) {}
   ~BasicTaskScheduler() { Stop(); }
   BasicTaskScheduler(const BasicTaskScheduler&) = delete;
   BasicTaskScheduler& operator=(const BasicTaskScheduler&) = delete;
 
-  // Starts `thread_count` (>= 1) workers. Once.
+  // Starts `thread_count` (>= 1) workers. Not while started; again after Stop.
   void Start(int thread_count) {
-    FAIRSCHED_DCHECK(run_state_.load(std::memory_order_relaxed) == kIdle,
-                     "Start called twice, or after Stop");
+    FAIRSCHED_DCHECK(threads_.empty(), "Start called while the scheduler is running");
     FAIRSCHED_DCHECK(thread_count >= 1, "Start needs at least one thread");
+    if (!threads_.empty()) return;
     if (thread_count < 1) thread_count = 1;
     StartWorkers(thread_count);
-    run_state_.store(kRunning, std::memory_order_relaxed);
   }
 
   // Drains and stops; see "Lifecycle" above.
   void Stop() {
-    FAIRSCHED_DCHECK(Current() != this, "Stop called from inside a task of this scheduler");
-    if (threads_.empty() && IsEmpty()) {
-      // Nothing to drain and no workers to join (never started, or already stopped).
-      run_state_.store(kStopped, std::memory_order_relaxed);
-      return;
-    }
-    // Never started, or posted to after Stop (release builds): run what is queued on a
-    // temporary worker so nothing is lost.
+    FAIRSCHED_CHECK(Current() != this, "Stop called from inside a task of this scheduler");
+    if (threads_.empty() && IsEmpty()) return;  // nothing to drain, no workers to join
+    // Never started, or posted to after Stop: run what is queued on a temporary worker.
     if (threads_.empty()) StartWorkers(1);
     // Release: a role holder that reads stopping_ with acquire also sees everything posted
-    // before it. Then wake the holder so it force-wakes the wait queue now.
+    // before it. Then wake the holder so it force-wakes the wait queue now, and a parked
+    // worker in case the role is free.
     stopping_.store(true, std::memory_order_release);
     io_.Notify();
-    WaitEmpty(std::chrono::nanoseconds::max());
-    // Everything ran. Tell the workers to exit: the role holder sleeps in the io backend,
-    // the others on the ready signal; each exiting worker re-sends the ready signal so the
-    // next sleeper wakes too (one Send wakes one receiver).
-    exit_.store(true, std::memory_order_release);
-    io_.Notify();
     ready_signal_.Send();
-    for (std::thread& thread : threads_) thread.join();
-    threads_.clear();
-    exit_.store(false, std::memory_order_relaxed);
-    run_state_.store(kStopped, std::memory_order_relaxed);
+    while (true) {
+      WaitEmpty(std::chrono::nanoseconds::max());
+      // Everything ran. Tell the workers to exit: the role holder sleeps in the io backend,
+      // the others on the ready signal; each exiting worker re-sends the ready signal so
+      // the next sleeper wakes too (one Send wakes one receiver). Release: pairs with the
+      // workers' acquire loads.
+      exit_.store(true, std::memory_order_release);
+      io_.Notify();
+      ready_signal_.Send();
+      for (std::thread& thread : threads_) thread.join();
+      threads_.clear();
+      exit_.store(false, std::memory_order_relaxed);
+      // A post (allowed while stopping) may have landed after WaitEmpty returned and before
+      // the workers saw exit_: it sits in the front queue with nobody left to run it.
+      // Drain it on a fresh worker instead of returning with it stranded.
+      if (IsEmpty()) break;
+      StartWorkers(1);
+    }
+    stopping_.store(false, std::memory_order_relaxed);  // not started again: restartable
   }
 
   // Posts `task` with the deadline it carries (by default: run as soon as possible).
   void Post(Task* task) {
     FAIRSCHED_DCHECK(task->HasCallback(), "Post of a task without a callback");
-    FAIRSCHED_DCHECK(run_state_.load(std::memory_order_relaxed) != kStopped, "Post after Stop");
-#ifndef NDEBUG
-    // Relaxed: detects the owner posting twice, which is a bug within the owner's own
-    // ordering (a real race would also be reported by TSan on the task's fields).
-    FAIRSCHED_DCHECK(task->queued_.exchange(1, std::memory_order_relaxed) == 0,
-                     "Post of a task that is already queued (posted and not yet started)");
-#endif
+    FAIRSCHED_CHECK(task->MarkQueued(),
+                    "Post of a task that is already queued (posted and not yet started)");
     // Relaxed: only checked by Wakeup/Signal for misuse; correctness never depends on it.
     task->owner_.store(this, std::memory_order_relaxed);
     // Relaxed: counts posts not yet finished. The decrement that follows the execution is
@@ -198,7 +259,7 @@ class BasicTaskScheduler {
     task->SetDeadline(deadline);
     Post(task);
   }
-  // Waits for Wakeup/Signal (or Stop), with no deadline.
+  // Waits for Wakeup/Signal/Cancel (or Stop), with no deadline.
   void PostWait(Task* task) {
     task->SetWait();
     Post(task);
@@ -215,13 +276,18 @@ class BasicTaskScheduler {
   // Wakes `task` early: if it waits (deadline or PostWait), it runs as soon as possible with
   // IsExpired() false. If it is queued but not waiting yet, it will not wait. If it is
   // executing or not posted, the wakeup is remembered and its next post runs at once.
-  // Thread-safe. The caller must know the task is alive (see Signal).
-  void Wakeup(Task* task) { Wake(task, Task::kReady); }
+  // Everything the caller wrote before Wakeup is visible to the run that the wakeup causes
+  // or is absorbed into. Thread-safe. The caller must know the task is alive (see Signal).
+  void Wakeup(Task* task) { Wake(task, Task::kWoken); }
   // Wakeup plus a flag the task reads with ReceiveSignal(), set in the same atomic step:
-  // the task can treat a received signal as "the waker is done with me" and delete itself.
-  // Signal touches the task only until that step (or, when the task waited, until it is
-  // pushed into the front queue, which is before it can run).
-  void Signal(Task* task) { Wake(task, Task::kSignaled); }
+  // with a single waker, the task can treat a received signal as "the waker is done with
+  // me" and delete itself. Signal touches the task only until that step (or, when the task
+  // waited, until it is pushed into the front queue, which is before it can run). With
+  // several possible wakers see "Wakers and lifetime" in sched/task.h.
+  void Signal(Task* task) { Wake(task, Task::kWoken | Task::kSignaled); }
+  // Wakeup with IsCancelled() true in the callback (same lifetime rules as Signal): the way
+  // to get rid of a waiting task. Its callback runs once more and may delete it.
+  void Cancel(Task* task) { Wake(task, Task::kWoken | Task::kCancelled); }
 
   // True if every post has finished running (nothing queued, waiting or executing).
   bool IsEmpty() const { return active_.load(std::memory_order_acquire) == 0; }
@@ -239,19 +305,23 @@ class BasicTaskScheduler {
     return empty_cv_.wait_until(
         lock, now + std::chrono::duration_cast<TaskClock::duration>(timeout), empty);
   }
-  // True once Stop has begun (tasks woken by Stop see it).
+  // True while Stop is draining (tasks woken by Stop see it).
   bool IsStopping() const { return stopping_.load(std::memory_order_acquire); }
 
   // The scheduler whose worker runs the calling thread (so: inside a task), else nullptr.
   static BasicTaskScheduler* Current() { return current_; }
 
-  // One entry per worker started (including a temporary drain worker).
+  // One entry per worker started (including temporary drain workers).
   std::vector<WorkerStats> Stats() const {
     std::vector<WorkerStats> out;
     for (const auto& worker : workers_) {
       WorkerStats s;
       s.tasks_executed = worker->tasks_executed.load(std::memory_order_relaxed);
       s.sched_role_taken = worker->sched_role_taken.load(std::memory_order_relaxed);
+      s.parks = worker->parks.load(std::memory_order_relaxed);
+      s.role_sleeps = worker->role_sleeps.load(std::memory_order_relaxed);
+      s.wakes_sent = worker->wakes_sent.load(std::memory_order_relaxed);
+      s.idle_wakeups = worker->idle_wakeups.load(std::memory_order_relaxed);
       if constexpr (requires { worker->consumer.LockStats(); }) {
         const QueueLockStats lock = worker->consumer.LockStats();
         s.ready_lock_taken = lock.lock_taken;
@@ -272,21 +342,34 @@ class BasicTaskScheduler {
   const TaskSchedulerOptions& options() const { return options_; }
 
  private:
-  enum RunState : int { kIdle, kRunning, kStopped };
-
   struct alignas(kCacheLineSize) Worker {
     explicit Worker(ReadyQueueT& queue) : consumer(queue) {}
     typename ReadyQueueT::Consumer consumer;
     // Single writer (the worker), see WorkerStats.
     Atomic<std::uint64_t> tasks_executed{0};
     Atomic<std::uint64_t> sched_role_taken{0};
+    Atomic<std::uint64_t> parks{0};
+    Atomic<std::uint64_t> role_sleeps{0};
+    Atomic<std::uint64_t> wakes_sent{0};
+    Atomic<std::uint64_t> idle_wakeups{0};
   };
 
-  static void Bump(Atomic<std::uint64_t>& counter, std::uint64_t by) {
+  static TaskSchedulerOptions Sanitized(TaskSchedulerOptions options) {
+    constexpr std::size_t kMaxBlock = std::size_t{1} << 20;
+    options.ready_block_size = std::clamp<std::size_t>(options.ready_block_size, 1, kMaxBlock);
+    options.batch_size = std::max<std::size_t>(options.batch_size, 1);
+    options.execute_batch_size = std::max<std::size_t>(options.execute_batch_size, 1);
+    options.spin_before_park = std::clamp<std::chrono::nanoseconds>(
+        options.spin_before_park, std::chrono::nanoseconds::zero(), std::chrono::milliseconds(1));
+    return options;
+  }
+
+  static void Bump(Atomic<std::uint64_t>& counter, std::uint64_t by = 1) {
     counter.store(counter.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
   }
 
   void StartWorkers(int thread_count) {
+    internal::InstallTaskExceptionReporter();
     const std::size_t first = workers_.size();
     for (int i = 0; i < thread_count; ++i) workers_.push_back(std::make_unique<Worker>(ready_));
     // Thread creation synchronises: each worker sees its fully constructed Worker.
@@ -296,21 +379,36 @@ class BasicTaskScheduler {
   }
 
   void PushFront(Task* task) {
-    // The front queue reports whether it was empty: only then can the role holder be asleep
-    // (or about to sleep) without knowing about this task. If it was not empty, the push that
-    // made it non-empty already notified, and the holder has not taken that task yet.
-    if (front_.Push(task)) io_.Notify();
+    // seq_cst push (see MpscQueue): with the loads below it forms the poster's half of two
+    // Dekker pairs.
+    if (!front_.Push(task)) {
+      // Not the first task in the front queue: whoever made it non-empty already arranged
+      // for it to be scheduled, and that covers ours (the role holder takes the whole queue
+      // before it sleeps).
+      return;
+    }
+    // The role holder may be asleep (or about to sleep) without knowing about this task.
+    // Notify is a flag that the next WaitUntil consumes, so it is never lost.
+    io_.Notify();
+    // If nobody holds the role, nobody will take this task unless a worker comes by: a
+    // busy worker checks the front queue after every task, but if every worker is parked
+    // we must wake one. seq_cst loads, after our seq_cst push: either we see the role free
+    // and a parked worker (and wake it), or the parker's re-check after registering sees
+    // our task, or the releasing role holder's check after its seq_cst Unlock sees it.
+    if (!role_.IsLocked(std::memory_order_seq_cst) && parked_.load(std::memory_order_seq_cst) > 0) {
+      ready_signal_.Send();
+    }
   }
 
-  void Wake(Task* task, std::uint8_t target) {
+  void Wake(Task* task, std::uint8_t bits) {
     FAIRSCHED_DCHECK(task->owner_.load(std::memory_order_relaxed) == nullptr ||
                          task->owner_.load(std::memory_order_relaxed) == this,
-                     "Wakeup/Signal of a task posted to another scheduler");
+                     "Wakeup/Signal/Cancel of a task posted to another scheduler");
     // Won a WAITING task: it sits in the wait queue, which only the sched-role may touch, so
-    // hand it to the sched-role through the front queue. The sched-role sees READY/SIGNALED,
+    // hand it to the sched-role through the front queue. The sched-role sees it woken,
     // removes it from the wait queue and readies it. Not counted in active_: it is the same
     // post. Nothing touches the task after the push.
-    if (task->TryWake(target)) PushFront(task);
+    if (task->TryWake(bits)) PushFront(task);
   }
 
   void WorkerMain(Worker* worker, std::size_t index) {
@@ -322,30 +420,113 @@ class BasicTaskScheduler {
 #else
     (void)index;
 #endif
+    bool woke_from_park = false;
     while (true) {
+      // Acquire: pairs with Stop's release store; Stop sets it only when empty.
+      if (exit_.load(std::memory_order_acquire)) break;
       if (role_.TryLock()) {
-        Bump(worker->sched_role_taken, 1);
-        const bool exit = Schedule();
+        Bump(worker->sched_role_taken);
+        const ScheduleResult result = Schedule(worker);
+        // seq_cst unlock, then seq_cst look at the front queue: the holder's half of the
+        // Dekker pair with PushFront (a poster that saw the role held woke nobody).
         role_.Unlock();
-        // Trap 1: always tell the others the role is free (and maybe tasks are ready).
-        ready_signal_.Send();
-        if (exit) break;
+        if (result.exit) break;
+        const bool more_to_schedule = result.backlog || !front_.IsEmpty(std::memory_order_seq_cst);
+        // Wake a helper when there is more work than this worker can start, or when timers
+        // wait and this worker is about to execute (a parked worker should sleep in the
+        // role until the next deadline instead).
+        if (result.ready > 1 || more_to_schedule || (result.ready > 0 && result.timers)) {
+          WakeOne(worker);
+        }
       }
-      if (ExecuteBatch(worker) == 0) {
-        // Acquire: pairs with Stop's release store; Stop sets it only when empty.
-        if (exit_.load(std::memory_order_acquire)) break;
-        ready_signal_.Receive();
+      const std::size_t executed = ExecuteBatch(worker);
+      if (executed > 0) {
+        woke_from_park = false;
+        continue;
       }
+      if (!role_.IsLocked()) continue;  // the role is free: go and take it
+      if (woke_from_park) Bump(worker->idle_wakeups);
+      woke_from_park = Park(worker);
     }
     // Pass the exit on: one Send wakes one sleeper, which exits and wakes the next.
     ready_signal_.Send();
+    io_.Notify();
     current_ = nullptr;
   }
 
-  // Runs with the sched-role held. Returns true when the worker must exit.
-  bool Schedule() {
+  void WakeOne(Worker* worker) {
+    // seq_cst: the publisher's half of the Dekker pair with Park (see there). Parked
+    // workers are rare on a busy scheduler, so this is usually one load of a shared line.
+    if (parked_.load(std::memory_order_seq_cst) == 0) return;
+    Bump(worker->wakes_sent);
+    ready_signal_.Send();
+  }
+
+  // True if this worker could do something right now: a ready task seems available, or the
+  // role is free and the front queue holds posts.
+  bool WorkVisible(Worker* worker) const {
+    return ReadySeemsNonEmpty(worker) || (!role_.IsLocked() && !front_.IsEmpty());
+  }
+
+  bool ReadySeemsNonEmpty(Worker* worker) const {
+    if constexpr (requires { worker->consumer.HasMore(); }) {
+      return worker->consumer.HasMore();
+    } else {
+      return ready_.Count() > 0;
+    }
+  }
+
+  // Idle: spin briefly, then sleep on the ready signal. Returns true if it slept.
+  bool Park(Worker* worker) {
+    if (SpinFor(options_.spin_before_park, [&] { return WorkVisible(worker); })) return false;
+    // Register first, then re-check everything that could need us (seq_cst RMW, then
+    // seq_cst loads). A publisher (role holder, poster, chain waker) first makes its work
+    // visible and then reads parked_ with seq_cst: in the single total order either our
+    // re-check comes after its publication (we see the work and do not sleep) or its read
+    // comes after our registration (it sees us and sends the signal, which Receive cannot
+    // miss because the Signal is a flag).
+    parked_.fetch_add(1, std::memory_order_seq_cst);
+    const bool sleep =
+        !exit_.load(std::memory_order_seq_cst) && !ReadySeemsNonEmpty(worker) &&
+        (role_.IsLocked(std::memory_order_seq_cst) || front_.IsEmpty(std::memory_order_seq_cst));
+    if (sleep) {
+      Bump(worker->parks);
+      ready_signal_.Receive();
+    }
+    // Relaxed: a publisher that still counts us merely sends one spurious signal.
+    parked_.fetch_sub(1, std::memory_order_relaxed);
+    return sleep;
+  }
+
+  // Spins until `found()` or `duration` passed; returns whether found.
+  template <typename Found>
+  static bool SpinFor(std::chrono::nanoseconds duration, Found found) {
+    if (duration <= std::chrono::nanoseconds::zero()) return false;
+    const TaskClock::time_point until = TaskClock::now() + duration;
+    do {
+      for (int i = 0; i < 16; ++i) {
+        if (found()) return true;
+        CpuRelax();
+      }
+    } while (TaskClock::now() < until);
+    return found();
+  }
+
+  struct ScheduleResult {
+    std::size_t ready = 0;  // tasks made ready by this role take
+    bool backlog = false;   // front-queue tasks taken but not yet received (batch bound)
+    bool timers = false;    // the wait queue is not empty
+    bool exit = false;      // Stop asked the workers to exit
+  };
+
+  // Runs with the sched-role held.
+  ScheduleResult Schedule(Worker* worker) {
+    ScheduleResult result;
     while (true) {
-      if (exit_.load(std::memory_order_acquire)) return true;
+      if (exit_.load(std::memory_order_acquire)) {
+        result.exit = true;
+        return result;
+      }
       const bool stopping = stopping_.load(std::memory_order_acquire);
       const TaskDeadline now = TaskClock::now();
       std::size_t moved = 0;
@@ -369,43 +550,44 @@ class BasicTaskScheduler {
         MakeReady(task, /*expired=*/!stopping || task->deadline_ <= now);
         ++moved;
       }
+      PublishNearestDeadline();
+      result.backlog = backlog_ != nullptr;
+      result.timers = !wait_.IsEmpty();
       if (moved > 0) {
-        // Hint first (relaxed, no data): consumers may then over-estimate for a moment,
-        // which costs at most a spurious wakeup; the other order could skip a chain wake.
-        ready_hint_.fetch_add(static_cast<std::int64_t>(moved), std::memory_order_relaxed);
         ready_.FlushPending();
-        return false;
+        result.ready = moved;
+        return result;
       }
-      if (backlog_ != nullptr) return false;
-      // Nothing moved. Exact check (Count may take the queue's mutex, but we only get here
-      // when about to sleep): if tasks are still ready, go and execute them instead. Only
-      // this thread produces into the ready queue, so a zero Count cannot grow behind our
-      // back.
-      if (ready_.Count() > 0) return false;
+      if (result.backlog) return result;
+      // Nothing moved. If tasks are still ready, go and execute them instead. Only this
+      // thread produces into the ready queue, so an empty answer cannot turn wrong behind
+      // our back (Count is exact; it takes the queue's mutex, but only on this idle path).
+      if (ready_.Count() > 0) return result;
       // Nothing to do and nothing ready: sleep, holding the role, until the nearest
-      // deadline or a Notify (a post into an empty front queue, Stop).
-      if (!stopping || wait_.IsEmpty()) io_.WaitUntil(wait_.NextDeadline());
+      // deadline or a Notify (a post into an empty front queue, Stop). Spin first: work
+      // that arrives within the spin window saves the kernel round trip.
+      if (SpinFor(options_.spin_before_park, [this] { return !front_.IsEmpty(); })) continue;
+      if (stopping && !wait_.IsEmpty()) continue;
+      Bump(worker->role_sleeps);
+      io_.WaitUntil(wait_.NextDeadline());
     }
   }
 
   // Sched-role: a task taken from the front queue. Returns 1 if it went to the ready queue.
   std::size_t ReceiveFromFront(Task* task, TaskDeadline now, bool stopping) {
-    // Relaxed: the front queue's acquire PopAll already made the task's fields visible; the
-    // state is only a hint here, the CAS below decides.
-    const std::uint8_t state = task->state_.load(std::memory_order_relaxed);
-    FAIRSCHED_DCHECK(state != Task::kWaiting,
-                     "a waiting task was posted again (posting a task that is already queued)");
-    if (state != Task::kPending) {
-      // Woken: either pushed here by Wakeup/Signal (it may still be in the wait queue), or
-      // posted after a wakeup that landed while it ran (remembered).
+    if (task->IsWoken()) {
+      // Woken: either pushed here by a waker that won it while it waited (it is still in
+      // the wait queue), or posted after a wakeup that landed while it ran (remembered).
       if (wait_.Contains(task)) wait_.Remove(task);
       MakeReady(task, task->deadline_ <= now);
       return 1;
     }
+    FAIRSCHED_DCHECK(!task->IsWaiting(),
+                     "a waiting task was posted again (posting a task that is already queued)");
     const TaskDeadline deadline = task->deadline_;
     if (deadline <= now) {
-      // Due now. The state stays PENDING: a Wakeup racing with this only flips it to READY
-      // and pushes nothing, so the task is still in exactly one queue.
+      // Due now. The state stays 0: a wakeup racing with this only sets kWoken and pushes
+      // nothing, so the task is still in exactly one queue.
       MakeReady(task, true);
       return 1;
     }
@@ -414,7 +596,7 @@ class BasicTaskScheduler {
       return 1;
     }
     if (!task->TryPendingToWaiting()) {
-      // A waker won between our load and the CAS; it saw PENDING, so it pushed nothing.
+      // A waker won between our load and the CAS; it saw no kWaiting, so it pushed nothing.
       MakeReady(task, false);
       return 1;
     }
@@ -432,6 +614,27 @@ class BasicTaskScheduler {
     ready_.PushPending(task);
   }
 
+  // Sched-role: lets executing workers see when the next timer is due, so they come back
+  // to the role in time (ExecuteBatch). Relaxed: a hint; a stale value only makes a worker
+  // take the role a little early or late by one task.
+  void PublishNearestDeadline() {
+    const std::int64_t next = wait_.NextDeadline().time_since_epoch().count();
+    if (nearest_deadline_.load(std::memory_order_relaxed) != next) {
+      nearest_deadline_.store(next, std::memory_order_relaxed);
+    }
+  }
+
+  // True if a worker that just finished a task should go to the sched-role now: the role is
+  // free and posts wait in the front queue, or the nearest timer is due. Relaxed loads: a
+  // heuristic that bounds lateness; correctness never depends on it.
+  bool RoleWorkDue() const {
+    if (role_.IsLocked()) return false;
+    if (!front_.IsEmpty()) return true;
+    const std::int64_t next = nearest_deadline_.load(std::memory_order_relaxed);
+    if (next == kNoDeadline.time_since_epoch().count()) return false;
+    return TaskClock::now().time_since_epoch().count() >= next;
+  }
+
   std::size_t ExecuteBatch(Worker* worker) {
     std::size_t executed = 0;
     while (executed < options_.execute_batch_size) {
@@ -439,19 +642,17 @@ class BasicTaskScheduler {
       if (task == nullptr) break;
       // Chain wake (see the header comment): if more tasks seem ready than the one we just
       // took, wake one more worker before running ours, so a long task of ours does not
-      // leave them waiting. Relaxed: a hint; a wrong guess costs one spurious or one missed
-      // wakeup, never a lost task (this worker keeps draining until it finds the queue
-      // empty).
-      if (executed == 0 && ready_hint_.load(std::memory_order_relaxed) > 1) {
-        ready_signal_.Send();
+      // leave them waiting. A wrong guess costs one spurious or one missed wakeup, never a
+      // lost task: this worker keeps draining until it finds the queue empty.
+      if (parked_.load(std::memory_order_relaxed) > 0 && ReadySeemsNonEmpty(worker)) {
+        WakeOne(worker);
       }
       Execute(task);
       ++executed;
+      if (RoleWorkDue()) break;
     }
     if (executed > 0) {
       const auto done = static_cast<std::int64_t>(executed);
-      // Relaxed: the hint carries no data (see above). Once per batch, not per pop.
-      ready_hint_.fetch_sub(done, std::memory_order_relaxed);
       Bump(worker->tasks_executed, executed);
       // acq_rel: release publishes the executed tasks' effects to IsEmpty/WaitEmpty's
       // acquire load; acquire keeps the chain of earlier decrements (release sequence) so a
@@ -466,19 +667,17 @@ class BasicTaskScheduler {
     return executed;
   }
 
+  // No try/catch and no noexcept on the way from the worker's entry to the callback, on
+  // purpose: an exception that escapes a callback then finds no handler during the
+  // unwinder's search phase, and the C++ runtime calls std::terminate from the throw
+  // itself, before any frame is unwound: the throw site stays on the stack for the core
+  // dump or debugger. (A catch-and-abort, or a noexcept frame, makes gcc's runtime unwind
+  // to that frame first.) internal::TaskTerminateHandler prints the message.
   static void Execute(Task* task) {
+    internal::t_running_task = true;
     task->BeginExecution();
-    try {
-      task->Run();  // may delete or re-post the task: do not touch it afterwards
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "fairsched: a task callback threw: %s\n", e.what());
-      std::fflush(stderr);
-      std::abort();
-    } catch (...) {
-      std::fprintf(stderr, "fairsched: a task callback threw a non-std exception\n");
-      std::fflush(stderr);
-      std::abort();
-    }
+    task->Run();  // may delete or re-post the task: do not touch it afterwards
+    internal::t_running_task = false;
   }
 
   TaskSchedulerOptions options_;
@@ -488,7 +687,6 @@ class BasicTaskScheduler {
   alignas(kCacheLineSize) Atomic<std::int64_t> active_{0};  // posts not finished
   Atomic<bool> stopping_{false};
   Atomic<bool> exit_{false};
-  Atomic<int> run_state_{kIdle};
   // Sched-role state: touched only by the role holder (RoleLock publishes it).
   RoleLock role_;
   WaitQueueT wait_;
@@ -496,8 +694,10 @@ class BasicTaskScheduler {
   // Ready queue: producer = role holder, consumers = workers.
   ReadyQueueT ready_;
   fairsched::Signal ready_signal_;
-  // Approximate number of ready tasks (published minus popped), for chain wakes only.
-  alignas(kCacheLineSize) Atomic<std::int64_t> ready_hint_{0};
+  // Workers parked (or about to park) on ready_signal_.
+  alignas(kCacheLineSize) Atomic<int> parked_{0};
+  // The wait queue's nearest deadline (steady-clock ticks), for RoleWorkDue.
+  Atomic<std::int64_t> nearest_deadline_{kNoDeadline.time_since_epoch().count()};
   Mutex empty_mu_;
   ConditionVariable empty_cv_;
   // Owner-thread state (Start/Stop).

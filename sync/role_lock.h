@@ -37,13 +37,19 @@ class RoleLock {
 
   // Gives the role back. Only the holder may call it.
   void Unlock() {
-    // Release: every plain write the holder made to sched-only state happens-before the
-    // next successful TryLock.
-    held_.store(false, std::memory_order_release);
+    // seq_cst (a release, plus a place in the single total order): every plain write the
+    // holder made to sched-only state happens-before the next successful TryLock, and a
+    // holder that looks at the front queue right after Unlock forms a Dekker pair with a
+    // poster that pushes and then checks IsLocked(std::memory_order_seq_cst): at least one
+    // of the two sees the other (see BasicTaskScheduler::PushFront).
+    held_.store(false, std::memory_order_seq_cst);
   }
 
-  // Snapshot, for assertions and statistics.
-  bool IsLocked() const { return held_.load(std::memory_order_relaxed); }
+  // Snapshot, for wake-up decisions and statistics. Relaxed by default; seq_cst for the
+  // Dekker pair described at Unlock.
+  bool IsLocked(std::memory_order order = std::memory_order_relaxed) const {
+    return held_.load(order);
+  }
 
  private:
   // Own cache line: every idle-ish worker reads it, and it must not share a line with the

@@ -49,11 +49,12 @@ void MarkRan(Tracked& t, std::atomic<int>& errors) {
 
 // Several threads post a pool of tasks over and over (a task is re-posted once its previous
 // run finished), some runs re-post themselves from inside the worker.
-TYPED_TEST(ExactlyOnceTest, ManyPostersEachPostRunsOnce) {
-  TypeParam sched(TaskSchedulerOptions{.name = "stress", .ready_block_size = 256});
+template <typename TypeParam>
+void ManyPostersEachPostRunsOnce(TaskSchedulerOptions options, std::int64_t base) {
+  TypeParam sched(options);
   sched.Start(3);
   constexpr std::int64_t kPosters = 3, kPool = 512;
-  const std::int64_t per_poster = testing::StressIterations(400000);
+  const std::int64_t per_poster = testing::StressIterations(base);
   std::atomic<int> errors{0};
   std::atomic<std::int64_t> inner_posts{0};
   std::vector<std::unique_ptr<Tracked>> pool(static_cast<std::size_t>(kPosters * kPool));
@@ -102,11 +103,12 @@ TYPED_TEST(ExactlyOnceTest, ManyPostersEachPostRunsOnce) {
 // Tasks re-post themselves for R rounds with tiny random delays or infinite waits, while
 // waker threads Wakeup/Signal random tasks as fast as they can: wakeups race with expiry,
 // with the sched-role's PENDING->WAITING step and with execution.
-TYPED_TEST(ExactlyOnceTest, WakeupAndSignalRaceWithExpiryAndExecution) {
-  TypeParam sched(TaskSchedulerOptions{.name = "races", .batch_size = 64});
+template <typename TypeParam>
+void WakeupAndSignalRaceWithExpiryAndExecution(TaskSchedulerOptions options, std::int64_t base) {
+  TypeParam sched(options);
   sched.Start(3);
   constexpr int kTasks = 64, kWakers = 2;
-  const std::int64_t rounds = testing::StressIterations(2000);
+  const std::int64_t rounds = testing::StressIterations(base);
   std::atomic<int> errors{0};
   std::atomic<int> finished{0};
   std::atomic<std::int64_t> signals_received{0};
@@ -173,10 +175,11 @@ TYPED_TEST(ExactlyOnceTest, WakeupAndSignalRaceWithExpiryAndExecution) {
 // then a small burst arrives, partly delayed. A lost wakeup anywhere (a role released
 // without waking anyone, a notify that missed the sleeping holder, a chain wake that
 // stopped early) leaves a task stuck and WaitEmpty times out.
-TYPED_TEST(ExactlyOnceTest, BurstsAfterIdleNeverStall) {
-  TypeParam sched;
+template <typename TypeParam>
+void BurstsAfterIdleNeverStall(TaskSchedulerOptions options, std::int64_t base) {
+  TypeParam sched(options);
   sched.Start(3);
-  const std::int64_t rounds = testing::StressIterations(3000);
+  const std::int64_t rounds = testing::StressIterations(base);
   std::mt19937 rng(5);
   std::atomic<std::int64_t> runs{0};
   std::int64_t posted = 0;
@@ -195,8 +198,39 @@ TYPED_TEST(ExactlyOnceTest, BurstsAfterIdleNeverStall) {
       ++posted;
     }
     ASSERT_TRUE(sched.WaitEmpty(seconds(30))) << "stalled in round " << r;
+    // Every 4th round, stay idle longer than the workers spin, so they really park.
+    if (r % 4 == 0) std::this_thread::sleep_for(microseconds(100));
   }
   EXPECT_EQ(runs.load(), posted);
+  std::uint64_t parks = 0;
+  for (const WorkerStats& s : sched.Stats()) parks += s.parks + s.role_sleeps;
+  EXPECT_GT(parks, 0u);
+}
+
+// Every test with the default-ish options, and with every batch and block at size 1, so
+// backlogs carried across role holders, role hand-overs after every task and a block
+// switch on every pop are exercised too.
+TaskSchedulerOptions TinyBatches() {
+  return {.name = "tiny", .ready_block_size = 1, .batch_size = 1, .execute_batch_size = 1};
+}
+
+TYPED_TEST(ExactlyOnceTest, ManyPostersEachPostRunsOnce) {
+  ManyPostersEachPostRunsOnce<TypeParam>({.name = "stress", .ready_block_size = 256}, 400000);
+}
+TYPED_TEST(ExactlyOnceTest, ManyPostersEachPostRunsOnceTinyBatches) {
+  ManyPostersEachPostRunsOnce<TypeParam>(TinyBatches(), 100000);
+}
+TYPED_TEST(ExactlyOnceTest, WakeupAndSignalRaceWithExpiryAndExecution) {
+  WakeupAndSignalRaceWithExpiryAndExecution<TypeParam>({.name = "races", .batch_size = 64}, 2000);
+}
+TYPED_TEST(ExactlyOnceTest, WakeupAndSignalRaceWithExpiryAndExecutionTinyBatches) {
+  WakeupAndSignalRaceWithExpiryAndExecution<TypeParam>(TinyBatches(), 1000);
+}
+TYPED_TEST(ExactlyOnceTest, BurstsAfterIdleNeverStall) {
+  BurstsAfterIdleNeverStall<TypeParam>({}, 3000);
+}
+TYPED_TEST(ExactlyOnceTest, BurstsAfterIdleNeverStallTinyBatches) {
+  BurstsAfterIdleNeverStall<TypeParam>(TinyBatches(), 1500);
 }
 
 }  // namespace

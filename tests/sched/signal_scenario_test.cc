@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <random>
 #include <thread>
@@ -31,33 +32,48 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 TEST(SignalScenarioTest, PlainWakeupPlusFlagIsBroken) {
+  // Round after round, the async work finishes at about the deadline: it sets `ready` (1)
+  // and then calls Wakeup (2). The task, when its deadline fires, checks `ready` and
+  // "deletes" itself if set. The race to observe: the task deleted itself between (1) and
+  // (2), so (2) touches a dead task. Nothing forces the interleaving; the test only counts
+  // how often it happens naturally and expects it to happen (memory is kept alive and the
+  // deletion only recorded, so the test stays ASan-clean).
   TaskScheduler sched;
-  sched.Start(1);
+  sched.Start(2);
   struct Job {
     Task task;
     std::atomic<bool> ready{false};
     std::atomic<bool> deleted{false};  // stands in for `delete this`
-    fairsched::Signal body_ran;
-  } job;
-  job.task.SetCallback([&job](Task*) {
-    if (job.ready.load()) {
-      job.deleted = true;  // "Work is done": real code would `delete this` here.
-      job.body_ran.Send();
-      return;
-    }
-    TaskScheduler::Current()->PostWait(&job.task);  // timed out: wait for the work
-  });
-  sched.PostDelay(&job.task, milliseconds(20));
-
-  // The async work, finishing at the deadline.
-  job.ready = true;  // (1)
-  // ... the deadline fires between (1) and (2): forced here by waiting for the body.
-  job.body_ran.Receive();
-  const bool task_was_deleted_before_wakeup = job.deleted.load();
-  sched.Wakeup(&job.task);  // (2): with a real delete this is a use-after-free
-  EXPECT_TRUE(task_was_deleted_before_wakeup)
-      << "the broken pattern lets the task delete itself before Wakeup touches it";
-  ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
+  };
+  const int max_rounds = static_cast<int>(testing::StressIterations(20000, 2));
+  std::mt19937 rng(7);
+  int observed = 0, rounds = 0;
+  std::vector<std::unique_ptr<Job>> jobs;  // kept alive: "deleted" jobs are not freed
+  const auto give_up = TaskClock::now() + seconds(20);
+  while (observed == 0 && rounds < max_rounds && TaskClock::now() < give_up) {
+    ++rounds;
+    jobs.push_back(std::make_unique<Job>());
+    Job& job = *jobs.back();
+    job.task.SetCallback([&job](Task* self) {
+      if (job.ready.load()) {
+        job.deleted = true;  // "work is done": real code would `delete this` here
+        return;
+      }
+      if (!job.deleted.load()) TaskScheduler::Current()->PostWait(self);
+    });
+    const auto delay = microseconds(rng() % 20);
+    sched.PostDelay(&job.task, delay);
+    const auto until = TaskClock::now() + microseconds(rng() % 25);
+    while (TaskClock::now() < until) CpuRelax();
+    job.ready = true;  // (1)
+    for (int spin = rng() % 200; spin > 0; --spin) CpuRelax();
+    if (job.deleted.load()) ++observed;  // the task is gone before (2)
+    sched.Wakeup(&job.task);             // (2): a use-after-free in real code
+    ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
+  }
+  EXPECT_GT(observed, 0) << "no round out of " << rounds
+                         << " showed the task deleting itself before Wakeup";
+  std::printf("the broken pattern deleted the task before Wakeup in round %d\n", rounds);
 }
 
 // The seed's "async work with a deadline" coroutine, with real self-deletion.

@@ -1,0 +1,327 @@
+// Tests for promises a line-by-line review of the scheduler found broken: each test names
+// the hole it covers, and each failed (or did not compile) against the scheduler before the
+// fix. Death tests check the misuse that is caught in EVERY build (including --config=opt).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "sched/task_scheduler.h"
+#include "tests/stress.h"
+
+namespace fairsched {
+namespace {
+
+using std::chrono::microseconds;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// Hole 1: a double post in a release build made `task->next == task` and the task ran in
+// an endless loop on two workers. Now caught in every build.
+TEST(ContractDeathTest, DoublePostDiesInEveryBuild) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        TaskScheduler sched;  // not started: the task stays queued
+        Task task([](Task*) {});
+        sched.Post(&task);
+        sched.Post(&task);
+      },
+      "already queued");
+}
+
+// Destroying a waiting task left a dangling pointer in the wait heap in release builds.
+TEST(ContractDeathTest, DestroyingAWaitingTaskDiesInEveryBuild) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        TaskScheduler sched;
+        sched.Start(1);
+        auto task = std::make_unique<Task>([](Task*) {});
+        sched.PostWait(task.get());
+        std::this_thread::sleep_for(milliseconds(5));  // let the sched-role park it
+        task.reset();
+      },
+      "destroyed while queued");
+}
+
+// Hole 9: catching in order to abort unwound the stack first. Nothing catches on the way
+// to the callback now: the message is printed by the terminate handler while the throwing
+// frame is still on the stack, so the destructor below never runs (its output would come
+// before the message).
+struct PrintsWhenUnwound {
+  ~PrintsWhenUnwound() { std::fprintf(stderr, "UNWOUND\n"); }
+};
+[[gnu::noinline]] void ThrowFromDeepInside() {
+  PrintsWhenUnwound guard;
+  throw std::runtime_error("boom");
+}
+TEST(ContractDeathTest, ThrowingTaskAbortsWithoutUnwinding) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        TaskScheduler sched;
+        sched.Start(1);
+        sched.PostOneShot([] { ThrowFromDeepInside(); });
+        sched.WaitEmpty(seconds(30));
+      },
+      "^fairsched: a task callback threw: boom");
+}
+
+// Hole 2: a Wakeup that found the task already woken returned after a relaxed load and
+// published nothing, so a run could read the waker's data from before the wakeup and no
+// further run followed. Several wakers write a value and then wake the task, racing with
+// the task's own runs (it re-waits after every run); the last value each waker wrote must
+// be seen by some run.
+TEST(ContractStressTest, EveryWakeupIsSeenByALaterRun) {
+  TaskScheduler sched;
+  sched.Start(2);
+  constexpr int kWakers = 3;
+  const std::int64_t rounds = testing::StressIterations(20000);
+  std::atomic<std::int64_t> written[kWakers] = {};
+  std::atomic<std::int64_t> seen[kWakers] = {};
+  std::atomic<bool> done{false};
+  Task task([&](Task* self) {
+    for (int w = 0; w < kWakers; ++w) {
+      const std::int64_t value = written[w].load(std::memory_order_relaxed);
+      if (value > seen[w].load(std::memory_order_relaxed)) {
+        seen[w].store(value, std::memory_order_relaxed);
+      }
+    }
+    if (!done.load(std::memory_order_relaxed)) TaskScheduler::Current()->PostWait(self);
+  });
+  sched.PostWait(&task);
+  std::vector<std::thread> wakers;
+  for (int w = 0; w < kWakers; ++w) {
+    wakers.emplace_back([&, w] {
+      for (std::int64_t i = 1; i <= rounds; ++i) {
+        written[w].store(i, std::memory_order_relaxed);
+        if (w == 0) {
+          sched.Signal(&task);
+        } else {
+          sched.Wakeup(&task);
+        }
+      }
+    });
+  }
+  for (auto& t : wakers) t.join();
+  // Every waker's last write happened before its last wakeup, so a run after that wakeup
+  // (there must be one: the wakeup is absorbed into a run or causes one) sees it.
+  const auto give_up = TaskClock::now() + seconds(30);
+  bool all_seen = false;
+  while (!all_seen && TaskClock::now() < give_up) {
+    all_seen = true;
+    for (int w = 0; w < kWakers; ++w) all_seen &= seen[w].load() == rounds;
+    if (!all_seen) std::this_thread::sleep_for(microseconds(100));
+  }
+  EXPECT_TRUE(all_seen);
+  done = true;
+  sched.Wakeup(&task);
+  ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
+}
+
+// Hole 4: executions were bounded by count only, so with long tasks on every worker a
+// timer fired about execute_batch_size task-lengths late.
+void BusyFor(std::chrono::nanoseconds d) {
+  const auto until = TaskClock::now() + d;
+  while (TaskClock::now() < until) CpuRelax();
+}
+double OneMinuteLoadAverage() {
+  double load = 0;
+  if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
+    if (std::fscanf(f, "%lf", &load) != 1) load = 0;
+    std::fclose(f);
+  }
+  return load;
+}
+TEST(ContractTest, TimersStayOnTimeWhileEveryWorkerRunsLongTasks) {
+  TaskScheduler sched;
+  sched.Start(2);
+  std::atomic<bool> stop{false};
+  Mutex mu;
+  std::vector<TaskDeadline> hog_starts;  // guarded by mu
+  // Four self-reposting 1 ms tasks keep both workers busy.
+  std::vector<std::unique_ptr<Task>> hogs;
+  for (int i = 0; i < 4; ++i) {
+    hogs.push_back(std::make_unique<Task>([&](Task* self) {
+      {
+        MutexLock lock(mu);
+        hog_starts.push_back(TaskClock::now());
+      }
+      BusyFor(milliseconds(1));
+      if (!stop.load()) TaskScheduler::Current()->Post(self);
+    }));
+    sched.Post(hogs.back().get());
+  }
+  std::this_thread::sleep_for(milliseconds(5));
+  constexpr int kTimers = 20;
+  std::vector<TaskDeadline> due(kTimers), started(kTimers);
+  std::vector<std::unique_ptr<Task>> timers;
+  for (int i = 0; i < kTimers; ++i) {
+    due[i] = TaskClock::now() + milliseconds(3);
+    timers.push_back(std::make_unique<Task>([&, i](Task*) { started[i] = TaskClock::now(); }));
+    sched.PostDeadline(timers.back().get(), due[i]);
+    std::this_thread::sleep_for(milliseconds(4));
+  }
+  stop = true;
+  ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
+  // Load-independent bound: hog tasks that started between a timer's deadline and its
+  // start. Before the fix a worker came back to the role only every execute_batch_size
+  // (64) tasks; now it comes back after the task during which the deadline passed, and the
+  // timer queues behind at most the hogs already ready (4) plus one per worker.
+  std::int64_t worst_late_ns = 0;
+  std::size_t worst_overtaken = 0;
+  for (int i = 0; i < kTimers; ++i) {
+    worst_late_ns = std::max<std::int64_t>(worst_late_ns, (started[i] - due[i]).count());
+    std::size_t overtaken = 0;
+    for (TaskDeadline start : hog_starts) overtaken += start > due[i] && start < started[i];
+    worst_overtaken = std::max(worst_overtaken, overtaken);
+  }
+  EXPECT_LE(worst_overtaken, 6u) << "worst lateness " << worst_late_ns << " ns";
+  // Wall clock: one 1 ms task at most stands between a due timer and the role, plus the
+  // hogs queued ahead of it on two workers: under 2 ms, unless other processes take our
+  // cores (then the OS, not the scheduler, decides; the count above still holds).
+  if (!testing::kSanitized && OneMinuteLoadAverage() < 1.0) {
+    EXPECT_LT(worst_late_ns, 2'000'000) << "worst timer lateness " << worst_late_ns << " ns";
+  }
+  std::printf("worst timer lateness %lld ns, at most %zu hog tasks started in between\n",
+              static_cast<long long>(worst_late_ns), worst_overtaken);
+}
+
+// Hole 5: every batch start and every role release sent a ready signal, so idle workers
+// woke for nothing. Posting one task at a time into an idle scheduler must not wake the
+// second worker each time.
+TEST(ContractTest, OneTaskAtATimeDoesNotWakeIdleWorkers) {
+  TaskScheduler sched(TaskSchedulerOptions{.spin_before_park = std::chrono::nanoseconds(0)});
+  sched.Start(3);
+  constexpr int kPosts = 200;
+  std::atomic<int> ran{0};
+  for (int i = 0; i < kPosts; ++i) {
+    sched.PostOneShot([&] { ran.fetch_add(1); });
+    ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
+    std::this_thread::sleep_for(microseconds(200));  // let every worker fall asleep
+  }
+  EXPECT_EQ(ran.load(), kPosts);
+  std::uint64_t idle_wakeups = 0, wakes_sent = 0;
+  for (const WorkerStats& s : sched.Stats()) {
+    idle_wakeups += s.idle_wakeups;
+    wakes_sent += s.wakes_sent;
+  }
+  // One task at a time needs no helper: the role holder runs it itself.
+  EXPECT_LE(wakes_sent, kPosts / 10u);
+  EXPECT_LE(idle_wakeups, kPosts / 10u);
+}
+
+// The other half of hole 5: a burst still spreads over every worker.
+TEST(ContractTest, BurstWakesHelpers) {
+  TaskScheduler sched(TaskSchedulerOptions{.spin_before_park = std::chrono::nanoseconds(0)});
+  sched.Start(2);
+  std::this_thread::sleep_for(milliseconds(5));
+  std::vector<std::unique_ptr<Task>> tasks;
+  for (int i = 0; i < 8; ++i) {
+    tasks.push_back(std::make_unique<Task>([](Task*) { BusyFor(milliseconds(2)); }));
+  }
+  for (auto& t : tasks) sched.Post(t.get());
+  ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
+  for (const WorkerStats& s : sched.Stats()) EXPECT_GT(s.tasks_executed, 0u);
+}
+
+// Hole 6: a post that landed between WaitEmpty and the workers' exit was stranded, and a
+// release-build Start after Stop left `stopping_` set forever. Posts and wakeups race Stop
+// here (run under TSan in CI); nothing is lost, and the scheduler restarts cleanly.
+TEST(ContractStressTest, PostsAndWakeupsRacingStopAreNeverLost) {
+  const int rounds = static_cast<int>(testing::StressIterations(50, 5));
+  for (int round = 0; round < rounds; ++round) {
+    std::atomic<std::int64_t> posted{0}, ran{0};
+    std::vector<std::unique_ptr<Task>> waiting;
+    for (int i = 0; i < 16; ++i) {
+      waiting.push_back(std::make_unique<Task>([&](Task*) { ran.fetch_add(1); }));
+    }
+    {
+      TaskScheduler sched;
+      sched.Start(2);
+      for (auto& t : waiting) sched.PostWait(t.get());
+      posted += 16;
+      std::thread poster([&] {
+        std::size_t next_wake = 0;
+        // Bounded: a poster that never stops would keep Stop from returning (documented).
+        for (int i = 0; i < 3000; ++i) {
+          sched.PostOneShot([&] { ran.fetch_add(1); });
+          posted.fetch_add(1);
+          if (next_wake < waiting.size()) sched.Wakeup(waiting[next_wake++].get());
+        }
+      });
+      std::this_thread::sleep_for(microseconds(200));
+      sched.Stop();
+      EXPECT_FALSE(sched.IsStopping());
+      poster.join();
+      // Posts after Stop queue up; a restart runs them.
+      sched.Start(1);
+      sched.PostOneShot([&] { ran.fetch_add(1); });
+      posted.fetch_add(1);
+      ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
+      EXPECT_EQ(ran.load(), posted.load());
+    }
+    EXPECT_EQ(ran.load(), posted.load());
+  }
+}
+
+// Hole 7: a waiting task could not be got rid of safely. Cancel wakes it once with
+// IsCancelled(), and its callback may delete it.
+TEST(ContractTest, CancelWakesAWaitingTaskWhichMayDeleteItself) {
+  TaskScheduler sched;
+  sched.Start(2);
+  std::atomic<int> cancelled{0}, other{0};
+  std::vector<Task*> tasks;
+  for (int i = 0; i < 100; ++i) {
+    tasks.push_back(new Task([&](Task* self) {
+      if (self->IsCancelled()) {
+        cancelled.fetch_add(1);
+        delete self;
+        return;
+      }
+      other.fetch_add(1);
+      TaskScheduler::Current()->PostWait(self);
+    }));
+  }
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    if (i % 2 == 0) {
+      sched.PostWait(tasks[i]);
+    } else {
+      sched.PostDelay(tasks[i], milliseconds(1));  // runs once, then waits
+    }
+  }
+  std::this_thread::sleep_for(milliseconds(20));
+  for (Task* t : tasks) sched.Cancel(t);
+  ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
+  EXPECT_EQ(cancelled.load(), 100);
+  EXPECT_EQ(other.load(), 50);
+}
+
+// Hole 8: ready_block_size = 0 wrote out of bounds in release builds. Every option is
+// clamped now (ASan checks the accesses).
+TEST(ContractTest, DegenerateOptionsAreClamped) {
+  TaskScheduler sched(TaskSchedulerOptions{.ready_block_size = 0,
+                                           .batch_size = 0,
+                                           .execute_batch_size = 0,
+                                           .spin_before_park = std::chrono::hours(1)});
+  EXPECT_EQ(sched.options().ready_block_size, 1u);
+  EXPECT_EQ(sched.options().batch_size, 1u);
+  EXPECT_EQ(sched.options().execute_batch_size, 1u);
+  EXPECT_LE(sched.options().spin_before_park, milliseconds(1));
+  sched.Start(2);
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 1000; ++i) sched.PostOneShot([&] { ran.fetch_add(1); });
+  ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
+  EXPECT_EQ(ran.load(), 1000);
+}
+
+}  // namespace
+}  // namespace fairsched
