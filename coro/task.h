@@ -46,6 +46,9 @@ namespace internal {
 // `t_next_resume` is the coroutine a suspending coroutine asks the loop to resume next.
 inline thread_local int t_resume_loop_depth = 0;
 inline thread_local std::coroutine_handle<> t_next_resume = nullptr;
+// The runtime's coroutine (coro/runtime.h) whose task is running on this thread, or null.
+// Kept here so RunSync can hide it: a task driven by RunSync is not that coroutine.
+inline thread_local void* t_current_coroutine = nullptr;
 
 // Resumes `handle`, then every coroutine it hands control to, until one suspends without
 // naming a successor. A nested loop (started from inside a running coroutine) saves and
@@ -97,6 +100,7 @@ class PromiseBase {
   void unhandled_exception() noexcept { exception_ = std::current_exception(); }
 
   void SetContinuation(std::coroutine_handle<> continuation) { continuation_ = continuation; }
+  bool HasException() const { return exception_ != nullptr; }
   void RethrowIfFailed() {
     if (exception_) std::rethrow_exception(exception_);
   }
@@ -206,7 +210,9 @@ inline Task<void> Promise<void>::get_return_object() noexcept {
 template <typename T>
 T RunSync(Task<T> task) {
   FAIRSCHED_DCHECK(task.IsValid() && !task.IsDone(), "RunSync of an empty or finished task");
+  void* const outer = std::exchange(internal::t_current_coroutine, nullptr);
   internal::RunResumeLoop(task.handle());
+  internal::t_current_coroutine = outer;
   FAIRSCHED_CHECK(task.IsDone(),
                   "RunSync: the task suspended on something other than a Task (spawn it)");
   return task.TakeResult();

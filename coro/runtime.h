@@ -1,0 +1,967 @@
+// coro runtime: coroutines running as fairsched tasks.
+//
+// Spawn(scheduler, task) turns a coro::Task<T> into a *spawned coroutine*: a small state
+// object (allocated by FrameAllocator) that holds the root task, a fairsched::Task whose
+// callback resumes the coroutine, and the coroutine's wait word. The scheduler sees an
+// ordinary Task, so fairness, the exactly-once Wakeup/Signal semantics and deadlines are the
+// scheduler's own; callback tasks and coroutines mix freely in one scheduler.
+//
+// Who resumes a coroutine, where:
+//   - Only its own fairsched::Task callback resumes it, on whichever worker runs that task,
+//     through the per-thread resume loop (coro/task.h), so nested Task awaits run there too.
+//   - When the coroutine suspends on a runtime awaitable (Yield, a wait), the awaitable only
+//     records what it wants; after the resume loop returns, the callback posts the task
+//     (Yield: to the back of the ready queue; a wait: with the wait's deadline, or with no
+//     deadline). Nobody else ever calls resume(), so two threads never run one coroutine.
+//   - Wakers (any thread) never resume anything: they close the wait in the wait word and
+//     call the scheduler's Wakeup on the coroutine's task.
+//
+// The wait primitive (for building mutexes, events, semaphores, task lists):
+//   1. `Waker waker = PrepareWait(mode);` inside the coroutine opens a new wait: it bumps the
+//      coroutine's epoch and returns a waker bound to (coroutine, epoch).
+//   2. Publish the waker wherever the event source finds it (a mutex's waiter list, ...).
+//   3. `WakeReason why = co_await WaitWoken(deadline);` suspends until the wait is closed.
+//   Exactly one party closes each wait: the first waker (Wakeup -> kWakeup, Signal ->
+//   kSignal), Cancel (kCancelled; cancellable waits only), the deadline (kDeadline; or
+//   kCancelled when the coroutine's own cancellation deadline came first), or Stop
+//   (kShutdown; cancellable waits only). A waker that fires between steps 1 and 3 is not
+//   lost: WaitWoken then returns at once.
+//
+// Wait identity (epochs): a Waker names the epoch it was prepared for. Waking checks, in
+// the same compare-and-swap that closes the wait, that the epoch is still current and the
+// wait still open; a waker from an earlier wait (stale: that wait timed out or was
+// cancelled, and the coroutine now waits for something else) does nothing and returns
+// false. The scheduler's Task remembers a wakeup that lands while it runs; such a leftover
+// wakeup from a wait that closed another way can make the task run once more than needed.
+// The callback detects that (the current wait is still open and neither its deadline nor
+// Stop ended it) and posts the task again with the same deadline, without resuming the
+// coroutine: each wait resumes the coroutine exactly once.
+//
+// Wakers and lifetime: the state is reference-counted. The coroutine holds one reference
+// until it finishes, the JoinHandle one, and every Waker / CoroutineRef copy one, as does a
+// child coroutine on its parent. The state (and the root frame, which keeps the result) is
+// freed by whoever drops the last reference, so a late waker never touches freed memory:
+// it holds its own reference while it wakes. Wakers and CoroutineRefs must not outlive the
+// scheduler while they can still fire; once the coroutine has finished they do nothing.
+//
+// Cancellation (cooperative): Cancel() records a reason (first one wins) and wakes the
+// coroutine from a cancellable wait with kCancelled; every later cancellable wait returns
+// kCancelled at once, and IsCancelled() is true inside. A coroutine spawned from inside
+// another one (SpawnOptions::child_of_current, the default) is its child: cancelling the
+// parent cancels the child with the same reason, and the child's cancellation deadline is
+// at most the parent's. SpawnOptions::deadline cancels the coroutine (reason kDeadline) at
+// that time: a cancellable wait ends then with kCancelled and IsCancelled() turns true.
+// CancelCallback registers a function that runs on the cancelling thread; callbacks never
+// run under a lock, a callback may cancel anything (also its own coroutine again: Cancel is
+// idempotent) and may deregister itself, and deregistering waits only for a callback that
+// is running on another thread.
+//
+// Stop: when the scheduler stops, every coroutine that waits (or starts a cancellable wait)
+// is cancelled with reason kShutdown and its wait returns kShutdown; IsCancelled() turns
+// true. Yield still works, so coroutines can finish their cleanup. Stop returns once every
+// coroutine has finished: a coroutine that ignores shutdown (yields forever, or waits
+// without cancellation on something that never happens) keeps Stop from returning, like a
+// task that re-posts itself forever.
+//
+// Results: `co_await std::move(handle)` inside a coroutine, or handle.Get() / WaitFor() on a
+// plain thread, returns the value or rethrows the coroutine's exception. A coroutine whose
+// handle was detached (Detach(), or the handle destroyed) before it finished and that ends
+// with an exception aborts the process with a message: nobody could ever see it.
+//
+// Misuse caught in debug builds with a message: runtime awaitables or PrepareWait outside a
+// spawned coroutine, WaitWoken without PrepareWait, PrepareWait twice, joining twice. In
+// every build: a spawned coroutine that suspends on an awaitable the runtime does not know
+// (it would never be resumed).
+#ifndef FAIRSCHED_CORO_RUNTIME_H_
+#define FAIRSCHED_CORO_RUNTIME_H_
+
+#include <algorithm>
+#include <chrono>
+#include <coroutine>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <functional>
+#include <thread>
+#include <type_traits>
+#include <utility>
+
+#include "coro/frame_allocator.h"
+#include "coro/task.h"
+#include "sched/task.h"
+#include "sync/primitives.h"
+
+namespace fairsched::coro {
+
+// Why a wait ended.
+enum class WakeReason : std::uint8_t {
+  kWakeup,     // Waker::Wakeup, CoroutineRef::Wakeup (or a remembered one)
+  kSignal,     // Waker::Signal, CoroutineRef::Signal (or a remembered one)
+  kDeadline,   // the wait's own deadline passed
+  kCancelled,  // Cancel, a parent's cancellation, or the coroutine's cancellation deadline
+  kShutdown,   // the scheduler is stopping
+};
+// Why a coroutine is cancelled (kNone: it is not).
+enum class CancelReason : std::uint8_t { kNone, kRequested, kDeadline, kShutdown };
+
+inline const char* ToString(WakeReason reason) {
+  switch (reason) {
+    case WakeReason::kWakeup:
+      return "wakeup";
+    case WakeReason::kSignal:
+      return "signal";
+    case WakeReason::kDeadline:
+      return "deadline";
+    case WakeReason::kCancelled:
+      return "cancelled";
+    case WakeReason::kShutdown:
+      return "shutdown";
+  }
+  return "?";
+}
+inline const char* ToString(CancelReason reason) {
+  switch (reason) {
+    case CancelReason::kNone:
+      return "none";
+    case CancelReason::kRequested:
+      return "requested";
+    case CancelReason::kDeadline:
+      return "deadline";
+    case CancelReason::kShutdown:
+      return "shutdown";
+  }
+  return "?";
+}
+
+// Whether Cancel and Stop end a wait. Uncancellable waits are for waits that must see
+// their event (joining a coroutine, taking back a resource handed over): they still end at
+// their deadline.
+enum class WaitMode : std::uint8_t { kCancellable, kUncancellable };
+
+struct SpawnOptions {
+  // Cancel the coroutine (reason kDeadline) at this time. A child's is at most its parent's.
+  TaskDeadline deadline = kTaskDeadlineInfinite;
+  // When Spawn is called inside a spawned coroutine: make the new one its child (cancelled
+  // with it, bounded by its deadline). Ignored elsewhere.
+  bool child_of_current = true;
+};
+
+// now + duration, saturating: a huge duration means "no deadline".
+inline TaskDeadline DeadlineAfter(std::chrono::nanoseconds duration) {
+  const TaskDeadline now = TaskClock::now();
+  const auto step = std::chrono::duration_cast<TaskClock::duration>(duration);
+  return step >= kTaskDeadlineInfinite - now ? kTaskDeadlineInfinite : now + step;
+}
+
+class Waker;
+class CoroutineRef;
+template <typename T>
+class JoinHandle;
+class CancelCallback;
+template <typename Scheduler, typename T>
+JoinHandle<T> Spawn(Scheduler& scheduler, Task<T> task, SpawnOptions options = {});
+
+namespace internal {
+
+// The scheduler behind a coroutine, type-erased so that wakers and primitives need not be
+// templates: any BasicTaskScheduler<...> (or anything with the same four calls) works.
+struct SchedulerOps {
+  void (*post)(void* scheduler, fairsched::Task* task, TaskDeadline deadline);
+  void (*wakeup)(void* scheduler, fairsched::Task* task);
+  bool (*is_stopping)(void* scheduler);
+};
+template <typename Scheduler>
+inline constexpr SchedulerOps kSchedulerOps = {
+    [](void* s, fairsched::Task* task, TaskDeadline deadline) {
+      static_cast<Scheduler*>(s)->PostDeadline(task, deadline);
+    },
+    [](void* s, fairsched::Task* task) { static_cast<Scheduler*>(s)->Wakeup(task); },
+    [](void* s) { return static_cast<Scheduler*>(s)->IsStopping(); },
+};
+
+// A node in a coroutine's list of things to do when it is cancelled.
+struct CancelRegistration {
+  void (*invoke)(void* context, CancelReason reason) = nullptr;
+  void* context = nullptr;
+  CancelRegistration* prev = nullptr;
+  CancelRegistration* next = nullptr;
+  bool linked = false;
+};
+
+class CoroutineState;
+CoroutineState* CurrentState();
+
+class CoroutineState {
+ public:
+  static void* operator new(std::size_t size) { return FrameAllocator::Allocate(size); }
+  static void operator delete(void* pointer, std::size_t size) {
+    FrameAllocator::Deallocate(pointer, size);
+  }
+
+  CoroutineState(void* scheduler, const SchedulerOps* ops, std::coroutine_handle<> root,
+                 const SpawnOptions& options)
+      : scheduler_(scheduler), ops_(ops), resume_(root), root_(root) {
+    cancel_deadline_ = options.deadline;
+    CoroutineState* parent = options.child_of_current ? CurrentState() : nullptr;
+    if (parent != nullptr) {
+      cancel_deadline_ = std::min(cancel_deadline_, parent->cancel_deadline_);
+      parent->Ref();
+      parent_ = parent;
+      parent_link_.invoke = [](void* child, CancelReason reason) {
+        static_cast<CoroutineState*>(child)->RequestCancel(reason);
+      };
+      parent_link_.context = this;
+      parent->AddCancelCallback(&parent_link_);
+    }
+    task_.SetCallback([this] { Run(); });
+  }
+  virtual ~CoroutineState() = default;
+  CoroutineState(const CoroutineState&) = delete;
+  CoroutineState& operator=(const CoroutineState&) = delete;
+
+  void Start() { ops_->post(scheduler_, &task_, kTaskDeadlineNow); }
+
+  // --- References (see "Wakers and lifetime"). ---
+  // Relaxed increment: the caller already holds a reference, so the count cannot be zero
+  // and nothing needs ordering. Acq_rel decrement: release makes our uses of the state
+  // happen-before the deletion; acquire (for the thread that reaches zero) sees everyone's.
+  void Ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void Unref() {
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+
+  // --- The wait word. ---
+  // One atomic 64-bit word holds the current wait and the sticky flags, so that opening a
+  // wait, closing it and cancelling are each one compare-and-swap:
+  //   bit 0       kOpen: a wait is open (prepared, and not yet closed)
+  //   bits 1-3    the WakeReason of the last closed wait
+  //   bit 4       kCancellableWait: the open wait ends on Cancel/Stop
+  //   bit 5       kExternalWait: the open wait ends on CoroutineRef::Wakeup/Signal
+  //   bit 6       kCancelRequested (sticky)
+  //   bits 7, 8   kPendingWakeup, kPendingSignal: a CoroutineRef::Wakeup/Signal that came
+  //               while no external wait was open, kept for the next one
+  //   bit 9       kFinished: the coroutine is done; nothing opens again
+  //   bits 16-63  the epoch of the current (or last) wait
+  static constexpr std::uint64_t kOpen = 1;
+  static constexpr int kReasonShift = 1;
+  static constexpr std::uint64_t kReasonMask = std::uint64_t{7} << kReasonShift;
+  static constexpr std::uint64_t kCancellableWait = 1 << 4;
+  static constexpr std::uint64_t kExternalWait = 1 << 5;
+  static constexpr std::uint64_t kCancelRequested = 1 << 6;
+  static constexpr std::uint64_t kPendingWakeup = 1 << 7;
+  static constexpr std::uint64_t kPendingSignal = 1 << 8;
+  static constexpr std::uint64_t kFinished = 1 << 9;
+  static constexpr int kEpochShift = 16;
+
+  static WakeReason ReasonOf(std::uint64_t word) {
+    return static_cast<WakeReason>((word & kReasonMask) >> kReasonShift);
+  }
+  static std::uint64_t EpochOf(std::uint64_t word) { return word >> kEpochShift; }
+  // `word` with its open wait closed for `reason`.
+  static std::uint64_t Closed(std::uint64_t word, WakeReason reason) {
+    return (word & ~(kOpen | kReasonMask | kCancellableWait | kExternalWait)) |
+           (static_cast<std::uint64_t>(reason) << kReasonShift);
+  }
+  WakeReason ShutdownOrCancelled() const {
+    return cancel_reason_.load(std::memory_order_acquire) == CancelReason::kShutdown
+               ? WakeReason::kShutdown
+               : WakeReason::kCancelled;
+  }
+
+  // Coroutine thread: opens a new wait (see PrepareWait). If a cancellation (for a
+  // cancellable wait) or a remembered wakeup/signal (for an external wait) is already
+  // there, the wait is born closed with that reason. Returns the new epoch.
+  std::uint64_t OpenWait(WaitMode mode, bool external) {
+    FAIRSCHED_DCHECK(!wait_prepared_, "PrepareWait called twice without WaitWoken in between");
+    wait_prepared_ = true;
+    const std::uint64_t epoch = ++epoch_;
+    const bool cancellable = mode == WaitMode::kCancellable;
+    std::uint64_t old = word_.load(std::memory_order_relaxed);
+    std::uint64_t desired;
+    do {
+      desired = (epoch << kEpochShift) | (old & (kCancelRequested | kPendingWakeup |
+                                                 kPendingSignal | kReasonMask));
+      if (cancellable && (old & kCancelRequested) != 0) {
+        desired = Closed(desired, ShutdownOrCancelled());
+      } else if (external && (old & (kPendingWakeup | kPendingSignal)) != 0) {
+        const WakeReason reason =
+            (old & kPendingSignal) != 0 ? WakeReason::kSignal : WakeReason::kWakeup;
+        desired = Closed(desired & ~(kPendingWakeup | kPendingSignal), reason);
+      } else {
+        desired |= kOpen | (cancellable ? kCancellableWait : 0) | (external ? kExternalWait : 0);
+      }
+      // Acquire: a canceller's or signaller's writes made before its release CAS (which we
+      // read here) are visible once we report its reason. Other threads only CAS this word
+      // when they see an open wait, and learn nothing else from us: no release needed.
+    } while (!word_.compare_exchange_weak(old, desired, std::memory_order_acquire,
+                                          std::memory_order_relaxed));
+    return epoch;
+  }
+
+  // Coroutine thread, after OpenWait: if the wait is already closed, consumes it and sets
+  // `*reason`. Acquire: pairs with the closer's release CAS (its writes are visible).
+  bool TakeClosedWait(WakeReason* reason) {
+    FAIRSCHED_DCHECK(wait_prepared_, "WaitWoken without PrepareWait");
+    const std::uint64_t word = word_.load(std::memory_order_acquire);
+    if ((word & kOpen) != 0) return false;
+    wait_prepared_ = false;
+    *reason = ReasonOf(word);
+    return true;
+  }
+
+  // Any thread: closes wait `epoch` for `reason` if it is still the open wait, and wakes
+  // the coroutine's task. Returns false for a stale or already closed wait.
+  bool WakeEpoch(std::uint64_t epoch, WakeReason reason) {
+    std::uint64_t old = word_.load(std::memory_order_relaxed);
+    do {
+      if ((old & kOpen) == 0 || EpochOf(old) != epoch) return false;
+      // Release: what the waker wrote before waking is visible to the coroutine, which
+      // reads this word with acquire before it reports the reason.
+    } while (!word_.compare_exchange_weak(old, Closed(old, reason), std::memory_order_release,
+                                          std::memory_order_relaxed));
+    ops_->wakeup(scheduler_, &task_);
+    return true;
+  }
+
+  // Any thread: CoroutineRef::Wakeup/Signal. Ends an open external wait, else is
+  // remembered for the next one. Release: as in WakeEpoch.
+  void NotifyExternal(WakeReason reason) {
+    const std::uint64_t pending =
+        reason == WakeReason::kSignal ? kPendingSignal : kPendingWakeup;
+    std::uint64_t old = word_.load(std::memory_order_relaxed);
+    std::uint64_t desired;
+    bool closes;
+    do {
+      if ((old & kFinished) != 0) return;
+      closes = (old & kOpen) != 0 && (old & kExternalWait) != 0;
+      desired = closes ? Closed(old, reason) : old | pending;
+    } while (!word_.compare_exchange_weak(old, desired, std::memory_order_release,
+                                          std::memory_order_relaxed));
+    if (closes) ops_->wakeup(scheduler_, &task_);
+  }
+
+  // Any thread: cancels the coroutine (first reason wins), ends its cancellable wait, and
+  // runs its cancel callbacks (children included) on this thread. Returns false if it
+  // already was cancelled. Never holds a lock while it calls out.
+  bool RequestCancel(CancelReason reason) {
+    CancelReason expected = CancelReason::kNone;
+    // Release: publishes the reason before the kCancelRequested bit (set below) that
+    // readers of the word act on; acquire on failure: we return the earlier state.
+    if (!cancel_reason_.compare_exchange_strong(expected, reason, std::memory_order_acq_rel,
+                                                std::memory_order_acquire)) {
+      return false;
+    }
+    const WakeReason wake_reason =
+        reason == CancelReason::kShutdown ? WakeReason::kShutdown : WakeReason::kCancelled;
+    std::uint64_t old = word_.load(std::memory_order_relaxed);
+    std::uint64_t desired;
+    bool closes;
+    do {
+      closes = (old & kOpen) != 0 && (old & kCancellableWait) != 0;
+      desired = (closes ? Closed(old, wake_reason) : old) | kCancelRequested;
+      // Acq_rel: release as in WakeEpoch; acquire so that an OpenWait that read our bit
+      // and a CAS here are totally ordered with the coroutine's own word updates.
+    } while (!word_.compare_exchange_weak(old, desired, std::memory_order_acq_rel,
+                                          std::memory_order_relaxed));
+    if (closes) ops_->wakeup(scheduler_, &task_);
+    RunCancelCallbacks(reason);
+    return true;
+  }
+
+  // Cancelled, by reason; the cancellation deadline and Stop count once they are reached
+  // (checked here, so that CPU-bound code polling IsCancelled() also sees them).
+  CancelReason CancellationReason() {
+    CancelReason reason = cancel_reason_.load(std::memory_order_acquire);
+    if (reason != CancelReason::kNone) return reason;
+    if (cancel_deadline_ != kTaskDeadlineInfinite && TaskClock::now() >= cancel_deadline_) {
+      RequestCancel(CancelReason::kDeadline);
+    } else if (ops_->is_stopping(scheduler_)) {
+      RequestCancel(CancelReason::kShutdown);
+    }
+    return cancel_reason_.load(std::memory_order_acquire);
+  }
+
+  // --- Cancel callbacks. ---
+  void AddCancelCallback(CancelRegistration* registration) {
+    CancelReason run_now = CancelReason::kNone;
+    {
+      MutexLock lock(mu_);
+      if (cancel_callbacks_started_) {
+        run_now = cancel_reason_.load(std::memory_order_acquire);
+      } else {
+        registration->next = callbacks_;
+        registration->prev = nullptr;
+        if (callbacks_ != nullptr) callbacks_->prev = registration;
+        callbacks_ = registration;
+        registration->linked = true;
+      }
+    }
+    if (run_now != CancelReason::kNone) registration->invoke(registration->context, run_now);
+  }
+  // Returns once `registration` will not be invoked any more and is not running on another
+  // thread (a callback deregistering itself does not wait for itself).
+  void RemoveCancelCallback(CancelRegistration* registration) {
+    MutexLock lock(mu_);
+    if (registration->linked) {
+      Unlink(registration);
+      return;
+    }
+    while (running_callback_ == registration &&
+           running_callback_thread_ != std::this_thread::get_id()) {
+      cv_.wait(lock);
+    }
+  }
+
+  // --- Completion. ---
+  bool IsDone() const { return done_.load(std::memory_order_acquire); }
+  bool WaitDone(TaskDeadline deadline) {
+    MutexLock lock(mu_);
+    if (deadline == kTaskDeadlineInfinite) {
+      cv_.wait(lock, [this] { return IsDone(); });
+      return true;
+    }
+    return cv_.wait_until(lock, deadline, [this] { return IsDone(); });
+  }
+  // Coroutine thread of `joiner`: unless this coroutine is already done, opens an
+  // uncancellable wait of `joiner` that this one's completion ends. Under our mutex, so
+  // completion cannot slip in between the check and the registration.
+  bool SetJoinWaker(CoroutineState* joiner);
+  void Detach() {
+    MutexLock lock(mu_);
+    detached_ = true;
+  }
+
+  // --- Awaitable support (coroutine thread). ---
+  void SuspendForYield(std::coroutine_handle<> handle) {
+    resume_ = handle;
+    pending_ = Pending::kYield;
+  }
+  void SuspendForWait(std::coroutine_handle<> handle, TaskDeadline deadline) {
+    FAIRSCHED_DCHECK(wait_prepared_, "WaitWoken without PrepareWait");
+    wait_prepared_ = false;
+    resume_ = handle;
+    pending_ = Pending::kWait;
+    wait_deadline_ = deadline;
+    // The word says whether the open wait is cancellable; only this thread changes that.
+    const bool cancellable = (word_.load(std::memory_order_relaxed) & kCancellableWait) != 0;
+    post_deadline_ = cancellable ? std::min(deadline, cancel_deadline_) : deadline;
+  }
+  WakeReason LastWakeReason() const { return last_reason_; }
+
+ protected:
+  // Whether the finished root task ended with an exception; only the typed subclass knows
+  // the promise type.
+  virtual bool RootFailed() const = 0;
+  virtual void ReportDetachedFailure() = 0;
+
+ private:
+  enum class Pending : std::uint8_t { kNone, kYield, kWait };
+
+  // The task callback. See "Who resumes a coroutine, where".
+  void Run() {
+    if (pending_ == Pending::kWait && !FinishWait()) {
+      // A leftover wakeup ran us while the wait is still open: wait again, same deadline.
+      ops_->post(scheduler_, &task_, post_deadline_);
+      return;
+    }
+    pending_ = Pending::kNone;
+    void* const outer = std::exchange(internal::t_current_coroutine, this);
+    internal::RunResumeLoop(resume_);
+    internal::t_current_coroutine = outer;
+    switch (pending_) {
+      case Pending::kYield:
+        ops_->post(scheduler_, &task_, kTaskDeadlineNow);
+        return;  // the task may already run elsewhere: touch nothing
+      case Pending::kWait:
+        ops_->post(scheduler_, &task_, post_deadline_);
+        return;
+      case Pending::kNone:
+        FAIRSCHED_CHECK(root_.done(),
+                        "a spawned coroutine suspended on an awaitable that is not part of "
+                        "coro/ (it would never be resumed)");
+        Finish();
+        return;
+    }
+  }
+
+  // The task ran while a wait is pending: decide whether the wait is over. Returns false if
+  // this run is a leftover wakeup and the wait goes on.
+  bool FinishWait() {
+    std::uint64_t word = word_.load(std::memory_order_acquire);
+    if ((word & kOpen) == 0) {  // a waker, Cancel or a remembered wakeup closed it
+      last_reason_ = ReasonOf(word);
+      return true;
+    }
+    const bool cancellable = (word & kCancellableWait) != 0;
+    WakeReason reason;
+    CancelReason cancel = CancelReason::kNone;
+    if (task_.IsExpired()) {
+      if (cancellable && cancel_deadline_ <= wait_deadline_) {
+        reason = WakeReason::kCancelled;
+        cancel = CancelReason::kDeadline;
+      } else {
+        reason = WakeReason::kDeadline;
+      }
+    } else if (cancellable && ops_->is_stopping(scheduler_)) {
+      reason = WakeReason::kShutdown;
+      cancel = CancelReason::kShutdown;
+    } else {
+      return false;
+    }
+    // Close it ourselves. Acquire on failure: a waker closed it first; we report its reason
+    // and need its writes. Its scheduler wakeup is still coming and is absorbed later.
+    if (!word_.compare_exchange_strong(word, Closed(word, reason), std::memory_order_acquire,
+                                       std::memory_order_acquire)) {
+      last_reason_ = ReasonOf(word);
+      return true;
+    }
+    // The wait is closed first, so cancelling does not wake this (running) task again.
+    if (cancel != CancelReason::kNone) RequestCancel(cancel);
+    last_reason_ = cancel == CancelReason::kNone ? reason : ShutdownOrCancelled();
+    return true;
+  }
+
+  void Finish() {
+    // Close any wait left prepared and mark the coroutine finished, so that a later waker,
+    // Cancel or Wakeup/Signal never calls into the scheduler. Relaxed: no data is handed
+    // over by this step (completion is published by done_ below).
+    std::uint64_t old = word_.load(std::memory_order_relaxed);
+    while (!word_.compare_exchange_weak(
+        old, (old & ~(kOpen | kCancellableWait | kExternalWait)) | kFinished,
+        std::memory_order_relaxed, std::memory_order_relaxed)) {
+    }
+    if (parent_ != nullptr) {
+      parent_->RemoveCancelCallback(&parent_link_);
+      parent_->Unref();
+      parent_ = nullptr;
+    }
+    CoroutineState* joiner = nullptr;
+    std::uint64_t join_epoch = 0;
+    bool report = false;
+    {
+      MutexLock lock(mu_);
+      // Release (under the mutex too, for WaitDone): the root frame's result is written.
+      done_.store(true, std::memory_order_release);
+      joiner = std::exchange(joiner_, nullptr);
+      join_epoch = join_epoch_;
+      report = detached_ && RootFailed();
+    }
+    cv_.notify_all();
+    if (report) ReportDetachedFailure();
+    if (joiner != nullptr) {
+      joiner->WakeEpoch(join_epoch, WakeReason::kWakeup);
+      joiner->Unref();
+    }
+    Unref();  // the coroutine's own reference: may delete this (and task_) right here
+  }
+
+  void RunCancelCallbacks(CancelReason reason) {
+    MutexLock lock(mu_);
+    cancel_callbacks_started_ = true;
+    while (callbacks_ != nullptr) {
+      CancelRegistration* registration = callbacks_;
+      Unlink(registration);
+      running_callback_ = registration;
+      running_callback_thread_ = std::this_thread::get_id();
+      lock.unlock();
+      // May destroy the registration: only our own fields are touched afterwards.
+      registration->invoke(registration->context, reason);
+      lock.lock();
+      running_callback_ = nullptr;
+      cv_.notify_all();
+    }
+  }
+
+  void Unlink(CancelRegistration* registration) {
+    if (registration->prev != nullptr) registration->prev->next = registration->next;
+    if (registration->next != nullptr) registration->next->prev = registration->prev;
+    if (callbacks_ == registration) callbacks_ = registration->next;
+    registration->prev = registration->next = nullptr;
+    registration->linked = false;
+  }
+
+  fairsched::Task task_;  // the scheduler task whose callback resumes the coroutine
+  void* const scheduler_;
+  const SchedulerOps* const ops_;
+  Atomic<std::uint64_t> word_{0};
+  Atomic<std::uint32_t> refs_{2};  // the coroutine's own and the JoinHandle's
+  Atomic<CancelReason> cancel_reason_{CancelReason::kNone};
+  Atomic<bool> done_{false};
+  // Coroutine-thread state (handed between workers by the scheduler's queues).
+  std::coroutine_handle<> resume_;  // innermost suspended coroutine
+  const std::coroutine_handle<> root_;
+  Pending pending_ = Pending::kNone;
+  bool wait_prepared_ = false;
+  WakeReason last_reason_ = WakeReason::kWakeup;
+  std::uint64_t epoch_ = 0;
+  TaskDeadline wait_deadline_ = kTaskDeadlineInfinite;  // the wait's own deadline
+  TaskDeadline post_deadline_ = kTaskDeadlineInfinite;  // ... bounded by cancel_deadline_
+  TaskDeadline cancel_deadline_ = kTaskDeadlineInfinite;  // fixed at Spawn
+  CoroutineState* parent_ = nullptr;                    // fixed at Spawn; holds a reference
+  CancelRegistration parent_link_;                      // in the parent's callbacks
+  // Guarded by mu_: cancel callbacks, completion and the joiner.
+  Mutex mu_;
+  ConditionVariable cv_;
+  CancelRegistration* callbacks_ = nullptr;
+  bool cancel_callbacks_started_ = false;
+  CancelRegistration* running_callback_ = nullptr;
+  std::thread::id running_callback_thread_;
+  CoroutineState* joiner_ = nullptr;  // holds a reference
+  std::uint64_t join_epoch_ = 0;
+  bool detached_ = false;
+
+  friend class fairsched::coro::CancelCallback;
+};
+
+inline bool CoroutineState::SetJoinWaker(CoroutineState* joiner) {
+  MutexLock lock(mu_);
+  if (IsDone()) return false;
+  FAIRSCHED_DCHECK(joiner_ == nullptr, "a coroutine is joined twice");
+  joiner->Ref();
+  joiner_ = joiner;
+  join_epoch_ = joiner->OpenWait(WaitMode::kUncancellable, /*external=*/false);
+  return true;
+}
+
+// The running spawned coroutine on this thread, or null. Not inlined: a coroutine may move
+// to another thread across a suspension, and the compiler must not reuse a thread-local
+// address computed before it.
+[[gnu::noinline]] inline CoroutineState* CurrentState() {
+  return static_cast<CoroutineState*>(internal::t_current_coroutine);
+}
+
+inline CoroutineState* RequireCurrentState(const char* what) {
+  CoroutineState* state = CurrentState();
+  FAIRSCHED_DCHECK(state != nullptr, what);
+  return state;
+}
+
+template <typename T>
+class SpawnedState final : public CoroutineState {
+ public:
+  SpawnedState(void* scheduler, const SchedulerOps* ops, Task<T> task,
+               const SpawnOptions& options)
+      : CoroutineState(scheduler, ops, task.handle(), options), task_(std::move(task)) {}
+
+  T TakeResult() { return task_.TakeResult(); }
+
+ private:
+  bool RootFailed() const override { return task_.handle().promise().HasException(); }
+  [[noreturn]] void ReportDetachedFailure() override {
+    try {
+      task_.TakeResult();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "fairsched: a detached coroutine threw: %s\n", e.what());
+    } catch (...) {
+      std::fprintf(stderr, "fairsched: a detached coroutine threw a non-std exception\n");
+    }
+    std::fflush(stderr);
+    std::abort();
+  }
+
+  Task<T> task_;
+};
+
+}  // namespace internal
+
+// A reference to a wait of a coroutine (see "The wait primitive"). Copyable; thread-safe;
+// each copy keeps the coroutine's state alive. Empty when default-constructed.
+class Waker {
+ public:
+  Waker() = default;
+  Waker(const Waker& other) : state_(other.state_), epoch_(other.epoch_) {
+    if (state_ != nullptr) state_->Ref();
+  }
+  Waker(Waker&& other) noexcept
+      : state_(std::exchange(other.state_, nullptr)), epoch_(other.epoch_) {}
+  Waker& operator=(Waker other) noexcept {
+    std::swap(state_, other.state_);
+    std::swap(epoch_, other.epoch_);
+    return *this;
+  }
+  ~Waker() {
+    if (state_ != nullptr) state_->Unref();
+  }
+
+  // Ends the wait with kWakeup / kSignal. True if this call ended it; false if the wait
+  // already ended (another waker, its deadline, Cancel, Stop) or a later wait has begun.
+  // Everything the caller wrote before is visible to the coroutine when it wakes.
+  bool Wakeup() const { return Wake(WakeReason::kWakeup); }
+  bool Signal() const { return Wake(WakeReason::kSignal); }
+
+  explicit operator bool() const { return state_ != nullptr; }
+  std::uint64_t epoch() const { return epoch_; }
+
+ private:
+  friend Waker PrepareWait(WaitMode mode);
+  Waker(internal::CoroutineState* state, std::uint64_t epoch) : state_(state), epoch_(epoch) {
+    state_->Ref();
+  }
+  bool Wake(WakeReason reason) const {
+    FAIRSCHED_DCHECK(state_ != nullptr, "Wakeup/Signal of an empty Waker");
+    return state_ != nullptr && state_->WakeEpoch(epoch_, reason);
+  }
+
+  internal::CoroutineState* state_ = nullptr;
+  std::uint64_t epoch_ = 0;
+};
+
+// The low-level wait primitive, step 1 (inside a spawned coroutine): opens a new wait and
+// returns its waker. Must be followed by `co_await WaitWoken(...)` before the next
+// PrepareWait (or any other runtime wait).
+[[nodiscard]] inline Waker PrepareWait(WaitMode mode = WaitMode::kCancellable) {
+  internal::CoroutineState* state =
+      internal::RequireCurrentState("PrepareWait outside a spawned coroutine");
+  return Waker(state, state->OpenWait(mode, /*external=*/false));
+}
+
+namespace internal {
+// Awaiter for a prepared wait; with `open_external` it first opens an external wait itself
+// (SleepUntil, WaitSignal).
+class WaitAwaiter {
+ public:
+  WaitAwaiter(TaskDeadline deadline, bool open_external)
+      : deadline_(deadline), open_external_(open_external) {}
+  bool await_ready() {
+    state_ = RequireCurrentState("a coro wait outside a spawned coroutine");
+    if (open_external_) state_->OpenWait(WaitMode::kCancellable, /*external=*/true);
+    reason_is_set_ = state_->TakeClosedWait(&reason_);
+    return reason_is_set_;
+  }
+  void await_suspend(std::coroutine_handle<> handle) {
+    state_->SuspendForWait(handle, deadline_);
+  }
+  WakeReason await_resume() {
+    return reason_is_set_ ? reason_ : state_->LastWakeReason();
+  }
+
+ private:
+  TaskDeadline deadline_;
+  bool open_external_;
+  bool reason_is_set_ = false;
+  CoroutineState* state_ = nullptr;
+  WakeReason reason_ = WakeReason::kWakeup;
+};
+}  // namespace internal
+
+// The low-level wait primitive, step 2: suspends until the prepared wait ends (see "The wait
+// primitive") or `deadline` passes; returns why.
+inline internal::WaitAwaiter WaitWoken(TaskDeadline deadline = kTaskDeadlineInfinite) {
+  return internal::WaitAwaiter(deadline, /*open_external=*/false);
+}
+
+// Re-posts the coroutine: it continues after the tasks already in the ready queue.
+inline auto Yield() {
+  struct Awaiter {
+    bool await_ready() noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> handle) {
+      internal::RequireCurrentState("Yield outside a spawned coroutine")
+          ->SuspendForYield(handle);
+    }
+    void await_resume() noexcept {}
+  };
+  return Awaiter{};
+}
+
+// Waits until `deadline` (kDeadline), or until CoroutineRef::Wakeup/Signal (kWakeup /
+// kSignal; one that came earlier and was not consumed ends it at once), Cancel (kCancelled)
+// or Stop (kShutdown). SleepUntil/SleepFor and WaitSignal are the same wait; the names say
+// which outcome the caller expects.
+inline internal::WaitAwaiter WaitSignal(TaskDeadline deadline = kTaskDeadlineInfinite) {
+  return internal::WaitAwaiter(deadline, /*open_external=*/true);
+}
+inline internal::WaitAwaiter SleepUntil(TaskDeadline deadline) { return WaitSignal(deadline); }
+inline internal::WaitAwaiter SleepFor(std::chrono::nanoseconds duration) {
+  return WaitSignal(DeadlineAfter(duration));
+}
+
+// Inside a spawned coroutine: whether it is cancelled (Cancel, a parent's cancellation, its
+// cancellation deadline has passed, or the scheduler is stopping), and why.
+inline CancelReason CurrentCancelReason() {
+  return internal::RequireCurrentState("CurrentCancelReason outside a spawned coroutine")
+      ->CancellationReason();
+}
+inline bool IsCancelled() { return CurrentCancelReason() != CancelReason::kNone; }
+
+// A copyable, thread-safe reference to a spawned coroutine (no result access). Keeps its
+// state alive. Empty when default-constructed.
+class CoroutineRef {
+ public:
+  CoroutineRef() = default;
+  CoroutineRef(const CoroutineRef& other) : state_(other.state_) {
+    if (state_ != nullptr) state_->Ref();
+  }
+  CoroutineRef(CoroutineRef&& other) noexcept : state_(std::exchange(other.state_, nullptr)) {}
+  CoroutineRef& operator=(CoroutineRef other) noexcept {
+    std::swap(state_, other.state_);
+    return *this;
+  }
+  ~CoroutineRef() {
+    if (state_ != nullptr) state_->Unref();
+  }
+
+  // Ends the coroutine's current WaitSignal/Sleep* with kWakeup / kSignal, or, if it is
+  // not in one, makes its next one return at once (the scheduler's Wakeup/Signal rule).
+  // Waits prepared with PrepareWait are not affected (they have their own Waker).
+  void Wakeup() const { state_->NotifyExternal(WakeReason::kWakeup); }
+  void Signal() const { state_->NotifyExternal(WakeReason::kSignal); }
+  // Cancels with reason kRequested (see "Cancellation"). True if this call cancelled it.
+  bool Cancel() const { return state_->RequestCancel(CancelReason::kRequested); }
+  bool IsDone() const { return state_->IsDone(); }
+  explicit operator bool() const { return state_ != nullptr; }
+
+ private:
+  friend CoroutineRef ThisCoroutine();
+  template <typename T>
+  friend class JoinHandle;
+  explicit CoroutineRef(internal::CoroutineState* state) : state_(state) { state_->Ref(); }
+  internal::CoroutineState* state_ = nullptr;
+};
+
+// Inside a spawned coroutine: a reference to itself (to hand to whoever will signal it).
+inline CoroutineRef ThisCoroutine() {
+  return CoroutineRef(internal::RequireCurrentState("ThisCoroutine outside a spawned coroutine"));
+}
+
+// The owner's handle of a spawned coroutine: join (co_await, Get, WaitFor), cancel, signal,
+// detach. Move-only. Destroying it detaches the coroutine (it keeps running).
+template <typename T>
+class [[nodiscard]] JoinHandle {
+ public:
+  JoinHandle() = default;
+  JoinHandle(JoinHandle&& other) noexcept : state_(std::exchange(other.state_, nullptr)) {}
+  JoinHandle& operator=(JoinHandle&& other) noexcept {
+    if (this != &other) {
+      Detach();
+      state_ = std::exchange(other.state_, nullptr);
+    }
+    return *this;
+  }
+  ~JoinHandle() { Detach(); }
+
+  bool IsValid() const { return state_ != nullptr; }
+  bool IsDone() const { return state_->IsDone(); }
+
+  // Plain thread (not a task of the coroutine's scheduler with one worker: it would wait
+  // for itself): waits until the coroutine finished or the timeout passed.
+  bool WaitFor(std::chrono::nanoseconds timeout) {
+    return state_->WaitDone(DeadlineAfter(timeout));
+  }
+  bool WaitUntil(TaskDeadline deadline) { return state_->WaitDone(deadline); }
+  // Plain thread: waits for the result; returns it or rethrows. Consumes the handle.
+  T Get() {
+    FAIRSCHED_DCHECK(state_ != nullptr, "Get on an empty JoinHandle");
+    state_->WaitDone(kTaskDeadlineInfinite);
+    return TakeAndRelease();
+  }
+
+  // Inside a spawned coroutine: `co_await std::move(handle)` waits (uncancellably: the
+  // joined coroutine is cancelled with us if it is our child) and returns the result or
+  // rethrows. Consumes the handle.
+  auto operator co_await() && {
+    FAIRSCHED_DCHECK(state_ != nullptr, "co_await of an empty JoinHandle");
+    return JoinAwaiter(std::exchange(state_, nullptr));
+  }
+
+  // Lets it run on its own. (An exception it then ends with aborts the process.)
+  void Detach() {
+    if (state_ == nullptr) return;
+    state_->Detach();
+    std::exchange(state_, nullptr)->Unref();
+  }
+  bool Cancel() const { return state_->RequestCancel(CancelReason::kRequested); }
+  void Wakeup() const { state_->NotifyExternal(WakeReason::kWakeup); }
+  void Signal() const { state_->NotifyExternal(WakeReason::kSignal); }
+  CoroutineRef Ref() const { return CoroutineRef(state_); }
+
+ private:
+  using State = internal::SpawnedState<T>;
+  template <typename Scheduler, typename U>
+  friend JoinHandle<U> Spawn(Scheduler& scheduler, Task<U> task, SpawnOptions options);
+  explicit JoinHandle(State* state) : state_(state) {}
+
+  T TakeAndRelease() {
+    State* state = std::exchange(state_, nullptr);
+    struct Release {
+      State* state;
+      ~Release() { state->Unref(); }
+    } release{state};
+    return state->TakeResult();
+  }
+
+  class JoinAwaiter {
+   public:
+    explicit JoinAwaiter(State* state) : state_(state) {}
+    JoinAwaiter(JoinAwaiter&& other) noexcept : state_(std::exchange(other.state_, nullptr)) {}
+    ~JoinAwaiter() {
+      if (state_ != nullptr) state_->Unref();
+    }
+    bool await_ready() {
+      if (state_->IsDone()) return true;
+      joiner_ = internal::RequireCurrentState("co_await of a JoinHandle outside a coroutine");
+      if (!state_->SetJoinWaker(joiner_)) return true;  // finished meanwhile
+      WakeReason ignored;
+      return joiner_->TakeClosedWait(&ignored);
+    }
+    void await_suspend(std::coroutine_handle<> handle) {
+      joiner_->SuspendForWait(handle, kTaskDeadlineInfinite);
+    }
+    T await_resume() {
+      FAIRSCHED_DCHECK(state_->IsDone(), "a join wait ended before the coroutine finished");
+      State* state = std::exchange(state_, nullptr);
+      struct Release {
+        State* state;
+        ~Release() { state->Unref(); }
+      } release{state};
+      return state->TakeResult();
+    }
+
+   private:
+    State* state_;
+    internal::CoroutineState* joiner_ = nullptr;
+  };
+
+  State* state_ = nullptr;
+};
+
+// Runs `task` as a coroutine on `scheduler` (any BasicTaskScheduler<...>): it is posted like
+// a task and starts when a worker takes it. Thread-safe; callable inside coroutines (see
+// SpawnOptions::child_of_current). The scheduler must outlive the coroutine.
+template <typename Scheduler, typename T>
+JoinHandle<T> Spawn(Scheduler& scheduler, Task<T> task, SpawnOptions options) {
+  FAIRSCHED_DCHECK(task.IsValid() && !task.IsDone(), "Spawn of an empty or started task");
+  auto* state = new internal::SpawnedState<T>(
+      &scheduler, &internal::kSchedulerOps<Scheduler>, std::move(task), options);
+  state->Start();
+  return JoinHandle<T>(state);
+}
+
+// Registers `callback(CancelReason)` to run when the current coroutine is cancelled, on
+// the cancelling thread (at once, here, if it already is). The destructor deregisters; if
+// the callback is running on another thread it waits for it to return. Create and destroy
+// it inside the same spawned coroutine. Neither copyable nor movable.
+class CancelCallback {
+ public:
+  template <typename F>
+  explicit CancelCallback(F&& callback)
+      : callback_(std::forward<F>(callback)),
+        state_(internal::RequireCurrentState("CancelCallback outside a spawned coroutine")) {
+    registration_.invoke = [](void* self, CancelReason reason) {
+      static_cast<CancelCallback*>(self)->callback_(reason);
+    };
+    registration_.context = this;
+    state_->AddCancelCallback(&registration_);
+  }
+  ~CancelCallback() { state_->RemoveCancelCallback(&registration_); }
+  CancelCallback(const CancelCallback&) = delete;
+  CancelCallback& operator=(const CancelCallback&) = delete;
+
+ private:
+  internal::CancelRegistration registration_;
+  std::function<void(CancelReason)> callback_;
+  internal::CoroutineState* state_;
+};
+
+}  // namespace fairsched::coro
+
+#endif  // FAIRSCHED_CORO_RUNTIME_H_

@@ -1,0 +1,424 @@
+// Tests for the coro runtime (coro/runtime.h): Spawn and the JoinHandle, Yield, sleeps,
+// WaitSignal, the PrepareWait/WaitWoken primitive with epochs, cancellation (reasons,
+// children, deadlines, callbacks), Stop with live coroutines, and misuse messages.
+#include "coro/runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sched/task_scheduler.h"
+
+namespace fairsched::coro {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr auto kLongTime = seconds(60);  // "never" for a test that must not hit it
+
+Task<int> Answer() { co_return 42; }
+
+TEST(RuntimeTest, SpawnRunsAndGetReturnsTheValue) {
+  TaskScheduler sched;
+  sched.Start(2);
+  JoinHandle<int> handle = Spawn(sched, Answer());
+  EXPECT_EQ(handle.Get(), 42);
+  EXPECT_FALSE(handle.IsValid());
+}
+
+TEST(RuntimeTest, SpawnBeforeStartRunsAfterStart) {
+  TaskScheduler sched;
+  JoinHandle<int> handle = Spawn(sched, Answer());
+  EXPECT_FALSE(handle.WaitFor(milliseconds(20)));
+  sched.Start(1);
+  EXPECT_TRUE(handle.WaitFor(kLongTime));
+  EXPECT_EQ(handle.Get(), 42);
+}
+
+Task<int> ThrowAfterYield() {
+  co_await Yield();
+  throw std::runtime_error("from a coroutine");
+  co_return 0;
+}
+
+TEST(RuntimeTest, ExceptionReachesAPlainThreadWaiter) {
+  TaskScheduler sched;
+  sched.Start(2);
+  JoinHandle<int> handle = Spawn(sched, ThrowAfterYield());
+  EXPECT_TRUE(handle.WaitFor(kLongTime));
+  EXPECT_THROW(handle.Get(), std::runtime_error);
+}
+
+TEST(RuntimeTest, AwaitingAJoinHandleReturnsValueAndException) {
+  TaskScheduler sched;
+  sched.Start(2);
+  auto parent = [](TaskScheduler* s) -> Task<std::string> {
+    JoinHandle<int> value = Spawn(*s, Answer());
+    JoinHandle<int> failing = Spawn(*s, ThrowAfterYield());
+    const int v = co_await std::move(value);
+    try {
+      co_await std::move(failing);
+    } catch (const std::runtime_error& e) {
+      co_return std::to_string(v) + " " + e.what();
+    }
+    co_return "no exception";
+  };
+  EXPECT_EQ(Spawn(sched, parent(&sched)).Get(), "42 from a coroutine");
+}
+
+TEST(RuntimeTest, JoiningAChildThatWaitsForASignal) {
+  TaskScheduler sched;
+  sched.Start(2);
+  std::atomic<bool> child_waiting{false};
+  CoroutineRef child_ref;
+  std::atomic<bool> ref_ready{false};
+  auto child = [&]() -> Task<WakeReason> {
+    child_ref = ThisCoroutine();
+    ref_ready.store(true);
+    co_return co_await WaitSignal();
+  };
+  auto parent = [&](TaskScheduler* s) -> Task<WakeReason> {
+    co_return co_await Spawn(*s, child());
+  };
+  JoinHandle<WakeReason> handle = Spawn(sched, parent(&sched));
+  while (!ref_ready.load()) std::this_thread::yield();
+  EXPECT_FALSE(handle.WaitFor(milliseconds(20)));
+  child_ref.Signal();
+  EXPECT_EQ(handle.Get(), WakeReason::kSignal);
+  (void)child_waiting;
+}
+
+// Yield puts the coroutine behind what is already ready; callback tasks and coroutines
+// share the queue.
+TEST(RuntimeTest, YieldGoesToTheBackOfTheReadyQueue) {
+  TaskScheduler sched;
+  std::vector<std::string> log;  // one worker: no data race
+  auto body = [&]() -> Task<> {
+    log.push_back("coro 1");
+    co_await Yield();
+    log.push_back("coro 2");
+  };
+  JoinHandle<void> handle = Spawn(sched, body());
+  sched.PostOneShot([&] { log.push_back("task"); });
+  sched.Start(1);
+  handle.Get();
+  sched.Stop();
+  EXPECT_EQ(log, (std::vector<std::string>{"coro 1", "task", "coro 2"}));
+}
+
+TEST(RuntimeTest, SleepForWaitsAtLeastItsDuration) {
+  TaskScheduler sched;
+  sched.Start(2);
+  auto body = []() -> Task<WakeReason> {
+    const auto start = TaskClock::now();
+    const WakeReason reason = co_await SleepFor(milliseconds(30));
+    EXPECT_GE(TaskClock::now() - start, milliseconds(30));
+    co_return reason;
+  };
+  EXPECT_EQ(Spawn(sched, body()).Get(), WakeReason::kDeadline);
+}
+
+TEST(RuntimeTest, WaitSignalReportsEachReason) {
+  TaskScheduler sched;
+  sched.Start(2);
+  std::atomic<int> stage{0};
+  auto body = [&]() -> Task<std::vector<WakeReason>> {
+    std::vector<WakeReason> reasons;
+    reasons.push_back(co_await WaitSignal(DeadlineAfter(milliseconds(5))));  // deadline
+    stage.store(1);
+    reasons.push_back(co_await WaitSignal());  // signal from the test thread
+    stage.store(2);
+    reasons.push_back(co_await WaitSignal());  // wakeup from the test thread
+    stage.store(3);
+    while (stage.load() != 4) co_await Yield();
+    reasons.push_back(co_await WaitSignal());  // remembered signal: at once
+    co_return reasons;
+  };
+  JoinHandle<std::vector<WakeReason>> handle = Spawn(sched, body());
+  while (stage.load() != 1) std::this_thread::yield();
+  handle.Signal();
+  while (stage.load() != 2) std::this_thread::yield();
+  handle.Wakeup();
+  while (stage.load() != 3) std::this_thread::yield();
+  handle.Signal();  // no wait open: remembered
+  stage.store(4);
+  EXPECT_EQ(handle.Get(), (std::vector<WakeReason>{WakeReason::kDeadline, WakeReason::kSignal,
+                                                   WakeReason::kWakeup, WakeReason::kSignal}));
+}
+
+// The primitive: a waker handed out before suspending; a stale waker does nothing.
+TEST(RuntimeTest, PrepareWaitWakerAndStaleWaker) {
+  TaskScheduler sched;
+  sched.Start(2);
+  Waker first;
+  std::atomic<int> stage{0};
+  std::atomic<bool> second_ready{false};
+  Waker second;
+  auto body = [&]() -> Task<std::vector<WakeReason>> {
+    std::vector<WakeReason> reasons;
+    first = PrepareWait();
+    reasons.push_back(co_await WaitWoken(DeadlineAfter(milliseconds(5))));  // times out
+    stage.store(1);
+    while (stage.load() != 2) co_await Yield();  // the test fires the stale waker now
+    second = PrepareWait();
+    second_ready.store(true);
+    reasons.push_back(co_await WaitWoken(DeadlineAfter(milliseconds(200))));
+    co_return reasons;
+  };
+  JoinHandle<std::vector<WakeReason>> handle = Spawn(sched, body());
+  while (stage.load() != 1) std::this_thread::yield();
+  EXPECT_FALSE(first.Wakeup());  // its wait already ended by deadline
+  stage.store(2);
+  while (!second_ready.load()) std::this_thread::yield();
+  EXPECT_FALSE(first.Signal());  // stale: must not end the second wait
+  const std::vector<WakeReason> reasons = handle.Get();
+  EXPECT_EQ(reasons, (std::vector<WakeReason>{WakeReason::kDeadline, WakeReason::kDeadline}));
+  EXPECT_FALSE(second.Wakeup());
+}
+
+TEST(RuntimeTest, WakerFiredBeforeSuspendingIsNotLost) {
+  TaskScheduler sched;
+  sched.Start(1);
+  auto body = []() -> Task<WakeReason> {
+    Waker waker = PrepareWait();
+    EXPECT_TRUE(waker.Signal());
+    EXPECT_FALSE(waker.Wakeup());  // one wake per wait
+    co_return co_await WaitWoken();
+  };
+  EXPECT_EQ(Spawn(sched, body()).Get(), WakeReason::kSignal);
+}
+
+TEST(RuntimeTest, CancelEndsACancellableWaitOnly) {
+  TaskScheduler sched;
+  sched.Start(2);
+  std::atomic<int> stage{0};
+  Waker uncancellable;
+  auto body = [&]() -> Task<std::vector<WakeReason>> {
+    std::vector<WakeReason> reasons;
+    EXPECT_FALSE(IsCancelled());
+    uncancellable = PrepareWait(WaitMode::kUncancellable);
+    stage.store(1);
+    reasons.push_back(co_await WaitWoken());  // Cancel does not end it; the waker does
+    EXPECT_TRUE(IsCancelled());
+    EXPECT_EQ(CurrentCancelReason(), CancelReason::kRequested);
+    reasons.push_back(co_await WaitSignal());     // cancelled already: at once
+    reasons.push_back(co_await SleepFor(kLongTime));  // same
+    co_return reasons;
+  };
+  JoinHandle<std::vector<WakeReason>> handle = Spawn(sched, body());
+  while (stage.load() != 1) std::this_thread::yield();
+  EXPECT_TRUE(handle.Cancel());
+  EXPECT_FALSE(handle.Cancel());  // idempotent
+  EXPECT_FALSE(handle.WaitFor(milliseconds(20)));
+  EXPECT_TRUE(uncancellable.Wakeup());
+  EXPECT_EQ(handle.Get(), (std::vector<WakeReason>{WakeReason::kWakeup, WakeReason::kCancelled,
+                                                   WakeReason::kCancelled}));
+}
+
+TEST(RuntimeTest, CancelWakesASleepingCoroutine) {
+  TaskScheduler sched;
+  sched.Start(2);
+  std::atomic<bool> sleeping{false};
+  auto body = [&]() -> Task<WakeReason> {
+    sleeping.store(true);
+    co_return co_await SleepFor(kLongTime);
+  };
+  JoinHandle<WakeReason> handle = Spawn(sched, body());
+  while (!sleeping.load()) std::this_thread::yield();
+  handle.Cancel();
+  EXPECT_EQ(handle.Get(), WakeReason::kCancelled);
+}
+
+TEST(RuntimeTest, CancellingAParentCancelsItsChildren) {
+  TaskScheduler sched;
+  sched.Start(2);
+  std::atomic<int> children_waiting{0};
+  auto child = [&]() -> Task<CancelReason> {
+    children_waiting.fetch_add(1);
+    const WakeReason reason = co_await WaitSignal();
+    EXPECT_EQ(reason, WakeReason::kCancelled);
+    co_return CurrentCancelReason();
+  };
+  auto parent = [&](TaskScheduler* s) -> Task<int> {
+    JoinHandle<CancelReason> a = Spawn(*s, child());
+    JoinHandle<CancelReason> b = Spawn(*s, child());
+    JoinHandle<CancelReason> independent = Spawn(*s, child(), {.child_of_current = false});
+    const WakeReason reason = co_await WaitSignal();
+    EXPECT_EQ(reason, WakeReason::kCancelled);
+    int cancelled = (co_await std::move(a) == CancelReason::kRequested) +
+                    (co_await std::move(b) == CancelReason::kRequested);
+    EXPECT_FALSE(independent.IsDone());
+    independent.Cancel();
+    cancelled += co_await std::move(independent) == CancelReason::kRequested;
+    co_return cancelled;
+  };
+  JoinHandle<int> handle = Spawn(sched, parent(&sched));
+  while (children_waiting.load() != 3) std::this_thread::yield();
+  handle.Cancel();
+  EXPECT_EQ(handle.Get(), 3);
+}
+
+TEST(RuntimeTest, ParentDeadlineBoundsChildren) {
+  TaskScheduler sched;
+  sched.Start(2);
+  auto child = []() -> Task<CancelReason> {
+    const WakeReason reason = co_await SleepFor(kLongTime);
+    EXPECT_EQ(reason, WakeReason::kCancelled);
+    co_return CurrentCancelReason();
+  };
+  auto parent = [&](TaskScheduler* s) -> Task<CancelReason> {
+    co_return co_await Spawn(*s, child());
+  };
+  const auto start = TaskClock::now();
+  JoinHandle<CancelReason> handle =
+      Spawn(sched, parent(&sched), {.deadline = DeadlineAfter(milliseconds(30))});
+  EXPECT_EQ(handle.Get(), CancelReason::kDeadline);
+  EXPECT_GE(TaskClock::now() - start, milliseconds(30));
+  EXPECT_LT(TaskClock::now() - start, kLongTime);
+}
+
+TEST(RuntimeTest, CancellationDeadlineIsSeenByPollingCode) {
+  TaskScheduler sched;
+  sched.Start(1);
+  auto body = []() -> Task<CancelReason> {
+    while (!IsCancelled()) co_await Yield();
+    co_return CurrentCancelReason();
+  };
+  EXPECT_EQ(Spawn(sched, body(), {.deadline = DeadlineAfter(milliseconds(10))}).Get(),
+            CancelReason::kDeadline);
+}
+
+TEST(RuntimeTest, CancelCallbacksRunAndMayReenter) {
+  TaskScheduler sched;
+  sched.Start(2);
+  std::atomic<int> stage{0};
+  std::atomic<int> calls{0};
+  auto body = [&]() -> Task<int> {
+    CoroutineRef self = ThisCoroutine();
+    // Re-entrant: cancelling the coroutine that is being cancelled returns at once.
+    CancelCallback reenter([&, self](CancelReason reason) {
+      EXPECT_EQ(reason, CancelReason::kRequested);
+      EXPECT_FALSE(self.Cancel());
+      calls.fetch_add(1);
+    });
+    {
+      CancelCallback removed([&](CancelReason) { calls.fetch_add(100); });
+    }  // deregistered before the cancel: never runs
+    stage.store(1);
+    co_await WaitSignal();
+    // Registered after the cancellation: runs at once, here.
+    CancelCallback late([&](CancelReason) { calls.fetch_add(10); });
+    co_return calls.load();
+  };
+  JoinHandle<int> handle = Spawn(sched, body());
+  while (stage.load() != 1) std::this_thread::yield();
+  handle.Cancel();
+  EXPECT_EQ(handle.Get(), 11);
+}
+
+// Two coroutines whose callbacks cancel each other: no deadlock, each cancelled once.
+TEST(RuntimeTest, MutuallyCancellingCallbacksDoNotDeadlock) {
+  TaskScheduler sched;
+  sched.Start(2);
+  for (int round = 0; round < 50; ++round) {
+    CoroutineRef refs[2];
+    std::atomic<int> ready{0};
+    auto body = [&](int me) -> Task<CancelReason> {
+      refs[me] = ThisCoroutine();
+      ready.fetch_add(1);
+      while (ready.load() < 3) co_await Yield();
+      CancelCallback cancel_other([&, me](CancelReason) { refs[1 - me].Cancel(); });
+      co_await WaitSignal();
+      co_return CurrentCancelReason();
+    };
+    JoinHandle<CancelReason> a = Spawn(sched, body(0));
+    JoinHandle<CancelReason> b = Spawn(sched, body(1));
+    while (ready.load() != 2) std::this_thread::yield();
+    ready.store(3);
+    std::thread t1([&] { a.Cancel(); });
+    std::thread t2([&] { b.Cancel(); });
+    t1.join();
+    t2.join();
+    EXPECT_EQ(a.Get(), CancelReason::kRequested);
+    EXPECT_EQ(b.Get(), CancelReason::kRequested);
+  }
+}
+
+TEST(RuntimeTest, StopWakesWaitingCoroutinesWithShutdown) {
+  std::atomic<int> waiting{0};
+  std::vector<WakeReason> reasons(3);
+  std::vector<CancelReason> cancels(3);
+  std::vector<JoinHandle<void>> handles;
+  {
+    TaskScheduler sched;
+    sched.Start(2);
+    auto sleeper = [&](int i) -> Task<> {
+      waiting.fetch_add(1);
+      if (i == 0) reasons[i] = co_await SleepFor(kLongTime);
+      if (i == 1) reasons[i] = co_await WaitSignal();
+      if (i == 2) {
+        Waker waker = PrepareWait();  // nobody will ever fire it
+        reasons[i] = co_await WaitWoken();
+      }
+      cancels[i] = CurrentCancelReason();
+      co_await Yield();  // still allowed while stopping
+      EXPECT_EQ(co_await WaitSignal(), WakeReason::kShutdown);  // later waits end at once
+    };
+    for (int i = 0; i < 3; ++i) handles.push_back(Spawn(sched, sleeper(i)));
+    // A detached one that never gets a handle back: its frame must still be freed.
+    Spawn(sched, sleeper(0)).Detach();
+    while (waiting.load() != 4) std::this_thread::yield();
+    sched.Stop();
+    for (JoinHandle<void>& handle : handles) EXPECT_TRUE(handle.IsDone());
+  }  // the scheduler is gone; the handles still own finished states
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(reasons[i], WakeReason::kShutdown) << i;
+    EXPECT_EQ(cancels[i], CancelReason::kShutdown) << i;
+  }
+  for (JoinHandle<void>& handle : handles) handle.Get();
+}
+
+TEST(RuntimeTest, CoroutinesRunOnAnyBasicTaskScheduler) {
+  TrivialPolicyTaskScheduler sched;
+  sched.Start(2);
+  auto body = []() -> Task<int> {
+    co_await Yield();
+    co_await SleepFor(milliseconds(1));
+    co_return co_await Answer();
+  };
+  EXPECT_EQ(Spawn(sched, body()).Get(), 42);
+}
+
+#ifndef NDEBUG
+TEST(RuntimeDeathTest, RuntimeAwaitablesOutsideASpawnedCoroutineDie) {
+  auto body = []() -> Task<> { co_await Yield(); };
+  EXPECT_DEATH(RunSync(body()), "Yield outside a spawned coroutine");
+  EXPECT_DEATH((void)PrepareWait(), "PrepareWait outside a spawned coroutine");
+}
+#endif
+
+TEST(RuntimeDeathTest, DetachedCoroutineThatThrowsAborts) {
+  auto run = [] {
+    TaskScheduler sched;
+    std::atomic<bool> go{false};
+    auto body = [&]() -> Task<int> {
+      while (!go.load()) co_await Yield();
+      throw std::runtime_error("nobody is listening");
+    };
+    Spawn(sched, body()).Detach();
+    go.store(true);
+    sched.Start(1);
+    sched.Stop();
+  };
+  EXPECT_DEATH(run(), "a detached coroutine threw: nobody is listening");
+}
+
+}  // namespace
+}  // namespace fairsched::coro
