@@ -51,10 +51,13 @@
 // parent cancels the child with the same reason, and the child's cancellation deadline is
 // at most the parent's. SpawnOptions::deadline cancels the coroutine (reason kDeadline) at
 // that time: a cancellable wait ends then with kCancelled and IsCancelled() turns true.
-// CancelCallback registers a function that runs on the cancelling thread; callbacks never
-// run under a lock, a callback may cancel anything (also its own coroutine again: Cancel is
-// idempotent) and may deregister itself, and deregistering waits only for a callback that
-// is running on another thread.
+// CancelCallback registers a function that runs on the cancelling thread (or at once, if
+// the coroutine is already cancelled). Cancel runs every callback, children's cancellation
+// included, before it ends the coroutine's wait, so the woken coroutine finds them done.
+// Callbacks never run under a lock; a callback may cancel anything (also its own coroutine
+// again: Cancel is idempotent) and may deregister itself; deregistering waits only for a
+// callback that is running on another thread. A callback must not wait for its own
+// coroutine to make progress (that coroutine is not woken until the callback returns).
 //
 // Stop: when the scheduler stops, every coroutine that waits (or starts a cancellable wait)
 // is cancelled with reason kShutdown and its wait returns kShutdown; IsCancelled() turns
@@ -340,17 +343,20 @@ class CoroutineState {
     if (closes) ops_->wakeup(scheduler_, &task_);
   }
 
-  // Any thread: cancels the coroutine (first reason wins), ends its cancellable wait, and
-  // runs its cancel callbacks (children included) on this thread. Returns false if it
-  // already was cancelled. Never holds a lock while it calls out.
+  // Any thread: cancels the coroutine (first reason wins): runs its cancel callbacks
+  // (children included) on this thread, then ends its cancellable wait. Callbacks run
+  // first so that a coroutine woken by the cancellation finds them all done. Returns false
+  // if it already was cancelled. Never holds a lock while it calls out.
   bool RequestCancel(CancelReason reason) {
     CancelReason expected = CancelReason::kNone;
-    // Release: publishes the reason before the kCancelRequested bit (set below) that
-    // readers of the word act on; acquire on failure: we return the earlier state.
+    // Acq_rel: release publishes the reason before the kCancelRequested bit (set below)
+    // that readers of the word act on; acquire on failure: the caller may rely on the
+    // earlier cancellation's effects.
     if (!cancel_reason_.compare_exchange_strong(expected, reason, std::memory_order_acq_rel,
                                                 std::memory_order_acquire)) {
       return false;
     }
+    RunCancelCallbacks(reason);
     const WakeReason wake_reason =
         reason == CancelReason::kShutdown ? WakeReason::kShutdown : WakeReason::kCancelled;
     std::uint64_t old = word_.load(std::memory_order_relaxed);
@@ -359,12 +365,10 @@ class CoroutineState {
     do {
       closes = (old & kOpen) != 0 && (old & kCancellableWait) != 0;
       desired = (closes ? Closed(old, wake_reason) : old) | kCancelRequested;
-      // Acq_rel: release as in WakeEpoch; acquire so that an OpenWait that read our bit
-      // and a CAS here are totally ordered with the coroutine's own word updates.
-    } while (!word_.compare_exchange_weak(old, desired, std::memory_order_acq_rel,
+      // Release, as in WakeEpoch: the callbacks' effects are visible to the coroutine.
+    } while (!word_.compare_exchange_weak(old, desired, std::memory_order_release,
                                           std::memory_order_relaxed));
     if (closes) ops_->wakeup(scheduler_, &task_);
-    RunCancelCallbacks(reason);
     return true;
   }
 
