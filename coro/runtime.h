@@ -634,7 +634,7 @@ inline bool CoroutineState::SetJoinWaker(CoroutineState* joiner) {
   return static_cast<CoroutineState*>(internal::t_current_coroutine);
 }
 
-inline CoroutineState* RequireCurrentState(const char* what) {
+inline CoroutineState* RequireCurrentState([[maybe_unused]] const char* what) {
   CoroutineState* state = CurrentState();
   FAIRSCHED_DCHECK(state != nullptr, what);
   return state;
@@ -807,14 +807,18 @@ class CoroutineRef {
   // Ends the coroutine's current WaitSignal/Sleep* with kWakeup / kSignal, or, if it is
   // not in one, makes its next one return at once (the scheduler's Wakeup/Signal rule).
   // Waits prepared with PrepareWait are not affected (they have their own Waker).
-  void Wakeup() const { state_->NotifyExternal(WakeReason::kWakeup); }
-  void Signal() const { state_->NotifyExternal(WakeReason::kSignal); }
+  void Wakeup() const { Checked()->NotifyExternal(WakeReason::kWakeup); }
+  void Signal() const { Checked()->NotifyExternal(WakeReason::kSignal); }
   // Cancels with reason kRequested (see "Cancellation"). True if this call cancelled it.
-  bool Cancel() const { return state_->RequestCancel(CancelReason::kRequested); }
-  bool IsDone() const { return state_->IsDone(); }
+  bool Cancel() const { return Checked()->RequestCancel(CancelReason::kRequested); }
+  bool IsDone() const { return Checked()->IsDone(); }
   explicit operator bool() const { return state_ != nullptr; }
 
  private:
+  internal::CoroutineState* Checked() const {
+    FAIRSCHED_DCHECK(state_ != nullptr, "use of an empty CoroutineRef");
+    return state_;
+  }
   friend CoroutineRef ThisCoroutine();
   template <typename T>
   friend class JoinHandle;
@@ -844,18 +848,17 @@ class [[nodiscard]] JoinHandle {
   ~JoinHandle() { Detach(); }
 
   bool IsValid() const { return state_ != nullptr; }
-  bool IsDone() const { return state_->IsDone(); }
+  bool IsDone() const { return Checked()->IsDone(); }
 
   // Plain thread (not a task of the coroutine's scheduler with one worker: it would wait
   // for itself): waits until the coroutine finished or the timeout passed.
   bool WaitFor(std::chrono::nanoseconds timeout) {
-    return state_->WaitDone(DeadlineAfter(timeout));
+    return Checked()->WaitDone(DeadlineAfter(timeout));
   }
-  bool WaitUntil(TaskDeadline deadline) { return state_->WaitDone(deadline); }
+  bool WaitUntil(TaskDeadline deadline) { return Checked()->WaitDone(deadline); }
   // Plain thread: waits for the result; returns it or rethrows. Consumes the handle.
   T Get() {
-    FAIRSCHED_DCHECK(state_ != nullptr, "Get on an empty JoinHandle");
-    state_->WaitDone(kTaskDeadlineInfinite);
+    Checked()->WaitDone(kTaskDeadlineInfinite);
     return TakeAndRelease();
   }
 
@@ -863,7 +866,7 @@ class [[nodiscard]] JoinHandle {
   // joined coroutine is cancelled with us if it is our child) and returns the result or
   // rethrows. Consumes the handle.
   auto operator co_await() && {
-    FAIRSCHED_DCHECK(state_ != nullptr, "co_await of an empty JoinHandle");
+    Checked();
     return JoinAwaiter(std::exchange(state_, nullptr));
   }
 
@@ -873,13 +876,18 @@ class [[nodiscard]] JoinHandle {
     state_->Detach();
     std::exchange(state_, nullptr)->Unref();
   }
-  bool Cancel() const { return state_->RequestCancel(CancelReason::kRequested); }
-  void Wakeup() const { state_->NotifyExternal(WakeReason::kWakeup); }
-  void Signal() const { state_->NotifyExternal(WakeReason::kSignal); }
-  CoroutineRef Ref() const { return CoroutineRef(state_); }
+  bool Cancel() const { return Checked()->RequestCancel(CancelReason::kRequested); }
+  void Wakeup() const { Checked()->NotifyExternal(WakeReason::kWakeup); }
+  void Signal() const { Checked()->NotifyExternal(WakeReason::kSignal); }
+  CoroutineRef Ref() const { return CoroutineRef(Checked()); }
 
  private:
   using State = internal::SpawnedState<T>;
+  State* Checked() const {
+    FAIRSCHED_DCHECK(state_ != nullptr,
+                     "use of an empty JoinHandle (moved from, joined, or detached)");
+    return state_;
+  }
   template <typename Scheduler, typename U>
   friend JoinHandle<U> Spawn(Scheduler& scheduler, Task<U> task, SpawnOptions options);
   explicit JoinHandle(State* state) : state_(state) {}

@@ -396,13 +396,71 @@ TEST(RuntimeTest, CoroutinesRunOnAnyBasicTaskScheduler) {
   EXPECT_EQ(Spawn(sched, body()).Get(), 42);
 }
 
+// The example of coro/README.md, verbatim.
+Task<int> Download(int id) {
+  // Waits up to 5 s for someone to call Signal() on this coroutine (e.g. an IO callback).
+  WakeReason why = co_await WaitSignal(DeadlineAfter(std::chrono::seconds(5)));
+  if (why != WakeReason::kSignal) co_return -1;  // deadline, cancelled or shutdown
+  co_return id;
+}
+
+Task<int> Job(TaskScheduler* sched) {
+  JoinHandle<int> a = Spawn(*sched, Download(1));  // children of Job:
+  JoinHandle<int> b = Spawn(*sched, Download(2));  // cancelled with it
+  a.Signal();
+  b.Signal();
+  co_await Yield();  // let other tasks run
+  co_return co_await std::move(a) + co_await std::move(b);
+}
+
+TEST(RuntimeTest, ReadmeExample) {
+  TaskScheduler sched;
+  sched.Start(4);
+  JoinHandle<int> job = Spawn(sched, Job(&sched));
+  EXPECT_EQ(job.Get(), 3);
+}
+
 #ifndef NDEBUG
+TEST(RuntimeDeathTest, MisuseOfAnEmptyHandleDies) {
+  TaskScheduler sched;
+  sched.Start(1);
+  JoinHandle<int> handle = Spawn(sched, Answer());
+  EXPECT_EQ(handle.Get(), 42);
+  EXPECT_DEATH(handle.Cancel(), "use of an empty JoinHandle");
+}
+
+TEST(RuntimeDeathTest, PrepareWaitTwiceDies) {
+  auto run = [] {
+    TaskScheduler sched;
+    auto body = []() -> Task<> {
+      Waker first = PrepareWait();
+      Waker second = PrepareWait();
+      co_return;
+    };
+    Spawn(sched, body()).Detach();
+    sched.Start(1);
+    sched.Stop();
+  };
+  EXPECT_DEATH(run(), "PrepareWait called twice without WaitWoken in between");
+}
+
 TEST(RuntimeDeathTest, RuntimeAwaitablesOutsideASpawnedCoroutineDie) {
   auto body = []() -> Task<> { co_await Yield(); };
   EXPECT_DEATH(RunSync(body()), "Yield outside a spawned coroutine");
   EXPECT_DEATH((void)PrepareWait(), "PrepareWait outside a spawned coroutine");
 }
 #endif
+
+TEST(RuntimeDeathTest, ForeignAwaitableInASpawnedCoroutineDies) {
+  auto run = [] {
+    TaskScheduler sched;
+    auto body = []() -> Task<> { co_await std::suspend_always{}; };
+    Spawn(sched, body()).Detach();
+    sched.Start(1);
+    sched.Stop();
+  };
+  EXPECT_DEATH(run(), "suspended on an awaitable that is not part of coro/");
+}
 
 TEST(RuntimeDeathTest, DetachedCoroutineThatThrowsAborts) {
   auto run = [] {
