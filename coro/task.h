@@ -65,8 +65,11 @@ inline void RunResumeLoop(std::coroutine_handle<> handle) {
 }
 
 // Hands control from a suspending coroutine to `next`: through the loop when one runs on
-// this thread (the return value then resumes nothing), else by symmetric transfer.
-inline std::coroutine_handle<> TransferTo(std::coroutine_handle<> next) {
+// this thread (the return value then resumes nothing), else by symmetric transfer. Not
+// inlined into coroutine bodies: a compiler that splits coroutines after optimising
+// (clang) could otherwise reuse a thread-local address computed before a suspension, on
+// the thread the coroutine ran on then.
+[[gnu::noinline]] inline std::coroutine_handle<> TransferTo(std::coroutine_handle<> next) {
   if (t_resume_loop_depth > 0) {
     t_next_resume = next;
     return std::noop_coroutine();
