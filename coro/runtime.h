@@ -167,7 +167,8 @@ JoinHandle<T> Spawn(Scheduler& scheduler, Task<T> task, SpawnOptions options = {
 namespace internal {
 
 // The scheduler behind a coroutine, type-erased so that wakers and primitives need not be
-// templates: any BasicTaskScheduler<...> (or anything with the same four calls) works.
+// templates: any BasicTaskScheduler<...> (or anything with PostDeadline, Wakeup and
+// IsStopping of the same meaning) works, including the IO-backend configurations.
 struct SchedulerOps {
   void (*post)(void* scheduler, fairsched::Task* task, TaskDeadline deadline);
   void (*wakeup)(void* scheduler, fairsched::Task* task);
@@ -282,8 +283,8 @@ class CoroutineState {
     std::uint64_t old = word_.load(std::memory_order_relaxed);
     std::uint64_t desired;
     do {
-      desired = (epoch << kEpochShift) | (old & (kCancelRequested | kPendingWakeup |
-                                                 kPendingSignal | kReasonMask));
+      desired = (epoch << kEpochShift) |
+                (old & (kCancelRequested | kPendingWakeup | kPendingSignal | kReasonMask));
       if (cancellable && (old & kCancelRequested) != 0) {
         desired = Closed(desired, ShutdownOrCancelled());
       } else if (external && (old & (kPendingWakeup | kPendingSignal)) != 0) {
@@ -329,8 +330,7 @@ class CoroutineState {
   // Any thread: CoroutineRef::Wakeup/Signal. Ends an open external wait, else is
   // remembered for the next one. Release: as in WakeEpoch.
   void NotifyExternal(WakeReason reason) {
-    const std::uint64_t pending =
-        reason == WakeReason::kSignal ? kPendingSignal : kPendingWakeup;
+    const std::uint64_t pending = reason == WakeReason::kSignal ? kPendingSignal : kPendingWakeup;
     std::uint64_t old = word_.load(std::memory_order_relaxed);
     std::uint64_t desired;
     bool closes;
@@ -598,11 +598,11 @@ class CoroutineState {
   bool wait_prepared_ = false;
   WakeReason last_reason_ = WakeReason::kWakeup;
   std::uint64_t epoch_ = 0;
-  TaskDeadline wait_deadline_ = kTaskDeadlineInfinite;  // the wait's own deadline
-  TaskDeadline post_deadline_ = kTaskDeadlineInfinite;  // ... bounded by cancel_deadline_
+  TaskDeadline wait_deadline_ = kTaskDeadlineInfinite;    // the wait's own deadline
+  TaskDeadline post_deadline_ = kTaskDeadlineInfinite;    // ... bounded by cancel_deadline_
   TaskDeadline cancel_deadline_ = kTaskDeadlineInfinite;  // fixed at Spawn
-  CoroutineState* parent_ = nullptr;                    // fixed at Spawn; holds a reference
-  CancelRegistration parent_link_;                      // in the parent's callbacks
+  CoroutineState* parent_ = nullptr;                      // fixed at Spawn; holds a reference
+  CancelRegistration parent_link_;                        // in the parent's callbacks
   // Guarded by mu_: cancel callbacks, completion and the joiner.
   Mutex mu_;
   ConditionVariable cv_;
@@ -643,8 +643,7 @@ inline CoroutineState* RequireCurrentState([[maybe_unused]] const char* what) {
 template <typename T>
 class SpawnedState final : public CoroutineState {
  public:
-  SpawnedState(void* scheduler, const SchedulerOps* ops, Task<T> task,
-               const SpawnOptions& options)
+  SpawnedState(void* scheduler, const SchedulerOps* ops, Task<T> task, const SpawnOptions& options)
       : CoroutineState(scheduler, ops, task.handle(), options), task_(std::move(task)) {}
 
   T TakeResult() { return task_.TakeResult(); }
@@ -732,12 +731,8 @@ class WaitAwaiter {
     reason_is_set_ = state_->TakeClosedWait(&reason_);
     return reason_is_set_;
   }
-  void await_suspend(std::coroutine_handle<> handle) {
-    state_->SuspendForWait(handle, deadline_);
-  }
-  WakeReason await_resume() {
-    return reason_is_set_ ? reason_ : state_->LastWakeReason();
-  }
+  void await_suspend(std::coroutine_handle<> handle) { state_->SuspendForWait(handle, deadline_); }
+  WakeReason await_resume() { return reason_is_set_ ? reason_ : state_->LastWakeReason(); }
 
  private:
   TaskDeadline deadline_;
@@ -759,8 +754,7 @@ inline auto Yield() {
   struct Awaiter {
     bool await_ready() noexcept { return false; }
     void await_suspend(std::coroutine_handle<> handle) {
-      internal::RequireCurrentState("Yield outside a spawned coroutine")
-          ->SuspendForYield(handle);
+      internal::RequireCurrentState("Yield outside a spawned coroutine")->SuspendForYield(handle);
     }
     void await_resume() noexcept {}
   };
@@ -942,8 +936,8 @@ class [[nodiscard]] JoinHandle {
 template <typename Scheduler, typename T>
 JoinHandle<T> Spawn(Scheduler& scheduler, Task<T> task, SpawnOptions options) {
   FAIRSCHED_DCHECK(task.IsValid() && !task.IsDone(), "Spawn of an empty or started task");
-  auto* state = new internal::SpawnedState<T>(
-      &scheduler, &internal::kSchedulerOps<Scheduler>, std::move(task), options);
+  auto* state = new internal::SpawnedState<T>(&scheduler, &internal::kSchedulerOps<Scheduler>,
+                                              std::move(task), options);
   state->Start();
   return JoinHandle<T>(state);
 }

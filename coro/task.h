@@ -118,7 +118,7 @@ class Promise final : public PromiseBase {
  public:
   Task<T> get_return_object() noexcept;
   template <typename U>
-    requires std::is_convertible_v<U&&, T>
+  requires std::is_convertible_v<U&&, T>
   void return_value(U&& value) noexcept(std::is_nothrow_constructible_v<T, U&&>) {
     value_.emplace(std::forward<U>(value));
   }

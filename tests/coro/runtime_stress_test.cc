@@ -50,7 +50,8 @@ TEST(RuntimeStressTest, MillionShortCoroutinesSpawnedAndJoined) {
   sched.Start(2);
   std::vector<JoinHandle<std::int64_t>> spawners;
   const std::int64_t per = total / kSpawners;
-  for (int s = 0; s < kSpawners; ++s) spawners.push_back(Spawn(sched, Spawner(&sched, s * per, per)));
+  for (int s = 0; s < kSpawners; ++s)
+    spawners.push_back(Spawn(sched, Spawner(&sched, s * per, per)));
   std::int64_t sum = 0;
   for (JoinHandle<std::int64_t>& handle : spawners) sum += handle.Get();
   const std::int64_t n = per * kSpawners;

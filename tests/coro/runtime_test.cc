@@ -208,7 +208,7 @@ TEST(RuntimeTest, CancelEndsACancellableWaitOnly) {
     reasons.push_back(co_await WaitWoken());  // Cancel does not end it; the waker does
     EXPECT_TRUE(IsCancelled());
     EXPECT_EQ(CurrentCancelReason(), CancelReason::kRequested);
-    reasons.push_back(co_await WaitSignal());     // cancelled already: at once
+    reasons.push_back(co_await WaitSignal());         // cancelled already: at once
     reasons.push_back(co_await SleepFor(kLongTime));  // same
     co_return reasons;
   };
@@ -368,7 +368,7 @@ TEST(RuntimeTest, StopWakesWaitingCoroutinesWithShutdown) {
         reasons[i] = co_await WaitWoken();
       }
       cancels[i] = CurrentCancelReason();
-      co_await Yield();  // still allowed while stopping
+      co_await Yield();                                         // still allowed while stopping
       EXPECT_EQ(co_await WaitSignal(), WakeReason::kShutdown);  // later waits end at once
     };
     for (int i = 0; i < 3; ++i) handles.push_back(Spawn(sched, sleeper(i)));
