@@ -19,9 +19,7 @@ each binary's JSON and console output plus meta.json (machine, commands, load). 
 """
 
 import argparse
-import datetime
 import json
-import math
 import os
 import platform
 import re
@@ -131,7 +129,7 @@ def parse_name(name, threads=1):
     if m:
         func, targs, args = m.group(1), [a.strip() for a in m.group(2).split(",")], m.group(3)
         contestant = re.sub(r"Adapter$", "", targs[0])
-        family_parts = [a for a in targs[1:]]
+        family_parts = list(targs[1:])
         batch = re.match(r"^(.+?)Batch(\d+)$", contestant)
         if batch:
             contestant = batch.group(1)
@@ -182,7 +180,9 @@ def load_results(path):
     results = []
     for run in order:
         kinds = by_run[run]
-        main = kinds.get("median") or kinds.get("single") or kinds.get("mean")
+        # A run that failed has no aggregates, only its repetition entries (with the error).
+        main = (kinds.get("median") or kinds.get("single") or kinds.get("mean") or
+                kinds.get("repetition"))
         if main is None:
             continue
         family, contestant, x_name, x = parse_name(run, main.get("threads", 1))
