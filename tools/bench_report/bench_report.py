@@ -447,9 +447,10 @@ def machine_lines(contexts, meta):
     return lines
 
 
-def render(json_dir, out_dir, plot=True):
-    """Renders out_dir/report.md (and out_dir/plots/*.png) from json_dir. Returns the
-    list of plot files written."""
+def render(json_dir, out_dir, plot=True, note=None):
+    """Renders out_dir/report.md (and out_dir/plots/*.png) from json_dir. `note` (or the
+    note recorded in json_dir/meta.json) is printed under the title. Returns the list of
+    plot files written."""
     files = sorted(f for f in os.listdir(json_dir)
                    if f.endswith(".json") and f != "meta.json")
     if not files:
@@ -490,6 +491,11 @@ def render(json_dir, out_dir, plot=True):
         f"repetitions: {', '.join(map(str, reps))}). Every binary was built with "
         "`--config=opt`. Re-render with `tools/bench_report/bench_report.py --from-json "
         f"{cwd_json}`.",
+    ]
+    note = note or meta.get("note")
+    if note:
+        out += ["", "**Note:** " + note]
+    out += [
         "",
         "## Machine and load",
         "",
@@ -739,6 +745,8 @@ def run_binaries(root, targets, args, json_dir):
         with open(meta_path) as f:
             meta = json.load(f)
     meta["machine"] = machine()
+    if args.note:
+        meta["note"] = args.note
     meta["build"] = f"./bazelw build --config=opt {' '.join(targets)}"
     flags = ["--benchmark_out_format=json", f"--benchmark_repetitions={args.repetitions}"]
     if args.repetitions > 1:
@@ -798,6 +806,9 @@ def main(argv=None):
                         help="output folder for report.md, plots/ and json/ "
                              "(default: bench/results in the workspace)")
     parser.add_argument("--no-plots", action="store_true", help="tables only")
+    parser.add_argument("--note", default=None,
+                        help="a sentence printed under the report's title, e.g. how quiet the "
+                             "machine was (kept in json/meta.json for later re-renders)")
     args = parser.parse_args(argv)
 
     plot = not args.no_plots
@@ -816,7 +827,7 @@ def main(argv=None):
 
     if args.from_json:
         out_dir = args.out or os.path.normpath(os.path.join(args.from_json, ".."))
-        plots = render(args.from_json, out_dir, plot)
+        plots = render(args.from_json, out_dir, plot, args.note)
         print(f"bench_report: wrote {os.path.join(out_dir, 'report.md')} and "
               f"{len(plots)} plots", file=sys.stderr)
         return 0
@@ -830,7 +841,7 @@ def main(argv=None):
         raise SystemExit("bench_report: no benchmark binaries matched")
     json_dir = os.path.join(out_dir, "json")
     failed = run_binaries(root, targets, args, json_dir)
-    plots = render(json_dir, out_dir, plot)
+    plots = render(json_dir, out_dir, plot, args.note)
     print(f"bench_report: wrote {os.path.join(out_dir, 'report.md')} and {len(plots)} plots",
           file=sys.stderr)
     return 1 if failed else 0
