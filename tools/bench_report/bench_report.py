@@ -203,7 +203,8 @@ def load_results(path):
                 counters[key] = value
         cv = {}
         if "cv" in kinds:
-            cv = {k: kinds["cv"][k] for k in metrics if isinstance(kinds["cv"].get(k), (int, float))}
+            cv = {k: kinds["cv"][k] for k in metrics
+                  if isinstance(kinds["cv"].get(k), (int, float))}
         elif "mean" in kinds and "stddev" in kinds:
             for k in metrics:
                 mean, sd = kinds["mean"].get(k), kinds["stddev"].get(k)
@@ -323,7 +324,8 @@ def cell(family, result):
         return f"{m / 1e6:.2f}{fmt_cv(result, 'items_per_second')}"
     if kind == "latency":
         return " / ".join(f"{result['metrics'][k] / 1000:.1f}" for k in percentiles_of(result))
-    return f"{result['metrics']['real_time']:.3g} {result['time_unit']}{fmt_cv(result, 'real_time')}"
+    value = result["metrics"]["real_time"]
+    return f"{value:.3g} {result['time_unit']}{fmt_cv(result, 'real_time')}"
 
 
 def better_ratio(family, subject, other):
@@ -625,14 +627,17 @@ def plot_family(fam, plots_dir):
         ax.minorticks_off()
         ax.set_xlabel(fam.x_name)
         ax.set_ylim(bottom=0)
-        ax.set_ylabel("M items/s" if kind == "throughput" else f"time ({points[0][1]['time_unit']})")
+        unit = next(r["time_unit"] for row in fam.rows.values() for r in row.values())
+        ax.set_ylabel("M items/s" if kind == "throughput" else f"time ({unit})")
         ax.set_title(f"{fam.binary}: {fam.name}\n(median; error bars: ±1 stddev; "
                      f"{'higher' if kind == 'throughput' else 'lower'} is better)", fontsize=10)
     ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+    # Below the axes, so it never covers a line or a bar.
+    below = -0.16 if kind != "latency" else -0.09
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, below),
+              ncol=min(len(cols), 5), frameon=False)
     path = os.path.join(plots_dir, f"{fam.binary}__{slug(fam.name)}.png")
-    fig.savefig(path)
+    fig.savefig(path, bbox_inches="tight")
     plt.close(fig)
     return path
 
@@ -696,7 +701,8 @@ def machine():
                 cpu = line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return {"cpu": cpu, "nproc": os.cpu_count(), "kernel": f"{platform.system()} {platform.release()}"}
+    return {"cpu": cpu, "nproc": os.cpu_count(),
+            "kernel": f"{platform.system()} {platform.release()}"}
 
 
 class Progress:
