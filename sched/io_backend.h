@@ -5,7 +5,7 @@
 // thread that pushes into an empty front queue (Post, Wakeup, Signal) or needs the holder's
 // attention (Stop) calls `Notify()`. Because only the sched-role holder ever waits, an
 // epoll/io_uring backend can wait in epoll_wait/io_uring_enter instead and turn IO events
-// into task wakeups: the sched-role is a single-threaded "box" (DESIGN.md section 2).
+// into task wakeups: the sched-role is a single-threaded "box" (docs/io.md).
 //
 // Contract:
 //   - WaitUntil returns when Notify was called since the previous WaitUntil returned (a

@@ -44,7 +44,7 @@
 //     keep the task alive until every waker is done (reference counting, or a rule such as
 //     "wakers only run on the scheduler's workers and the task is deleted by a later post").
 //
-// State machine (DESIGN.md section 3). One atomic byte of bits:
+// State machine (docs/semantics.md explains it). One atomic byte of bits:
 //   0 (PENDING) posted and not yet seen by the sched-role, or executing, or idle.
 //   kWaiting    in the wait queue (future deadline or infinite wait); set only by the
 //               sched-role, with CAS 0 -> kWaiting.

@@ -1,5 +1,5 @@
-// BasicTaskScheduler: fairsched's fair multi-threaded task scheduler (DESIGN.md sections
-// 2-4), and its two standard configurations TaskScheduler and TrivialPolicyTaskScheduler.
+// BasicTaskScheduler: fairsched's fair multi-threaded task scheduler (docs/design.md), and
+// its two standard configurations TaskScheduler and TrivialPolicyTaskScheduler.
 //
 // Pipeline:
 //   any thread --Post/Wakeup/Signal--> [front: MpscQueue] --+

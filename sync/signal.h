@@ -7,7 +7,7 @@
 // NoIoBackend, to wake the sched-role holder (the "front" signal).
 //
 // Textbook version: mutex + condition variable + bool. This one keeps the bool atomic so the
-// two most common operations never touch the mutex (DESIGN.md section 2):
+// two most common operations never touch the mutex (docs/algorithms.md, "Signal"):
 //   - Send when the bit is already set: one atomic exchange, return.
 //   - Send when nobody sleeps: one exchange plus one load of the waiter count, return.
 //   - Receive when the bit is set: one atomic exchange, return.

@@ -1,30 +1,14 @@
 #!/usr/bin/env bash
-# Builds and runs the scheduler and signal benchmarks the way bench/results/*.md records
-# them, printing the machine description first. Usage (from the workspace root):
+# Records the scheduler and signal benchmarks with the settings bench/results/sched.md and
+# sync.md use, through tools/bench_report (which builds with --config=opt, runs one binary at
+# a time, prints the machine and load, and renders report.md with tables and plots).
+# Usage (from the workspace root):
 #   bench/sched/record.sh [output_dir]        (default /tmp/fairsched_bench)
-# Writes sched_bench.{json,txt}, signal_bench.{json,txt} and sched_tables.md there.
+# Writes json/{sched_bench,signal_bench}.{json,txt}, json/meta.json, report.md and plots/
+# there. BAZEL_OUTPUT_BASE, if set, names another Bazel output base.
 set -euo pipefail
 out=${1:-/tmp/fairsched_bench}
-mkdir -p "$out"
-# The workspace's own Bazel output base, unless BAZEL_OUTPUT_BASE names another one.
-bazel=(./bazelw ${BAZEL_OUTPUT_BASE:+--output_base="$BAZEL_OUTPUT_BASE"})
-"${bazel[@]}" build --config=opt //bench/sched:sched_bench //bench/sync:signal_bench
-bin=$("${bazel[@]}" info --config=opt bazel-bin 2>/dev/null)
-
-echo "== machine"
-grep -m1 'model name' /proc/cpuinfo
-echo "cores (nproc): $(nproc)"
-uname -sr
-echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-
-"$bin/bench/sched/sched_bench" --benchmark_min_time=0.1 --benchmark_repetitions=5 \
-  --benchmark_report_aggregates_only=true \
-  --benchmark_out="$out/sched_bench.json" --benchmark_out_format=json | tee "$out/sched_bench.txt"
-echo "load after sched_bench: $(cut -d' ' -f1-3 /proc/loadavg)"
-"$bin/bench/sync/signal_bench" --benchmark_min_time=0.3 --benchmark_repetitions=3 \
-  --benchmark_report_aggregates_only=true \
-  --benchmark_out="$out/signal_bench.json" --benchmark_out_format=json | tee "$out/signal_bench.txt"
-echo "load after signal_bench: $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 "$(dirname "$0")/../make_tables.py" sched "$out/sched_bench.json" > "$out/sched_tables.md"
-python3 "$(dirname "$0")/../make_tables.py" sync "$out/signal_bench.json" > "$out/signal_table.md"
-echo "tables: $out/sched_tables.md"
+tool=tools/bench_report/bench_report.py
+"$tool" --binaries //bench/sched:sched_bench --min-time 0.1 --repetitions 5 --out "$out"
+"$tool" --binaries //bench/sync:signal_bench --min-time 0.3 --repetitions 3 --out "$out"
+echo "report: $out/report.md"

@@ -55,9 +55,10 @@ TEST_P(ReadmeExamplesTest, DeadlineSlowRequestExpiresThenCancelSignals) {
   EXPECT_EQ(outcome.result, "cancelled");
 }
 
-// Why Signal exists (DESIGN.md section 3): the request completes at about the moment the
-// deadline fires. Whichever wins, the task must end exactly once, by a signal, after at
-// most one expiry, and never touch freed memory (asan/tsan builds check the latter).
+// Why Signal exists (docs/semantics.md, "Why Signal exists"): the request completes at about
+// the moment the deadline fires. Whichever wins, the task must end exactly once, by a
+// signal, after at most one expiry, and never touch freed memory (asan/tsan builds check
+// the latter).
 TEST_P(ReadmeExamplesTest, DeadlineRacingCompletionIsSafe) {
   const int rounds = static_cast<int>(testing::StressIterations(300));
   int expired = 0;

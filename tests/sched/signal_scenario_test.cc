@@ -1,6 +1,6 @@
-// The scenario that motivates Task signals (DESIGN.md section 3, the seed README's "Task
-// signal"): a task starts async work with a deadline; the work finishes exactly when the
-// deadline fires; the task deletes itself once the work is done.
+// The scenario that motivates Task signals (docs/semantics.md, "Why Signal exists"): a task
+// starts async work with a deadline; the work finishes exactly when the deadline fires; the
+// task deletes itself once the work is done.
 //
 //  - PlainWakeupPlusFlagIsBroken forces the bad interleaving deterministically: the async
 //    side sets `ready` (1), the deadline fires and the task sees `ready` and "deletes"
@@ -76,7 +76,7 @@ TEST(SignalScenarioTest, PlainWakeupPlusFlagIsBroken) {
   std::printf("the broken pattern deleted the task before Wakeup in round %d\n", rounds);
 }
 
-// The seed's "async work with a deadline" coroutine, with real self-deletion.
+// The "async work with a deadline" multi-step task, with real self-deletion.
 class Request {
  public:
   Request(TaskScheduler& sched, std::atomic<int>& deleted, fairsched::Signal* on_expiry)
