@@ -73,9 +73,11 @@ void EpollBackend::Poll(IoReadySink& sink) {
 }
 
 void EpollBackend::WaitUntil(TaskDeadline deadline, IoReadySink& sink) {
+  registry_.TakeWoken();
   Drain(sink);
-  if (!gate_.PrepareSleep()) {
-    // A Notify came in: do not sleep, but still report IO that is already there.
+  // Do not block when the drain woke a task (it waits for the holder to publish it) or a
+  // Notify came in; still report IO that is already there.
+  if (registry_.TakeWoken() || !gate_.PrepareSleep()) {
     Poll(sink);
     return;
   }
@@ -139,7 +141,7 @@ void EpollBackend::WaitAndDispatch(const timespec* timeout, bool sleeping, IoRea
     }
     const std::uint32_t readiness = FromEpollEvents(events[i].events);
     if (op->kind() == IoOpKind::kWatch) {
-      internal::IoOpRegistry::Ready(op, readiness, sink);
+      registry_.Ready(op, readiness, sink);
     } else {
       // One-shot Poll: remove the (now disabled) registration and complete.
       epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, op->fd(), nullptr);

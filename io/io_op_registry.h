@@ -143,9 +143,18 @@ class IoOpRegistry {
     op->readiness_.fetch_or(readiness, std::memory_order_relaxed);
   }
   // A Watch's edge: adds the bits and wakes the task as Wakeup.
-  static void Ready(IoOp* op, std::uint32_t readiness, IoReadySink& sink) {
+  void Ready(IoOp* op, std::uint32_t readiness, IoReadySink& sink) {
     AddReadiness(op, readiness);
+    ++woken_;
     sink.Wake(op->task_, IoWake::kWakeup);
+  }
+
+  // Whether tasks were woken since the last call. A backend's WaitUntil must not block
+  // after its drain woke a task: that task sits unpublished until the holder returns.
+  bool TakeWoken() {
+    const bool woken = woken_ != 0;
+    woken_ = 0;
+    return woken;
   }
 
   // Shutdown: marks every armed op cancelled and disarms it (no queue round trip: we are the
@@ -199,11 +208,13 @@ class IoOpRegistry {
     // Relaxed: published with result_ by the Signal below (its release), which is what the
     // task waits for.
     op->state_.store(IoOp::kIdle, std::memory_order_relaxed);
+    ++woken_;
     sink.Wake(task, IoWake::kSignal);
   }
 
   MpscQueue<IoOp> queue_;
   IoOp* in_flight_ = nullptr;  // armed ops (role-only, doubly linked)
+  std::uint64_t woken_ = 0;    // wakes since the last TakeWoken (role-only)
   Atomic<std::int64_t> live_{0};
 };
 

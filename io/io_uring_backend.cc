@@ -74,9 +74,11 @@ void IoUringBackend::Poll(IoReadySink& sink) {
 }
 
 void IoUringBackend::WaitUntil(TaskDeadline deadline, IoReadySink& sink) {
+  registry_.TakeWoken();
   Drain(sink);
-  if (!gate_.PrepareSleep()) {
-    // A Notify came in: do not sleep, but still report what is already complete.
+  // Do not block when the drain woke a task (it waits for the holder to publish it) or a
+  // Notify came in; still report what is already complete.
+  if (registry_.TakeWoken() || !gate_.PrepareSleep()) {
     SubmitPending();
     Reap(sink);
     return;
@@ -163,11 +165,11 @@ void IoUringBackend::Handle(const io_uring_cqe& cqe, IoReadySink& sink) {
     case IoOpKind::kWatch:
       if ((cqe.flags & IORING_CQE_F_MORE) != 0) {
         // One edge of the multishot poll; it stays armed.
-        internal::IoOpRegistry::Ready(op, FromPollMask(result), sink);
+        registry_.Ready(op, FromPollMask(result), sink);
       } else if (result >= 0 && !internal::IoOpRegistry::CancelSeen(op)) {
         // The kernel ended the multishot poll on its own (e.g. CQ overflow): report the
         // edge and arm it again.
-        internal::IoOpRegistry::Ready(op, FromPollMask(result), sink);
+        registry_.Ready(op, FromPollMask(result), sink);
         Arm(op);
       } else {
         registry_.Complete(op, result >= 0 ? -ECANCELED : result, sink);
