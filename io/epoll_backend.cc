@@ -42,13 +42,17 @@ timespec UntilDeadline(TaskDeadline deadline) {
 
 }  // namespace
 
-EpollBackend::EpollBackend() {
+EpollBackend::EpollBackend(std::chrono::nanoseconds busy_poll_interval)
+    : busy_poll_interval_(std::chrono::duration_cast<TaskClock::duration>(
+          std::max(busy_poll_interval, std::chrono::nanoseconds::zero()))) {
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   FAIRSCHED_CHECK(epoll_fd_ >= 0, "EpollBackend: epoll_create1 failed (out of file descriptors?)");
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   FAIRSCHED_CHECK(wake_fd_ >= 0, "EpollBackend: eventfd failed (out of file descriptors?)");
-  // Edge-triggered like every registration; the holder reads the counter back to zero each
-  // time the event is reported, so every later write is a new edge.
+  // Edge-triggered: every eventfd write wakes the epoll wait queue, and an edge-triggered
+  // item is reported again on every wake-up, whatever the counter holds. So the holder never
+  // reads the counter back (one syscall less per Notify); it cannot overflow in practice
+  // (2^64 - 2 writes).
   epoll_event event{};
   event.events = EPOLLIN | EPOLLET;
   event.data.ptr = nullptr;  // nullptr marks the wake eventfd
@@ -68,6 +72,12 @@ void EpollBackend::Poll(IoReadySink& sink) {
   Drain(sink);
   // Nothing registered: no syscall (a Notify needs no poll: it only ends a sleep).
   if (!registry_.HasInFlight()) return;
+  // Rate-limited on a busy scheduler (see busy_poll_interval in the header).
+  if (busy_poll_interval_ > TaskClock::duration::zero()) {
+    const TaskDeadline now = TaskClock::now();
+    if (now < next_busy_poll_) return;
+    next_busy_poll_ = now + busy_poll_interval_;
+  }
   const timespec zero{0, 0};
   WaitAndDispatch(&zero, /*sleeping=*/false, sink);
 }
@@ -132,13 +142,7 @@ void EpollBackend::WaitAndDispatch(const timespec* timeout, bool sleeping, IoRea
   if (sleeping) gate_.FinishSleep();
   for (int i = 0; i < count; ++i) {
     auto* op = static_cast<IoOp*>(events[i].data.ptr);
-    if (op == nullptr) {
-      // The wake eventfd: reset the counter so the next write is a new edge.
-      std::uint64_t value;
-      while (read(wake_fd_, &value, sizeof(value)) > 0) {
-      }
-      continue;
-    }
+    if (op == nullptr) continue;  // the wake eventfd: its only job was to end the wait
     const std::uint32_t readiness = FromEpollEvents(events[i].events);
     if (op->kind() == IoOpKind::kWatch) {
       registry_.Ready(op, readiness, sink);

@@ -16,8 +16,10 @@
 // epoll_wait calls, and each batch of events is dispatched before the next drain.
 //
 // Notify writes an eventfd that sits in the epoll set, and only when the holder really
-// sleeps (internal::RoleSleepGate). A non-blocking Poll is one epoll_wait(timeout 0) syscall
-// when registrations exist, and no syscall at all when none do.
+// sleeps (internal::RoleSleepGate); the eventfd is edge-triggered and never read back (every
+// write is a new edge), so a wake costs no extra syscall. A non-blocking Poll makes no
+// syscall when nothing is registered, and at most one epoll_wait(0) per busy_poll_interval
+// otherwise (see the constructor).
 //
 // Thread safety: Submit, Cancel, Notify and LiveCount from any thread; the concept's role
 // methods only from the sched-role holder (the scheduler does that).
@@ -26,6 +28,7 @@
 
 #include <time.h>
 
+#include <chrono>
 #include <cstdint>
 
 #include "io/io_op.h"
@@ -38,8 +41,14 @@ namespace fairsched {
 
 class EpollBackend {
  public:
+  // `busy_poll_interval`: while registrations exist, the non-blocking Poll of a role take
+  // makes its epoll_wait(0) syscall at most once per this interval (the other role takes
+  // only apply submissions). A syscall at every role take cut a loaded scheduler's
+  // throughput by about 4x (bench/results/io.md); with the interval, IO on a loaded
+  // scheduler is seen within this time plus one execution batch. Zero: every role take.
   // Aborts with a message if the kernel refuses an epoll instance or an eventfd (out of fds).
-  EpollBackend();
+  explicit EpollBackend(
+      std::chrono::nanoseconds busy_poll_interval = std::chrono::microseconds(50));
   // Closes the epoll fd and the eventfd. Ops still submitted are a bug (checked in debug
   // builds): they point at the backend. Stop cancels all of them first.
   ~EpollBackend();
@@ -72,6 +81,8 @@ class EpollBackend {
   void WaitAndDispatch(const timespec* timeout, bool sleeping, IoReadySink& sink);
   void WriteWakeFd();
 
+  const TaskClock::duration busy_poll_interval_;
+  TaskDeadline next_busy_poll_{};  // role-only: earliest time of the next epoll_wait(0)
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
   internal::RoleSleepGate gate_;

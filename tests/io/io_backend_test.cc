@@ -314,10 +314,12 @@ TYPED_TEST(IoBackendTest, IoIsPolledUnderLoad) {
       ASSERT_TRUE(WaitFor([&] { return waiter.finished(); }));
       pair.Close();
     }
-    // Between two role takes a worker executes at most execute_batch_size (64) tasks; with
-    // two workers and the arm/poll latency a few role takes apart, a few hundred is the
-    // bound. Without a poll per role take this never finishes.
-    EXPECT_LT(worst, 2000) << "IO seen only after " << worst << " task executions";
+    // Between two role takes a worker executes at most execute_batch_size (64) tasks; the
+    // epoll backend adds its busy-poll interval (50 us), io_uring the time until the thread
+    // that submitted the poll gets the CPU to post the completion (its task work), which on
+    // an overloaded machine is the larger term (measured worst: ~150 epoll, ~800 io_uring
+    // at load 11 on 2 cores). Without a poll per role take this never finishes.
+    EXPECT_LT(worst, 5000) << "IO seen only after " << worst << " task executions";
     this->RecordProperty("worst_task_executions_before_io", static_cast<int>(worst));
     stop_load = true;
     sched.Stop();
