@@ -122,10 +122,10 @@ class IoOp {
   friend class internal::IoOpRegistry;
 
   // State (one atomic byte; see internal::IoOpRegistry for the transitions).
-  static constexpr std::uint8_t kIdle = 0;     // not submitted, or finished
-  static constexpr std::uint8_t kQueued = 1;   // in the submission queue, not yet seen
-  static constexpr std::uint8_t kActive = 2;   // armed in the kernel by the sched-role
-  static constexpr std::uint8_t kCancel = 4;   // cancellation requested (with kQueued/kActive)
+  static constexpr std::uint8_t kIdle = 0;    // not submitted, or finished
+  static constexpr std::uint8_t kQueued = 1;  // in the submission queue, not yet seen
+  static constexpr std::uint8_t kActive = 2;  // armed in the kernel by the sched-role
+  static constexpr std::uint8_t kCancel = 4;  // cancellation requested (with kQueued/kActive)
 
   void Prepare(IoOpKind kind, int fd, Task* task) {
     FAIRSCHED_DCHECK(!IsSubmitted(), "IoOp prepared while submitted");

@@ -72,8 +72,7 @@ class IoOpRegistry {
     std::uint8_t state = op->state_.load(std::memory_order_acquire);
     while (true) {
       if (state == IoOp::kIdle || (state & IoOp::kCancel) != 0) return false;  // nothing to do
-      if (op->state_.compare_exchange_weak(state, state | IoOp::kCancel,
-                                           std::memory_order_acq_rel,
+      if (op->state_.compare_exchange_weak(state, state | IoOp::kCancel, std::memory_order_acq_rel,
                                            std::memory_order_acquire)) {
         break;
       }

@@ -46,8 +46,9 @@ IoUringBackend::IoUringBackend(unsigned entries) : ring_(std::make_unique<io_uri
   io_uring_params params{};
   params.flags = IORING_SETUP_CLAMP | IORING_SETUP_SUBMIT_ALL;
   const int error = io_uring_queue_init_params(std::max(entries, 8u), ring_.get(), &params);
-  FAIRSCHED_CHECK(error == 0, "IoUringBackend: io_uring_queue_init failed (io_uring disabled "
-                              "by the kernel or sandbox, or out of memory)");
+  FAIRSCHED_CHECK(error == 0,
+                  "IoUringBackend: io_uring_queue_init failed (io_uring disabled "
+                  "by the kernel or sandbox, or out of memory)");
   FAIRSCHED_CHECK((params.features & IORING_FEAT_EXT_ARG) != 0,
                   "IoUringBackend: the kernel lacks IORING_FEAT_EXT_ARG (needs Linux 5.11+)");
   // Blocking eventfd on purpose: io_uring returns -EAGAIN for a read on an O_NONBLOCK file
@@ -112,8 +113,8 @@ void IoUringBackend::Drain(IoReadySink& sink) {
 
 void IoUringBackend::Arm(IoOp* op) {
   io_uring_sqe* sqe = GetSqe();
-  const unsigned length =
-      static_cast<unsigned>(std::min<std::size_t>(op->length(), std::numeric_limits<unsigned>::max()));
+  const unsigned length = static_cast<unsigned>(
+      std::min<std::size_t>(op->length(), std::numeric_limits<unsigned>::max()));
   switch (op->kind()) {
     case IoOpKind::kWatch:
       io_uring_prep_poll_multishot(sqe, op->fd(), ToPollMask(op->interest()));

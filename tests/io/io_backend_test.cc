@@ -2,15 +2,16 @@
 // IoUringBackend and, for the tests that need no IO, NoIoBackend. Every test also checks
 // that no file descriptor leaked (/proc/self/fd before and after, scheduler destroyed).
 // Loopback only: pipes, eventfds, socketpairs and one TCP connection on 127.0.0.1.
+#include "sched/io_backend.h"
+
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <atomic>
 #include <cerrno>
@@ -27,7 +28,6 @@
 #include "io/io_uring_backend.h"
 #include "queues/binary_heap.h"
 #include "queues/mcsp_queue.h"
-#include "sched/io_backend.h"
 #include "sched/task_scheduler.h"
 #include "tests/stress.h"
 
