@@ -433,6 +433,74 @@ TYPED_TEST(IoBackendTest, CancelRacingWithCompletionEndsOnce) {
   }
 }
 
+// Submissions from every worker at once: chains of one-shot Polls, each resubmitted from
+// inside its task's final completion (so from whichever worker ran it), over several fds.
+// Every chain must complete every round exactly once, and the backend must end empty.
+template <typename Backend>
+class PollChain {
+ public:
+  PollChain(Scheduler<Backend>* scheduler, int rounds)
+      : scheduler_(scheduler), rounds_(rounds), task_(this, &PollChain::Run) {
+    pair_ = MakeFdPair(FdKind::kSocketPair);
+  }
+  ~PollChain() { pair_.Close(); }
+  void Start() {
+    pair_.MakeReadable();
+    op_.PreparePoll(pair_.read_fd, kIoReadable, &task_);
+    scheduler_->PostWait(&task_);
+    scheduler_->io().Submit(&op_);
+  }
+  int completed() const { return completed_.load(); }
+  bool failed() const { return failed_.load(); }
+
+ private:
+  void Run(Task* self) {
+    if (!self->ReceiveSignal()) {  // only final completions wake this task
+      failed_ = true;
+      return;
+    }
+    if (op_.Result() != static_cast<std::int32_t>(kIoReadable)) failed_ = true;
+    std::uint64_t drained;
+    while (read(pair_.read_fd, &drained, sizeof(drained)) > 0) {
+    }
+    if (completed_.fetch_add(1) + 1 == rounds_) return;
+    pair_.MakeReadable();
+    op_.PreparePoll(pair_.read_fd, kIoReadable, self);
+    scheduler_->PostWait(self);
+    scheduler_->io().Submit(&op_);
+  }
+
+  Scheduler<Backend>* scheduler_;
+  const int rounds_;
+  FdPair pair_;
+  Task task_;
+  IoOp op_;
+  std::atomic<int> completed_{0};
+  std::atomic<bool> failed_{false};
+};
+
+TYPED_TEST(IoBackendTest, SubmissionsFromEveryWorker) {
+  if constexpr (kDoesIo<TypeParam>) {
+    auto& sched = this->sched();
+    sched.Start(2);
+    const int rounds = static_cast<int>(testing::StressIterations(200, 5));
+    std::vector<std::unique_ptr<PollChain<TypeParam>>> chains;
+    for (int i = 0; i < 16; ++i) {
+      chains.push_back(std::make_unique<PollChain<TypeParam>>(&sched, rounds));
+    }
+    for (auto& chain : chains) chain->Start();
+    ASSERT_TRUE(sched.WaitEmpty(seconds(60)));
+    for (auto& chain : chains) {
+      EXPECT_EQ(chain->completed(), rounds);
+      EXPECT_FALSE(chain->failed());
+    }
+    EXPECT_EQ(sched.io().LiveCount(), 0);
+    sched.Stop();
+  } else {
+    GTEST_SKIP() << "NoIoBackend does no IO";
+  }
+}
+
 // --- Backend-specific behaviour. ---
 
 using EpollScheduler = Scheduler<EpollBackend>;
