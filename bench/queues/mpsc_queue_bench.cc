@@ -149,11 +149,11 @@ void BM_PushThenPop(benchmark::State& state) {
   RunFrontQueue<Adapter, /*kProducerWritesItem=*/false, /*kDrainWhilePushing=*/false>(state);
 }
 
-#define FRONT_BENCH(adapter, producer_writes_item)                 \
+#define FRONT_BENCH(adapter, producer_writes_item)              \
   BENCHMARK_TEMPLATE(BM_PushPop, adapter, producer_writes_item) \
-      ->Arg(1)                                                     \
-      ->Arg(2)                                                     \
-      ->Arg(4)                                                     \
+      ->Arg(1)                                                  \
+      ->Arg(2)                                                  \
+      ->Arg(4)                                                  \
       ->UseManualTime()
 
 FRONT_BENCH(MpscAdapter, true);

@@ -192,7 +192,7 @@ TEST(MpscQueueStressTest, ExactlyOnePushAfterDrainSeesEmpty) {
   std::atomic<int> saw_empty{0};
   int bad_rounds = 0;
   RunRounds(
-      static_cast<int>(testing::StressIterations(20000)), 2,
+      static_cast<int>(testing::StressIterations(5000)), 2,
       [&](int t) { saw_empty.fetch_add(q.Push(&items[t]) ? 1 : 0); },
       [](int /*round*/) {},  // the consumer stays out of the race (see the next test)
       [&](int /*round*/) {
@@ -214,7 +214,7 @@ TEST(MpscQueueStressTest, PushRacingWithPopOfTheLastItem) {
   int bad_rounds = 0;
   q.Push(&first);
   RunRounds(
-      static_cast<int>(testing::StressIterations(20000)), 1, [&](int) { q.Push(&second); },
+      static_cast<int>(testing::StressIterations(5000)), 1, [&](int) { q.Push(&second); },
       [&](int /*round*/) {
         if (PopN(q, 2) != std::vector<int>{1, 2} || !q.IsEmpty() || q.Pop() != nullptr) {
           ++bad_rounds;
