@@ -23,12 +23,13 @@
 //     true iff every push whose exchange of `tail_` precedes this call (in `tail_`'s
 //     modification order) has been popped. So the consumer must not go to sleep after
 //     Pop() == nullptr unless IsEmpty() is true: otherwise it could sleep on an item whose
-//     Push returned false and that nobody will announce. Called by other threads, it uses
-//     the consumer's position as of the last consumer state the caller has synchronised with
-//     (it may say "not empty" for items popped since; it says "empty" for an unpopped item
-//     only if a consumer that took the role after that state is running, and that consumer
-//     then sees the item). Relaxed by default; pass seq_cst to make the `tail_` load one
-//     half of a Dekker pair with a producer's seq_cst exchange.
+//     Push returned false and that nobody will announce. Called by other threads, it
+//     combines the consumer's position as of the last consumer state the caller has
+//     synchronised with and the current `tail_`: it may say "not empty" for items popped
+//     since; if it says "empty" while an item whose exchange precedes its `tail_` load is
+//     unpopped, then a consumer has appended the stub behind that item after that state,
+//     i.e. a consumer is at work that will pop it. Relaxed by default; pass seq_cst to make
+//     the `tail_` load one half of a Dekker pair with a producer's seq_cst exchange.
 //   - The queue never owns items. An item must stay alive and must not be pushed again until
 //     it has been popped. Pop does not touch an item after returning it, so the item may be
 //     pushed again at once (into any queue).

@@ -386,9 +386,9 @@ class BasicTaskScheduler {
       // Not the first task in the front queue: whoever made it non-empty already arranged
       // for it to be scheduled, and that covers ours. The task before ours stays in the
       // queue until our push is complete (see MpscQueue), so the queue stays non-empty until
-      // ours is popped; and the role holder never sleeps or leaves while the queue is not
-      // empty, including while our push is still in flight (IsEmpty is false then; see
-      // Schedule).
+      // ours is popped; the role holder never sleeps while the queue is not empty, including
+      // while our push is still in flight (IsEmpty is false then; see Schedule), and looks
+      // at the queue again after releasing the role (WorkerMain).
       return;
     }
     // The role holder may be asleep (or about to sleep) without knowing about this task.
