@@ -557,8 +557,8 @@ class BasicTaskScheduler {
         ++moved;
       }
       PublishNearestDeadline();
-      // We are the front queue's consumer, so this is exact: false while tasks wait or a
-      // push is in flight (exchanged, not yet linked: Pop cannot take it yet, and its
+      // IsEmpty is exact here (we are the front queue's consumer): false while tasks wait
+      // or a push is in flight (exchanged, not yet linked: Pop cannot take it yet, and its
       // poster, whose Push returned false, sends no notify).
       result.backlog = !front_.IsEmpty();
       result.timers = !wait_.IsEmpty();
