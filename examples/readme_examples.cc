@@ -234,15 +234,13 @@ class Connection {
     ++outcome_->executions;
     // Read before draining: if Close() is seen, so are all requests sent before it.
     const bool closing = closing_.load(std::memory_order_acquire);
-    // Execute all queued requests.
-    Request* request = queue_.PopAll();
-    while (request != nullptr) {
-      Request* next = request->next;
+    // Execute all queued requests. Pop may return nullptr while a Send is still inside
+    // Push; that Send's Wakeup comes after its Push completes, so the next run gets it.
+    while (Request* request = queue_.Pop()) {
       outcome_->processed.push_back(request->data);
       Acks* acks = acks_;
       client_.Call(50us, [acks] { acks->Add(); });  // the README's myClient.Put(...)
       delete request;
-      request = next;
     }
     if (closing) {
       closed_->Notify();  // last touch: the owner deletes us after this

@@ -1,7 +1,7 @@
 // The three queue roles of the scheduler pipeline, written down as C++20 concepts.
 //
-//   any thread --Push--> [FrontQueue] --PopAll--> sched-role --> [WaitQueue] (by deadline)
-//                                                            \-> [ReadyQueue] --Pop--> workers
+//   any thread --Push--> [FrontQueue] --Pop--> sched-role --> [WaitQueue] (by deadline)
+//                                                         \-> [ReadyQueue] --Pop--> workers
 //
 // The scheduler takes one type per role as a policy template parameter; every queue in
 // //queues models exactly one role, and the trivial locked baselines (//queues:locked_queue)
@@ -24,19 +24,21 @@ using WaitClock = std::chrono::steady_clock;
 using WaitDeadline = WaitClock::time_point;
 inline constexpr WaitDeadline kNoDeadline = WaitDeadline::max();
 
-// Front queue: unbounded, many producers, one consumer.
+// Front queue: unbounded, many producers, one consumer, FIFO.
 //  - `Push(item)` may be called from any thread at any time; it returns true when the queue
-//    was empty before the push (so the producer knows the consumer must be woken).
-//  - `PopAll()` is called by one consumer at a time. It takes every item pushed before it
-//    and returns them as a list linked through the item's link member, in FIFO order per
-//    producer and in the order the pushes took effect overall. `PopAllReversed()` is the
-//    same but newest first (cheaper: no reversal pass).
-//  - `IsEmpty()` is a racy snapshot, exact only when no producer is active.
+//    was empty before the push (so the producer knows the consumer must be woken). It may
+//    return true spuriously, never false on an empty queue.
+//  - `Pop()` is called by one consumer at a time and returns the oldest item, or nullptr.
+//    Items come out in the order the pushes took effect: if push X happens-before push Y,
+//    X comes out first (so, per producer, in push order). nullptr does not prove the queue
+//    empty: a lock-free queue may have a push in flight that Pop cannot take yet.
+//  - `IsEmpty()`: called by the consumer, false while anything is queued or a push is in
+//    flight; a consumer may sleep only after Pop() returned nullptr AND IsEmpty() is true
+//    (a push that returned false sends no wake-up). From other threads, a snapshot.
 template <typename Q, typename T>
 concept FrontQueue = requires(Q q, T* item) {
   { q.Push(item) } -> std::same_as<bool>;
-  { q.PopAll() } -> std::same_as<T*>;
-  { q.PopAllReversed() } -> std::same_as<T*>;
+  { q.Pop() } -> std::same_as<T*>;
   { q.IsEmpty() } -> std::same_as<bool>;
 };
 
@@ -87,20 +89,6 @@ concept WaitQueue = requires(Q q, const Q cq, T* item, WaitDeadline deadline) {
 //   T* next;                  // FrontQueue link (and any singly linked list)
 //   uint32_t wait_index;      // WaitQueue position; kNotInWaitQueue when not queued
 inline constexpr std::uint32_t kNotInWaitQueue = UINT32_MAX;
-
-// Reverses a singly linked chain (linked through kNext) in place; returns the new head.
-// Front queues use it to turn their newest-first chains into FIFO order and back.
-template <typename T, T* T::*kNext = &T::next>
-T* ReverseChain(T* head) {
-  T* reversed = nullptr;
-  while (head != nullptr) {
-    T* next = head->*kNext;
-    head->*kNext = reversed;
-    reversed = head;
-    head = next;
-  }
-  return reversed;
-}
 
 }  // namespace fairsched
 

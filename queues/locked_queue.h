@@ -17,7 +17,6 @@
 #include <deque>
 #include <vector>
 
-#include "queues/concepts.h"
 #include "queues/lock_stats.h"
 #include "sync/primitives.h"
 
@@ -46,18 +45,16 @@ class LockedFrontQueue {
     return was_empty;
   }
 
-  // Takes every queued item, oldest first, linked through kNext; nullptr if none.
-  T* PopAll() {
+  // Takes the oldest item, or returns nullptr if none. (A push is never in flight here:
+  // it is complete when it releases the mutex.)
+  T* Pop() {
     MutexLock lock = counter_.Lock(mutex_);
     T* head = head_;
-    head_ = tail_ = nullptr;
+    if (head != nullptr) head_ = head->*kNext;
     return head;
   }
 
-  // Takes every queued item, newest first (the list is reversed outside the lock).
-  T* PopAllReversed() { return ReverseChain<T, kNext>(PopAll()); }
-
-  // Snapshot. Takes the mutex (and counts it), like every operation of this class.
+  // Takes the mutex (and counts it), like every operation of this class.
   bool IsEmpty() const {
     MutexLock lock = counter_.Lock(mutex_);
     return head_ == nullptr;

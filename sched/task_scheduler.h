@@ -30,8 +30,9 @@
 //   - A worker that pops a task while more seem ready (a lock-free peek at the ready
 //     queue) and workers are parked wakes one more before executing: wake-ups chain through
 //     as many workers as there is work for, and stop when the ready queue is empty.
-//   - Releasing the role with scheduling work left (a backlog, or posts that arrived while
-//     it was held, whose posters saw the role taken and woke nobody) wakes one parked worker.
+//   - Releasing the role with scheduling work left (posts beyond the batch bound, or posts
+//     that arrived while it was held, whose posters saw the role taken and woke nobody)
+//     wakes one parked worker.
 // The lost-wakeup trap of the original design (every worker asleep while tasks remain) is
 // closed by Dekker-style checks, each spelled out at the code: a parking worker registers in
 // `parked_` and then re-checks the queues, while every publisher first publishes and then
@@ -390,8 +391,11 @@ class BasicTaskScheduler {
     // Dekker pairs.
     if (!front_.Push(task)) {
       // Not the first task in the front queue: whoever made it non-empty already arranged
-      // for it to be scheduled, and that covers ours (the role holder takes the whole queue
-      // before it sleeps).
+      // for it to be scheduled, and that covers ours. The task before ours stays in the
+      // queue until our push is complete (see MpscQueue), so the queue stays non-empty until
+      // ours is popped; the role holder never sleeps while the queue is not empty, including
+      // while our push is still in flight (IsEmpty is false then; see Schedule), and looks
+      // at the queue again after releasing the role (WorkerMain).
       return;
     }
     // The role holder may be asleep (or about to sleep) without knowing about this task.
@@ -491,7 +495,10 @@ class BasicTaskScheduler {
     // visible and then reads parked_ with seq_cst: in the single total order either our
     // re-check comes after its publication (we see the work and do not sleep) or its read
     // comes after our registration (it sees us and sends the signal, which Receive cannot
-    // miss because the Signal is a flag).
+    // miss because the Signal is a flag). front_.IsEmpty from here (not the queue's
+    // consumer) reads the consumer's head as of the role release our seq_cst IsLocked load
+    // synchronised with; a holder that took the role after that load pops what we miss, and
+    // its release-time check reads parked_ after our registration.
     parked_.fetch_add(1, std::memory_order_seq_cst);
     const bool sleep =
         !exit_.load(std::memory_order_seq_cst) && !ReadySeemsNonEmpty(worker) &&
@@ -521,7 +528,7 @@ class BasicTaskScheduler {
 
   struct ScheduleResult {
     std::size_t ready = 0;  // tasks made ready by this role take
-    bool backlog = false;   // front-queue tasks taken but not yet received (batch bound)
+    bool backlog = false;   // the front queue is not empty (batch bound, or a push in flight)
     bool timers = false;    // the wait queue is not empty
     bool exit = false;      // Stop asked the workers to exit
   };
@@ -580,14 +587,13 @@ class BasicTaskScheduler {
       if (stopping) io_.CancelAll(io_sink);  // Stop: end every IO registration
       const TaskDeadline now = TaskClock::now();
       std::size_t moved = io_sink.TakeMadeReady();
-      // Front queue -> wait/ready. PopAll only once the previous batch is fully handled,
-      // so tasks keep their front-queue order across role holders.
-      if (backlog_ == nullptr) backlog_ = front_.PopAll();
-      for (std::size_t n = 0; backlog_ != nullptr && n < options_.batch_size; ++n) {
-        Task* task = backlog_;
-        // Read the link before the state CAS: once the task is WAITING a waker may push it
-        // into the front queue again, rewriting `next`.
-        backlog_ = task->next;
+      // Front queue -> wait/ready, one task per Pop (O(1) each, FIFO): at most batch_size
+      // per role take. Pop is done with a task before returning it, so a waker may push it
+      // into the front queue again as soon as ReceiveFromFront makes it WAITING.
+      std::size_t popped = 0;
+      for (; popped < options_.batch_size; ++popped) {
+        Task* task = front_.Pop();
+        if (task == nullptr) break;
         moved += ReceiveFromFront(task, now, stopping);
       }
       // Expired (or, when stopping, all) wait queue -> ready.
@@ -601,18 +607,30 @@ class BasicTaskScheduler {
         ++moved;
       }
       PublishNearestDeadline();
-      result.backlog = backlog_ != nullptr;
+      // IsEmpty is exact here (we are the front queue's consumer): false while tasks wait
+      // or a push is in flight (exchanged, not yet linked: Pop cannot take it yet, and its
+      // poster, whose Push returned false, sends no notify).
+      result.backlog = !front_.IsEmpty();
       result.timers = !wait_.IsEmpty();
       if (moved > 0) {
         ready_.FlushPending();
         result.ready = moved;
         return result;
       }
-      if (result.backlog) return result;
       // Nothing moved. If tasks are still ready, go and execute them instead. Only this
       // thread produces into the ready queue, so an empty answer cannot turn wrong behind
       // our back (Count is exact; it takes the queue's mutex, but only on this idle path).
       if (ready_.Count() > 0) return result;
+      if (result.backlog) {
+        // Tasks were taken (all went to the wait queue) and more are queued: let the worker
+        // loop come back for them. Otherwise Pop found nothing while the queue is not
+        // empty: a push is in flight. Never sleep then (nobody would notify us); its
+        // poster links the task within a few instructions unless it was preempted, so
+        // yield the core to it and look again.
+        if (popped > 0) return result;
+        std::this_thread::yield();
+        continue;
+      }
       // Nothing to do and nothing ready: sleep, holding the role, until the nearest
       // deadline or a Notify (a post into an empty front queue, Stop). Spin first: work
       // that arrives within the spin window saves the kernel round trip.
@@ -741,7 +759,6 @@ class BasicTaskScheduler {
   // Sched-role state: touched only by the role holder (RoleLock publishes it).
   RoleLock role_;
   WaitQueueT wait_;
-  Task* backlog_ = nullptr;  // popped from the front queue, not yet received (FIFO list)
   // Ready queue: producer = role holder, consumers = workers.
   ReadyQueueT ready_;
   fairsched::Signal ready_signal_;

@@ -6,9 +6,10 @@
 // (no blocking Lock, no fairness): one atomic flag.
 //
 // What it guarantees: TryLock returning true happens-after the previous holder's Unlock, so
-// all the sched-only state (wait heap, front backlog, the ready queue's producer side) that
-// the previous holder wrote with plain stores is visible to the new holder. That is what
-// lets the sched-role use plain, unsynchronised data structures.
+// all the sched-only state (wait heap, the front queue's consumer position, the ready
+// queue's producer side) that the previous holder wrote with plain stores is visible to
+// the new holder. That is what lets the sched-role use plain, unsynchronised data
+// structures.
 //
 // Waking a holder that sleeps (it sleeps in IoBackend::WaitUntil, holding the role, when
 // there is nothing to schedule) is the IoBackend's job (Notify), not this class's.

@@ -17,8 +17,9 @@ TEST(ConsumerTest, FrontQueueKeepsOrder) {
   EXPECT_FALSE(queue.Push(&jobs[1]));
   EXPECT_FALSE(queue.Push(&jobs[2]));
   int expected = 1;
-  for (Job* j = queue.PopAll(); j != nullptr; j = j->next) EXPECT_EQ(j->id, expected++);
+  while (Job* j = queue.Pop()) EXPECT_EQ(j->id, expected++);
   EXPECT_EQ(expected, 4);
+  EXPECT_TRUE(queue.IsEmpty());
 }
 
 }  // namespace

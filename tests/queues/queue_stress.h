@@ -6,8 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -127,8 +130,17 @@ void RunReadyQueueStress(int consumers, std::int64_t count, int max_batch,
   EXPECT_EQ(queue.Count(), 0u);
 }
 
-// `producers` threads push numbered items into a FrontQueue while one consumer drains it
-// with PopAll. Checks exactly-once delivery and per-producer FIFO order.
+// Pops everything `queue` hands out right now; returns how many (calls `f` for each).
+template <typename Queue, typename F>
+std::int64_t PopAvailable(Queue& queue, F f) {
+  std::int64_t n = 0;
+  for (StressItem* it = queue.Pop(); it != nullptr; it = queue.Pop(), ++n) f(it);
+  return n;
+}
+
+// `producers` threads push numbered items into a FrontQueue while one consumer pops them.
+// Checks exactly-once delivery and per-producer FIFO order, and that IsEmpty() is true
+// after the last pop.
 template <typename Queue>
 void RunFrontQueueStress(int producers, int per_producer) {
   std::vector<std::vector<StressItem>> items(producers, std::vector<StressItem>(per_producer));
@@ -148,20 +160,137 @@ void RunFrontQueueStress(int producers, int per_producer) {
   std::vector<std::int64_t> next_expected(producers, 0);
   std::int64_t received = 0;
   bool order_ok = true;
-  auto drain = [&] {
-    for (StressItem* it = queue.PopAll(); it != nullptr; it = it->next) {
-      if (it->seq != next_expected[it->producer]) order_ok = false;
-      next_expected[it->producer] = it->seq + 1;
-      ++received;
-    }
+  auto check = [&](StressItem* it) {
+    if (it->seq != next_expected[it->producer]) order_ok = false;
+    next_expected[it->producer] = it->seq + 1;
+    ++received;
   };
-  while (producers_done.load(std::memory_order_acquire) < producers) drain();
-  drain();
+  while (producers_done.load(std::memory_order_acquire) < producers) {
+    if (PopAvailable(queue, check) == 0) std::this_thread::yield();
+  }
+  // Every push is complete now (acquire above), so nothing is in flight.
+  PopAvailable(queue, check);
   for (auto& t : threads) t.join();
   EXPECT_TRUE(order_ok);
   EXPECT_EQ(received, std::int64_t{producers} * per_producer);
   for (int p = 0; p < producers; ++p) EXPECT_EQ(next_expected[p], per_producer);
   EXPECT_TRUE(queue.IsEmpty());
+}
+
+// Cross-thread causal order. In each round thread A pushes X and then releases a flag;
+// thread B acquires the flag and then pushes Y. X's push happens-before Y's, so the
+// consumer, popping concurrently, must get X before Y. (A queue made of per-producer
+// sub-queues, like moodycamel's, fails this whenever it drains B's part first.) Noise
+// producers push concurrently so the queue is seldom empty in between.
+template <typename Queue>
+void RunFrontQueueCausalOrder(int rounds) {
+  constexpr int kNoiseProducers = 2;
+  constexpr int kNoisePerRound = 2;
+  std::vector<StressItem> xs(rounds), ys(rounds);
+  std::vector<StressItem> noise(static_cast<std::size_t>(rounds) * kNoiseProducers *
+                                kNoisePerRound);
+  const std::int64_t total = static_cast<std::int64_t>(rounds) * 2 + std::ssize(noise);
+  for (int r = 0; r < rounds; ++r) {
+    xs[r].producer = 0;
+    xs[r].seq = r;
+    ys[r].producer = 1;
+    ys[r].seq = r;
+  }
+  Queue queue;
+  std::atomic<int> x_pushed{0};  // rounds whose X has been pushed
+  std::vector<std::thread> threads;
+  threads.emplace_back([&] {
+    for (int r = 0; r < rounds; ++r) {
+      queue.Push(&xs[r]);
+      // Release: Y's push, after B's acquire of this value, happens-after X's push.
+      x_pushed.store(r + 1, std::memory_order_release);
+    }
+  });
+  threads.emplace_back([&] {
+    for (int r = 0; r < rounds; ++r) {
+      while (x_pushed.load(std::memory_order_acquire) <= r) std::this_thread::yield();
+      queue.Push(&ys[r]);
+    }
+  });
+  for (int n = 0; n < kNoiseProducers; ++n) {
+    threads.emplace_back([&, n] {
+      const std::size_t per = static_cast<std::size_t>(rounds) * kNoisePerRound;
+      for (std::size_t i = 0; i < per; ++i) {
+        StressItem& item = noise[n * per + i];
+        item.producer = 2 + n;
+        queue.Push(&item);
+      }
+    });
+  }
+  std::vector<bool> x_seen(rounds, false);
+  int y_before_x = 0;
+  std::int64_t received = 0;
+  while (received < total) {
+    const std::int64_t got = PopAvailable(queue, [&](StressItem* it) {
+      if (it->producer == 0) x_seen[it->seq] = true;
+      if (it->producer == 1 && !x_seen[it->seq]) ++y_before_x;
+    });
+    received += got;
+    if (got == 0) std::this_thread::yield();
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(y_before_x, 0) << "Y was popped before X although X's push happened-before Y's";
+  EXPECT_EQ(received, total);
+  EXPECT_TRUE(queue.IsEmpty());
+}
+
+// The wake-up protocol the scheduler builds on the queue: producers notify the consumer
+// only when Push returns true (queue was empty); the consumer sleeps only when Pop returns
+// nullptr AND IsEmpty() is true. If a push that returned false could go unseen by a consumer
+// about to sleep, the consumer would sleep with items queued and no notify coming: the
+// sleep is bounded by a long timeout that fails the test instead of hanging it. Producers
+// pause now and then so the queue keeps draining empty (the transitions under test).
+template <typename Queue>
+void RunFrontQueueWakeProtocol(int producers, int per_producer) {
+  std::vector<StressItem> items(static_cast<std::size_t>(producers) * per_producer);
+  Queue queue;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool notified = false;  // guarded by mu: a flag, so a notify before the wait is not lost
+  std::vector<std::thread> threads;
+  for (int p = 0; p < producers; ++p) {
+    threads.emplace_back([&, p] {
+      for (int i = 0; i < per_producer; ++i) {
+        StressItem& item = items[static_cast<std::size_t>(p) * per_producer + i];
+        item.producer = p;
+        item.seq = i;
+        if (queue.Push(&item)) {
+          std::lock_guard<std::mutex> lock(mu);
+          notified = true;
+          cv.notify_one();
+        }
+        if (i % 7 == p % 7) std::this_thread::yield();
+      }
+    });
+  }
+  const std::int64_t total = std::ssize(items);
+  std::vector<std::int64_t> next_expected(producers, 0);
+  std::int64_t received = 0;
+  bool order_ok = true;
+  bool lost_wakeup = false;
+  while (received < total && !lost_wakeup) {
+    received += PopAvailable(queue, [&](StressItem* it) {
+      if (it->seq != next_expected[it->producer]) order_ok = false;
+      next_expected[it->producer] = it->seq + 1;
+    });
+    if (received == total) break;
+    if (!queue.IsEmpty()) {  // a push is in flight: must not sleep
+      std::this_thread::yield();
+      continue;
+    }
+    std::unique_lock<std::mutex> lock(mu);
+    lost_wakeup = !cv.wait_for(lock, std::chrono::seconds(20), [&] { return notified; });
+    notified = false;
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_FALSE(lost_wakeup) << "consumer slept with items queued and no notify coming";
+  EXPECT_TRUE(order_ok);
+  EXPECT_EQ(received, total);
 }
 
 }  // namespace fairsched::testing

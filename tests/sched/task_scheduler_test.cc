@@ -241,6 +241,52 @@ TYPED_TEST(SchedulerTest, SeveralWorkersStartInPostOrder) {
   this->RecordProperty("max_start_displacement", max_displacement);
 }
 
+// Causal order across posting threads: thread A posts X, then releases a flag; thread B
+// acquires it and posts Y. X's post happens-before Y's, so with one worker X starts first,
+// in every round, while a third thread posts noise concurrently. (A front queue made of
+// per-producer sub-queues would let Y overtake X.)
+TYPED_TEST(SchedulerTest, PostsOrderedAcrossThreadsStartInThatOrder) {
+  TypeParam sched;
+  sched.Start(1);
+  const int rounds = static_cast<int>(testing::StressIterations(5000));
+  std::vector<int> x_start(rounds, -1), y_start(rounds, -1);
+  int sequence = 0;  // plain: one worker
+  std::vector<std::unique_ptr<Task>> xs, ys, noise;
+  for (int r = 0; r < rounds; ++r) {
+    xs.push_back(std::make_unique<Task>([&, r](Task*) { x_start[r] = sequence++; }));
+    ys.push_back(std::make_unique<Task>([&, r](Task*) { y_start[r] = sequence++; }));
+    noise.push_back(std::make_unique<Task>([&](Task*) { ++sequence; }));
+  }
+  std::atomic<int> x_posted{0};
+  std::thread a([&] {
+    for (int r = 0; r < rounds; ++r) {
+      sched.Post(xs[r].get());
+      // Release: B's post of Y (after its acquire of this value) happens-after X's post.
+      x_posted.store(r + 1, std::memory_order_release);
+    }
+  });
+  std::thread b([&] {
+    for (int r = 0; r < rounds; ++r) {
+      while (x_posted.load(std::memory_order_acquire) <= r) std::this_thread::yield();
+      sched.Post(ys[r].get());
+    }
+  });
+  std::thread c([&] {
+    for (auto& t : noise) sched.Post(t.get());
+  });
+  a.join();
+  b.join();
+  c.join();
+  ASSERT_TRUE(sched.WaitEmpty(seconds(60)));
+  int y_first = 0;
+  for (int r = 0; r < rounds; ++r) {
+    ASSERT_GE(x_start[r], 0);
+    ASSERT_GE(y_start[r], 0);
+    if (y_start[r] < x_start[r]) ++y_first;
+  }
+  EXPECT_EQ(y_first, 0) << "Y started before X although X was posted first (causally)";
+}
+
 TYPED_TEST(SchedulerTest, EqualDeadlinesKeepPostOrder) {
   TypeParam sched;
   sched.Start(1);
