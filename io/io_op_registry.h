@@ -31,6 +31,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <thread>
 
 #include "io/io_op.h"
 #include "queues/mpsc_queue.h"
@@ -59,16 +60,16 @@ class IoOpRegistry {
     // Relaxed: counts ops between Submit and the final completion, for tests and the
     // destructor's leak check; nothing synchronises through it.
     live_.fetch_add(1, std::memory_order_relaxed);
-    // The push (a seq_cst CAS, see MpscQueue) publishes the op's fields to the role's
-    // acquire PopAll. Notify only when the queue was empty: a non-empty queue is already
-    // due to be drained by someone who notified.
+    // The push (a seq_cst exchange + release link, see MpscQueue) publishes the op's fields
+    // to the role's Pop. Notify only when the queue was empty: a non-empty queue is already
+    // due to be drained by someone who notified (Drain never stops at an in-flight push).
     return queue_.Push(op);
   }
 
   bool Cancel(IoOp* op) {
     // Acquire on the first load and on the CAS: pairs with the role's release CAS
-    // kQueued -> kActive, which comes after its last read of op->next (taken before the CAS
-    // in Drain); we rewrite `next` below, and must do so after that read.
+    // kQueued -> kActive, which comes after Pop's last touch of op->next (Pop is done with
+    // an item before returning it); our push below rewrites `next`, and must come after.
     std::uint8_t state = op->state_.load(std::memory_order_acquire);
     while (true) {
       if (state == IoOp::kIdle || (state & IoOp::kCancel) != 0) return false;  // nothing to do
@@ -92,13 +93,22 @@ class IoOpRegistry {
   // kernel; `disarm(op)` asks the kernel to cancel an armed one. Both may call Complete.
   template <typename Arm, typename Disarm>
   void Drain(IoReadySink& sink, Arm&& arm, Disarm&& disarm) {
-    IoOp* op = queue_.PopAll();
-    while (op != nullptr) {
-      // Read the link before the state CAS: once kActive, a canceller may push the op again,
-      // rewriting the link.
-      IoOp* const following = op->next;
+    while (true) {
+      IoOp* const op = queue_.Pop();
+      if (op == nullptr) {
+        if (queue_.IsEmpty()) break;
+        // A push is in flight (its tail exchange is done, its link not yet): Pop cannot take
+        // it, and its submitter, whose Push returned false, sends no Notify. Returning now
+        // could let the holder sleep with the op queued, so give the submitter the core and
+        // look again; it links the op within a few instructions unless it was preempted.
+        std::this_thread::yield();
+        continue;
+      }
+      // Pop is done with the op's link before returning it, so a canceller may push the op
+      // again as soon as the CAS below makes it kActive.
       std::uint8_t state = IoOp::kQueued;
-      // Release on success: publishes our read of the link above to a canceller's acquire.
+      // Release on success: pairs with a canceller's acquire (it then sees kActive and hands
+      // its request through the queue).
       if (op->state_.compare_exchange_strong(state, IoOp::kActive, std::memory_order_release,
                                              std::memory_order_relaxed)) {
         LinkInFlight(op);
@@ -114,7 +124,6 @@ class IoOpRegistry {
           disarm(op);
         }
       }
-      op = following;
     }
   }
 
