@@ -132,12 +132,15 @@ popped_one: skip;
 popped_nothing: skip;
      d_step { h = 0; nx = 0; t = 0; prev = 0 };
 #ifndef BUG_SLEEP_WITHOUT_ISEMPTY
-     /* IsEmpty(): head is the stub, the stub has no successor, and tail is the stub. The
-      * role holder must not sleep otherwise (a push is in flight: retry). */
+     /* IsEmpty(), as queues/mpsc_queue.h computes it: head_ is the stub, then tail_ is the
+      * stub. (The stub then has no successor: asserted, so the shorter test is proven
+      * equivalent to "head is stub, stub.next null, tail is stub".) The role holder must not
+      * sleep otherwise: a push is in flight, retry. */
      if
-     :: head == STUB && next[STUB] == NIL ->
+     :: head == STUB ->
         if
-        :: tail == STUB -> atomic { notified -> notified = false }  /* WaitUntil(forever) */
+        :: atomic { tail == STUB -> assert(next[STUB] == NIL) };
+           atomic { notified -> notified = false }  /* WaitUntil(no deadline) */
         :: else
         fi
      :: else
