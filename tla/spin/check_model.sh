@@ -42,7 +42,7 @@ spin "${defines[@]}" -a model.pml >spin.log 2>&1 || { cat spin.log; echo "spin -
 
 # Large enough depth and memory for every model here; a run that hits the depth limit is
 # rejected below instead of silently truncating the search.
-cflags=(-O1 -w -DMEMLIM=2048 -DVECTORSZ=4096 -DNFAIR=8)
+cflags=(-O2 -w -DMEMLIM=2048 -DVECTORSZ=4096 -DNFAIR=8)
 pan_args=(-m1000000 -c1)
 case "$mode" in
   safety) cflags+=(-DSAFETY -DNOCLAIM) ;;
