@@ -47,6 +47,8 @@
  *                           kWaiting|kWoken CAS lost to a waker (which pushes it too).
  *   BUG_PARK_NO_RECHECK     a parking worker registers and sleeps without re-checking the
  *                           queues.
+ *   BUG_NO_FRONT_NOTIFY     a post into an empty front queue does not notify the role
+ *                           holder (the other wake-up channel): it sleeps on in WaitUntil.
  */
 
 #ifndef WORKERS
@@ -112,10 +114,12 @@ inline FrontPush(t) {
   was_empty = (len(front) == 0);
   front!t;
   in_front[t] = true;
+#ifndef BUG_NO_FRONT_NOTIFY
   if
   :: was_empty -> front_notified = true             /* io_.Notify() */
   :: else
   fi
+#endif
 }
 inline AfterFrontPush() {
   if
