@@ -25,6 +25,8 @@
  *     the system comes to rest), never two runs of one task at the same time;
  *   - never in two queues: a task entering the front or the ready queue is in neither
  *     already, and a task entering the ready queue is not in the wait queue;
+ *   - post order: two tasks due at once (BLOCKER, then TIMER with deadline DUE) enter the
+ *     ready queue in post order;
  *   - no lost wakeup / no deadlock: when nothing can move any more (Spin's `timeout`), every
  *     post has run; workers may only rest parked on the ready signal or in WaitUntil;
  *   - liveness (LTL all_run, weak fairness): every post eventually runs.
@@ -93,6 +95,7 @@ bool in_ready[TASKS];
 byte posted[TASKS];
 byte ran[TASKS];
 bool running[TASKS];
+bool blocker_readied;            /* BLOCKER has entered the ready queue */
 
 /* Reads parked_ and sends the ready signal if someone is parked. The load and the Send's
  * set are one step: the flag stays set until a receiver takes it, so a later set could only
@@ -172,6 +175,12 @@ inline Wake(t, bits) {
 /* Sched-role: MakeReady = ready_.PushPending. */
 inline MakeReady(t) {
   assert(!in_ready[t] && !in_front[t] && !in_wait[t]);
+  /* Post order for tasks due at once: the client posted BLOCKER first. */
+  assert(!(t == TIMER && deadline[TIMER] == DUE && posted[TIMER] == 1) || blocker_readied);
+  if
+  :: t == BLOCKER -> blocker_readied = true
+  :: else
+  fi;
   pending!t;
   in_ready[t] = true;
   moved++
