@@ -441,6 +441,16 @@ NeverInTwoQueues ==
     /\ Count(front, t) + Count(pending, t) + Count(ready, t) <= 1
     /\ Count(pending, t) + Count(ready, t) = 1 => ~inWait[t]
 
+\* Post order for tasks due at once: while Timer (first post, due) is queued to run, Blocker,
+\* posted before it, is ahead of it in the ready queue, popped, or has begun.
+Index(s, t) == CHOOSE i \in DOMAIN s : s[i] = t
+PostOrder ==
+  LET q == ready \o pending IN
+  (deadline[Timer] = "due" /\ posted[Timer] = 1 /\ Timer \in Range(q)) =>
+     \/ ran[Blocker] >= 1
+     \/ \E w \in Workers : wt[w] = Blocker /\ wpc[w] \in {"chain_wake", "begin_execution"}
+     \/ Blocker \in Range(q) /\ Index(q, Blocker) < Index(q, Timer)
+
 \* No lost wakeup is deadlock freedom here: CHECK_DEADLOCK with AtRest as the only end.
 
 \* Liveness: every post eventually runs.
