@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# check_model.sh: runs one exhaustive Spin check of a Promela model and judges the result.
+#
+# Usage: check_model.sh MODEL.pml MODE EXPECT [-DNAME ...]
+#   MODE     safety      assertions, invalid end states (deadlocks)  (pan compiled -DSAFETY)
+#            live:NAME   the model's LTL formula NAME under weak fairness (pan -a -f)
+#   EXPECT   pass        0 errors and a complete search
+#            fail:TEXT   Spin must report an error whose text contains TEXT: "invalid end
+#                        state", "acceptance cycle", or the text of the assertion that must
+#                        fail, e.g. "assertion violated (item==claims)"
+#   -DNAME   preprocessor switches for the model (the seeded bugs, BUG_...)
+#
+# The search is always exhaustive: no bitstate hashing, no hash compaction, and a run whose
+# depth limit was hit counts as a failure, whatever it found. The state counts are printed
+# so that the test log records the size of every check.
+set -euo pipefail
+
+if (($# < 3)); then
+  echo "usage: $0 MODEL.pml safety|live:NAME pass|fail:TEXT [-DNAME ...]" >&2
+  exit 2
+fi
+model=$(realpath "$1")
+mode=$2
+expect=$3
+shift 3
+defines=("$@")
+
+for tool in spin gcc; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    echo "check_model: '$tool' not found (Debian: apt-get install spin gcc)" >&2
+    exit 2
+  fi
+done
+
+work=$(mktemp -d "${TEST_TMPDIR:-/tmp}/spin.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cp "$model" "$work/model.pml"
+cd "$work"
+
+echo "check_model: $(basename "$model") mode=$mode expect=$expect ${defines[*]:-}"
+spin "${defines[@]}" -a model.pml >spin.log 2>&1 || { cat spin.log; echo "spin -a failed"; exit 1; }
+
+# Large enough depth and memory for every model here; a run that hits the depth limit is
+# rejected below instead of silently truncating the search.
+cflags=(-O2 -w -DMEMLIM=2048 -DVECTORSZ=4096 -DNFAIR=8)
+pan_args=(-m1000000 -c1)
+case "$mode" in
+  safety) cflags+=(-DSAFETY -DNOCLAIM) ;;
+  live:*) pan_args+=(-a -f -A -N "${mode#live:}") ;;  # -A: the safety runs check assertions
+  *) echo "check_model: unknown mode '$mode'" >&2; exit 2 ;;
+esac
+gcc "${cflags[@]}" -o pan pan.c
+start=$(date +%s%N)
+set +e
+./pan "${pan_args[@]}" >pan.log 2>&1
+set -e
+end=$(date +%s%N)
+cat pan.log
+ms=$(((end - start) / 1000000))
+printf 'check_model: pan ran %d.%03d s\n' $((ms / 1000)) $((ms % 1000))
+
+errors=$(sed -n 's/.*errors: \([0-9][0-9]*\).*/\1/p' pan.log | tail -n 1)
+if [[ -z "$errors" ]]; then
+  echo "check_model: FAIL: pan did not report an error count"
+  exit 1
+fi
+grep -E 'states, stored|states, matched|transitions \(' pan.log | sed 's/^/check_model: /'
+
+case "$expect" in
+  pass)
+    if ((errors != 0)); then
+      echo "check_model: FAIL: expected no error, Spin found $errors; counterexample:"
+      spin "${defines[@]}" -t -p -g -l model.pml | tail -n 80 || true
+      exit 1
+    fi
+    if grep -qE 'max search depth too small|Search not completed|reached -DMEMLIM bound|out of memory|bitstate|hash-compact' pan.log; then
+      echo "check_model: FAIL: the search was not exhaustive (see above)"
+      exit 1
+    fi
+    echo "check_model: PASS: no error, exhaustive search"
+    ;;
+  fail:*)
+    want=${expect#fail:}
+    if ((errors == 0)); then
+      echo "check_model: FAIL: expected Spin to find '$want', but the model passed"
+      exit 1
+    fi
+    # The error kind is in pan's output; replay the trail to show the counterexample.
+    trail=$(spin "${defines[@]}" -t -p -g model.pml 2>&1 || true)
+    echo "$trail" | tail -n 40
+    if ! grep -qF "$want" pan.log && ! grep -qF "$want" <<<"$trail"; then
+      echo "check_model: FAIL: Spin found an error, but not '$want'"
+      exit 1
+    fi
+    echo "check_model: PASS: Spin rejects the seeded bug with '$want', as it must"
+    ;;
+  *) echo "check_model: unknown expectation '$expect'" >&2; exit 2 ;;
+esac

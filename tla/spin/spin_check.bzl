@@ -1,0 +1,25 @@
+"""spin_check: one exhaustive Spin run of a Promela model as a Bazel test (see check_model.sh)."""
+
+def spin_check(name, model, mode = "safety", expect = "pass", defines = [], size = "small", manual = False):
+    """Declares a sh_test that model-checks `model` with Spin.
+
+    Args:
+      name: test name.
+      model: the Promela file.
+      mode: "safety" (assertions and invalid end states) or "live:<ltl name>" (the LTL
+        formula under weak fairness).
+      expect: "pass" (no error, complete search) or "fail:<text>" (a seeded bug: Spin must
+        find an error whose report contains <text>).
+      defines: preprocessor switches, e.g. ["-DBUG_NO_NOTIFY"].
+      size: Bazel test size.
+      manual: if True, only run when named explicitly (not by //...).
+    """
+    native.sh_test(
+        name = name,
+        size = size,
+        srcs = ["check_model.sh"],
+        data = [model],
+        # Bazel splits `args` like a shell: quote the expectation, it may contain spaces.
+        args = ["$(location %s)" % model, mode, "'%s'" % expect] + defines,
+        tags = ["spin"] + (["manual"] if manual else []),
+    )
