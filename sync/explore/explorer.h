@@ -1,0 +1,779 @@
+// Interleaving explorer: runs a small multi-threaded scenario many times, choosing at every
+// atomic or mutex operation which thread goes next, until every schedule within a preemption
+// bound has been tried (depth-first) or a number of random schedules has run. A failed
+// `explore::Check`, a deadlock (every thread blocked) or a livelock (every thread blocked or
+// spinning) in any schedule stops the search and reports the schedule, which can be replayed.
+//
+// Only builds with FAIRSCHED_EXPLORE defined use this: sync/primitives.h then takes its
+// Atomic/Mutex/ConditionVariable/CpuRelax from sync/explore/primitives.h, whose operations
+// call into the runtime below. See sync/explore/README.md for how to write a scenario, how to
+// replay a failure, and exactly which interleavings are (and are not) covered. In short:
+//   - every atomic operation is executed as one sequentially consistent step: the memory
+//     orders are ignored, so reorderings allowed by weaker orders are NOT explored (that is
+//     what TSan and the Spin/TLA+ models are for);
+//   - plain (non-atomic) memory accesses are not scheduling points: a data race on them is
+//     not found here (TSan finds those);
+//   - model threads are real std::threads, but only the one holding the "baton" runs; every
+//     instrumented operation is a point where the baton may move.
+//
+// Header-only on purpose: the explore build compiles everything it checks from headers (or
+// lists a .cc in its own target), so no object compiled with the production primitives is
+// linked into it (that would be an ODR violation: two layouts of one class).
+#ifndef FAIRSCHED_SYNC_EXPLORE_EXPLORER_H_
+#define FAIRSCHED_SYNC_EXPLORE_EXPLORER_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <source_location>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace fairsched::explore {
+
+struct Options {
+  enum class Strategy {
+    kDepthFirst,  // every schedule with at most `preemption_bound` preemptions
+    kRandom,      // `max_executions` schedules, each choice uniform among runnable threads
+  };
+  Strategy strategy = Strategy::kDepthFirst;
+  // A preemption is a switch away from a thread that could have continued. Switches at a
+  // blocking operation, at the end of a thread or at CpuRelax are free.
+  int preemption_bound = 2;
+  // Depth-first: give up (result.complete == false) after this many schedules.
+  // Random: the number of schedules to run.
+  std::uint64_t max_executions = 100000;
+  std::uint64_t seed = 1;  // random strategy only
+  // Steps (instrumented operations) per schedule before it is reported as a livelock.
+  std::uint64_t max_steps = 20000;
+  // A schedule printed by an earlier failure ("0x3,1,2x4"): run only it, with its trace.
+  // If empty, the environment variable FAIRSCHED_EXPLORE_REPLAY is used when set.
+  std::string replay;
+};
+
+struct Result {
+  bool failed = false;
+  std::string failure;   // what went wrong (check message, deadlock, livelock)
+  std::string schedule;  // the failing schedule, replayable through Options::replay
+  std::string trace;     // one line per step of the failing schedule
+  std::uint64_t executions = 0;  // schedules run, including the failing one
+  std::uint64_t max_depth = 0;   // most steps seen in one schedule
+  bool complete = false;  // depth-first: every schedule within the bound was run
+  std::string Report() const {
+    std::string out = failed ? "explore: FAILED after " : "explore: passed, ";
+    out += std::to_string(executions) + " schedule(s)";
+    if (!failed) out += complete ? " (all within the preemption bound)" : " (search cut short)";
+    if (failed) {
+      out += ": " + failure + "\n  replay with FAIRSCHED_EXPLORE_REPLAY=" + schedule +
+             "\n  trace (thread: operation):\n" + trace;
+    }
+    return out;
+  }
+};
+
+namespace internal {
+
+// Unwinds a model thread when its schedule is abandoned (failure found).
+struct ExecutionAborted {};
+
+enum class OpKind : std::uint8_t {
+  kStart,
+  kLoad,
+  kStore,
+  kReadModifyWrite,
+  kLock,
+  kTryLock,
+  kWaitBegin,  // condition-variable wait: about to release the mutex
+  kWait,       // condition-variable wait: waiting for a notification
+  kReacquire,  // condition-variable wait: notified (or timed out), retaking the mutex
+  kNotify,
+  kJoin,
+  kRelax,
+  kCheckFailed,
+  kFinish,
+};
+
+inline const char* OpName(OpKind kind) {
+  switch (kind) {
+    case OpKind::kStart: return "start";
+    case OpKind::kLoad: return "load";
+    case OpKind::kStore: return "store";
+    case OpKind::kReadModifyWrite: return "read-modify-write";
+    case OpKind::kLock: return "mutex lock";
+    case OpKind::kTryLock: return "mutex try_lock";
+    case OpKind::kWaitBegin: return "condvar wait, unlock";
+    case OpKind::kWait: return "condvar wait";
+    case OpKind::kReacquire: return "condvar wake, relock";
+    case OpKind::kNotify: return "condvar notify";
+    case OpKind::kJoin: return "join";
+    case OpKind::kRelax: return "CpuRelax (spin)";
+    case OpKind::kCheckFailed: return "CHECK FAILED";
+    case OpKind::kFinish: return "finish";
+  }
+  return "?";
+}
+
+// Model state of one mutex (the owning thread), kept inside the instrumented Mutex.
+struct MutexState {
+  int owner = -1;
+};
+
+struct ConditionState {};  // identity only: waiters point at it
+
+class Runtime;
+// The runtime of the running exploration (one at a time per process) and the model
+// thread id of the calling OS thread (-1 outside any model thread).
+inline Runtime* g_runtime = nullptr;
+inline thread_local int t_model_thread = -1;
+// Set once the model thread has started unwinding an abandoned schedule: from then on its
+// instrumented operations run directly, without scheduling and without throwing again.
+inline thread_local bool t_unwinding = false;
+
+class Runtime {
+ public:
+  static constexpr int kMaxThreads = 8;
+
+  explicit Runtime(const Options& options) : options_(options) {}
+
+  // --- Called by instrumented operations on a model thread (t_model_thread >= 0). ---
+
+  // Before an atomic access or a notify: a point where another thread may run first.
+  void Step(OpKind kind, const void* object, const std::source_location& where) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (AbortedLocked()) return;
+    Prepare(kind, object, where);
+    SwitchLocked(lock);
+  }
+
+  void Lock(MutexState* mutex, const std::source_location& where) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (AbortedLocked()) {
+      mutex->owner = t_model_thread;
+      return;
+    }
+    Prepare(OpKind::kLock, mutex, where);
+    current().mutex = mutex;
+    SwitchLocked(lock);
+    // Resumed: only enabled while the mutex is free.
+    mutex->owner = t_model_thread;
+  }
+
+  bool TryLock(MutexState* mutex, const std::source_location& where) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!AbortedLocked()) {
+      Prepare(OpKind::kTryLock, mutex, where);
+      SwitchLocked(lock);
+    }
+    if (mutex->owner >= 0) return false;
+    mutex->owner = t_model_thread;
+    return true;
+  }
+
+  // Not a scheduling point: releasing only enables other threads, and their next step
+  // comes after ours either way.
+  void Unlock(MutexState* mutex, const std::source_location& where) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!aborting_ && mutex->owner != t_model_thread) {
+      FailLocked("unlock of a mutex the thread does not hold", where);
+      ThrowUnlessUnwinding(lock);
+      return;
+    }
+    mutex->owner = -1;
+  }
+
+  // Releases `mutex`, waits for a notification (or, when `timed`, for every other thread to
+  // be blocked: the model's time only passes when nothing else can run), retakes `mutex`.
+  // Returns false on a timeout. No spurious wakeups are modelled.
+  bool Wait(ConditionState* condition, MutexState* mutex, bool timed,
+            const std::source_location& where) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (AbortedLocked()) return true;
+    if (mutex->owner != t_model_thread) {
+      FailLocked("condition-variable wait without holding the mutex", where);
+      ThrowUnlessUnwinding(lock);
+      return true;
+    }
+    // A scheduling point before the wait: other threads may act between the caller's last
+    // check and the moment it releases the mutex and starts waiting (the lost-wakeup window).
+    Prepare(OpKind::kWaitBegin, condition, where);
+    SwitchLocked(lock);
+    if (AbortedLocked()) return true;
+    mutex->owner = -1;
+    Prepare(OpKind::kWait, condition, where);
+    ModelThread& self = current();
+    self.mutex = mutex;
+    self.timed = timed;
+    self.timed_out = false;
+    self.wait_order = ++wait_counter_;
+    SwitchLocked(lock);
+    mutex->owner = t_model_thread;
+    return !current().timed_out;
+  }
+
+  void Notify(ConditionState* condition, bool all, const std::source_location& where) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (AbortedLocked()) return;
+    Prepare(OpKind::kNotify, condition, where);
+    SwitchLocked(lock);
+    if (AbortedLocked()) return;
+    // Wakes the longest waiter (or all of them); FIFO is one of the orders the standard
+    // allows, and the only one modelled.
+    while (true) {
+      ModelThread* oldest = nullptr;
+      for (ModelThread& thread : threads_) {
+        if (thread.op == OpKind::kWait && thread.object == condition &&
+            (oldest == nullptr || thread.wait_order < oldest->wait_order)) {
+          oldest = &thread;
+        }
+      }
+      if (oldest == nullptr) break;
+      oldest->op = OpKind::kReacquire;
+      oldest->object = oldest->mutex;
+      if (!all) break;
+    }
+  }
+
+  void Relax(const std::source_location& where) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (AbortedLocked()) return;
+    Prepare(OpKind::kRelax, nullptr, where);
+    // Spinning: not runnable again until some other thread has taken a step.
+    current().yielding = true;
+    SwitchLocked(lock);
+  }
+
+  int Spawn(std::function<void()> body) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return SpawnLocked(std::move(body));
+  }
+
+  void Join(int thread, const std::source_location& where) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (AbortedLocked()) return;
+    Prepare(OpKind::kJoin, nullptr, where);
+    current().join_target = thread;
+    SwitchLocked(lock);
+  }
+
+  void CheckFailed(const std::string& message, const std::source_location& where) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (aborting_) return;
+    Record(t_model_thread, OpKind::kCheckFailed, nullptr, where);
+    FailLocked("check failed: " + message, where);
+    ThrowUnlessUnwinding(lock);
+  }
+
+  // Steps taken so far in this schedule. Read right after an atomic operation (with no
+  // instrumented operation in between) it numbers that operation in the total order.
+  std::uint64_t StepCount() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return steps_;
+  }
+
+  // --- Called by Explore on the controlling (non-model) thread. ---
+
+  Result Run(const std::function<void()>& body) {
+    Result result;
+    const char* env = std::getenv("FAIRSCHED_EXPLORE_REPLAY");
+    std::string replay = options_.replay;
+    if (replay.empty() && env != nullptr) replay = env;
+    if (!replay.empty() && !ParseSchedule(replay, &forced_)) {
+      result.failed = true;
+      result.failure = "cannot parse replay schedule '" + replay + "'";
+      return result;
+    }
+    std::mt19937_64 random(options_.seed);
+    random_ = &random;
+    while (true) {
+      RunOnce(body);
+      ++result.executions;
+      if (schedule_.size() > result.max_depth) result.max_depth = schedule_.size();
+      if (!replay.empty()) {
+        std::fprintf(stderr, "explore: replayed schedule %s\n%s", replay.c_str(),
+                     TraceText().c_str());
+      }
+      if (failed_) {
+        result.failed = true;
+        result.failure = failure_;
+        result.schedule = failed_schedule_;
+        result.trace = failed_trace_;
+        return result;
+      }
+      if (!replay.empty()) return result;
+      if (options_.strategy == Options::Strategy::kRandom) {
+        if (result.executions >= options_.max_executions) return result;
+        continue;
+      }
+      if (!Backtrack()) {
+        result.complete = true;
+        return result;
+      }
+      if (result.executions >= options_.max_executions) return result;
+    }
+  }
+
+ private:
+  struct ModelThread {
+    std::thread os_thread;
+    std::function<void()> body;
+    OpKind op = OpKind::kStart;  // the operation it will do when it runs next
+    const void* object = nullptr;
+    MutexState* mutex = nullptr;  // kLock / kWait / kReacquire
+    int join_target = -1;         // kJoin
+    bool yielding = false;        // kRelax, until another thread steps
+    bool timed = false;           // kWait with a deadline
+    bool timed_out = false;
+    std::uint64_t wait_order = 0;
+    std::source_location where;
+  };
+
+  // One scheduling choice of the depth-first search, kept across schedules.
+  struct Choice {
+    std::uint32_t enabled = 0;  // threads that could run
+    std::uint32_t tried = 0;    // threads already chosen here in some schedule
+    int chosen = -1;
+    int current = -1;  // thread that was running
+    bool current_enabled = false;
+    int preemptions_before = 0;
+  };
+
+  struct TraceStep {
+    int thread;
+    OpKind kind;
+    const void* object;
+    std::source_location where;
+  };
+
+  ModelThread& current() { return threads_[static_cast<std::size_t>(t_model_thread)]; }
+
+  bool Enabled(const ModelThread& thread) const {
+    switch (thread.op) {
+      case OpKind::kFinish: return false;
+      case OpKind::kLock:
+      case OpKind::kReacquire: return thread.mutex->owner < 0;
+      case OpKind::kWait: return false;
+      case OpKind::kJoin:
+        return threads_[static_cast<std::size_t>(thread.join_target)].op == OpKind::kFinish;
+      case OpKind::kRelax: return !thread.yielding;
+      default: return true;
+    }
+  }
+
+  std::uint32_t EnabledMask() const {
+    std::uint32_t mask = 0;
+    for (std::size_t i = 0; i < threads_.size(); ++i) {
+      if (Enabled(threads_[i])) mask |= 1u << i;
+    }
+    return mask;
+  }
+
+  void Prepare(OpKind kind, const void* object, const std::source_location& where) {
+    ModelThread& self = current();
+    self.op = kind;
+    self.object = object;
+    self.where = where;
+  }
+
+  // In an abandoned schedule: a thread that is not already unwinding unwinds now (it is
+  // the one holding the baton); one that is unwinding runs on without scheduling.
+  bool AbortedLocked() {
+    if (!aborting_) return false;
+    if (std::uncaught_exceptions() == 0 && !t_unwinding) {
+      t_unwinding = true;
+      throw ExecutionAborted{};
+    }
+    return true;
+  }
+
+  static void ThrowUnlessUnwinding(std::unique_lock<std::mutex>& lock) {
+    if (std::uncaught_exceptions() > 0 || t_unwinding) return;
+    t_unwinding = true;
+    lock.unlock();
+    throw ExecutionAborted{};
+  }
+
+  // The calling thread has prepared its next operation: choose who runs, hand over the
+  // baton and wait to get it back, then account the step.
+  void SwitchLocked(std::unique_lock<std::mutex>& lock) {
+    const int me = t_model_thread;
+    const int next = ChooseLocked(me);
+    if (next < 0) {
+      ThrowUnlessUnwinding(lock);
+      return;
+    }
+    if (next != me) {
+      active_ = next;
+      wake_.notify_all();
+      wake_.wait(lock, [&] { return active_ == me; });
+      if (AbortedLocked()) return;
+    }
+    TakeStepLocked(me);
+  }
+
+  void TakeStepLocked(int me) {
+    ModelThread& self = threads_[static_cast<std::size_t>(me)];
+    Record(me, self.op, self.object, self.where);
+    ++steps_;
+    for (std::size_t i = 0; i < threads_.size(); ++i) {
+      if (static_cast<int>(i) != me) threads_[i].yielding = false;
+    }
+    self.op = OpKind::kStart;  // "running"; any value that is always enabled
+  }
+
+  void Record(int thread, OpKind kind, const void* object, const std::source_location& where) {
+    trace_.push_back(TraceStep{thread, kind, object, where});
+  }
+
+  // Picks the next thread to run; -1 (and a recorded failure) if none can.
+  int ChooseLocked(int me) {
+    std::uint32_t enabled = EnabledMask();
+    if (enabled == 0) {
+      // Nothing can run: time passes, and the earliest timed waiter times out.
+      ModelThread* oldest = nullptr;
+      for (ModelThread& thread : threads_) {
+        if (thread.op == OpKind::kWait && thread.timed &&
+            (oldest == nullptr || thread.wait_order < oldest->wait_order)) {
+          oldest = &thread;
+        }
+      }
+      if (oldest != nullptr) {
+        oldest->op = OpKind::kReacquire;
+        oldest->object = oldest->mutex;
+        oldest->timed_out = true;
+        enabled = EnabledMask();
+      }
+    }
+    if (enabled == 0) {
+      bool spinning = false;
+      for (const ModelThread& thread : threads_) spinning |= thread.op == OpKind::kRelax;
+      FailLocked(spinning ? "livelock: every thread is blocked or spinning in CpuRelax"
+                          : "deadlock: every thread is blocked",
+                 std::source_location::current());
+      return -1;
+    }
+    if (steps_ >= options_.max_steps) {
+      FailLocked("livelock: more than max_steps steps in one schedule (a spin loop without "
+                 "CpuRelax, or threads waiting for each other forever)",
+                 std::source_location::current());
+      return -1;
+    }
+    const bool me_enabled = me >= 0 && (enabled >> me & 1u) != 0;
+    const std::size_t depth = schedule_.size();
+    int chosen;
+    if (depth < forced_.size()) {
+      chosen = forced_[depth];
+      if (chosen < 0 || chosen >= static_cast<int>(threads_.size()) ||
+          (enabled >> chosen & 1u) == 0) {
+        FailLocked("the replayed schedule does not fit the scenario (thread " +
+                       std::to_string(chosen) + " cannot run at step " +
+                       std::to_string(depth) + "): the scenario is not deterministic",
+                   std::source_location::current());
+        return -1;
+      }
+    } else if (options_.strategy == Options::Strategy::kRandom) {
+      int count = __builtin_popcount(enabled);
+      int pick = static_cast<int>((*random_)() % static_cast<std::uint64_t>(count));
+      chosen = 0;
+      while (true) {
+        if ((enabled >> chosen & 1u) != 0 && pick-- == 0) break;
+        ++chosen;
+      }
+    } else {
+      // Default: keep running the current thread (no preemption), else the lowest id.
+      chosen = me_enabled ? me : __builtin_ctz(enabled);
+    }
+    if (options_.strategy == Options::Strategy::kDepthFirst) {
+      if (depth < path_.size()) {
+        if (path_[depth].enabled != enabled) {
+          FailLocked("the scenario is not deterministic (different runnable threads at step " +
+                         std::to_string(depth) + " of a re-run)",
+                     std::source_location::current());
+          return -1;
+        }
+      } else {
+        Choice choice;
+        choice.enabled = enabled;
+        choice.tried = 1u << chosen;
+        choice.chosen = chosen;
+        choice.current = me;
+        choice.current_enabled = me_enabled;
+        choice.preemptions_before = preemptions_;
+        path_.push_back(choice);
+      }
+    }
+    if (chosen != me && me_enabled) ++preemptions_;
+    schedule_.push_back(chosen);
+    return chosen;
+  }
+
+  // Depth-first: move to the next untried choice within the preemption bound.
+  bool Backtrack() {
+    while (!path_.empty()) {
+      Choice& choice = path_.back();
+      const std::uint32_t untried = choice.enabled & ~choice.tried;
+      for (int thread = 0; thread < kMaxThreads; ++thread) {
+        if ((untried >> thread & 1u) == 0) continue;
+        const int cost = (thread != choice.current && choice.current_enabled) ? 1 : 0;
+        if (choice.preemptions_before + cost > options_.preemption_bound) continue;
+        choice.tried |= 1u << thread;
+        choice.chosen = thread;
+        forced_.clear();
+        for (const Choice& step : path_) forced_.push_back(step.chosen);
+        return true;
+      }
+      path_.pop_back();
+    }
+    return false;
+  }
+
+  void FailLocked(const std::string& message, const std::source_location& where) {
+    aborting_ = true;
+    if (failed_) return;
+    failed_ = true;
+    failure_ = message;
+    if (message.rfind("check failed", 0) == 0 || message.rfind("unlock", 0) == 0 ||
+        message.rfind("condition", 0) == 0) {
+      failure_ += std::string(" (") + where.file_name() + ":" + std::to_string(where.line()) + ")";
+    }
+    failed_schedule_ = ScheduleText(schedule_);
+    failed_trace_ = TraceText();
+  }
+
+  int SpawnLocked(std::function<void()> body) {
+    if (threads_.size() >= static_cast<std::size_t>(kMaxThreads)) {
+      std::fprintf(stderr, "explore: more than %d threads in a scenario\n", kMaxThreads);
+      std::abort();
+    }
+    const int id = static_cast<int>(threads_.size());
+    threads_.emplace_back();
+    threads_.back().body = std::move(body);
+    threads_.back().os_thread = std::thread([this, id] { ThreadMain(id); });
+    return id;
+  }
+
+  void ThreadMain(int id) {
+    t_model_thread = id;
+    t_unwinding = false;
+    std::function<void()> body;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      wake_.wait(lock, [&] { return active_ == id; });
+      body = std::move(threads_[static_cast<std::size_t>(id)].body);
+      if (!aborting_) TakeStepLocked(id);
+    }
+    try {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (!aborting_) {
+        lock.unlock();
+        body();
+      }
+    } catch (const ExecutionAborted&) {
+    } catch (const std::exception& error) {
+      std::unique_lock<std::mutex> lock(mu_);
+      FailLocked(std::string("uncaught exception: ") + error.what(),
+                 std::source_location::current());
+    }
+    body = nullptr;  // destroy captures while still a model thread
+    std::unique_lock<std::mutex> lock(mu_);
+    ModelThread& self = threads_[static_cast<std::size_t>(id)];
+    self.op = OpKind::kFinish;
+    Record(id, OpKind::kFinish, nullptr, std::source_location::current());
+    int next = -1;
+    bool any_left = false;
+    for (const ModelThread& thread : threads_) any_left |= thread.op != OpKind::kFinish;
+    if (any_left && !aborting_) next = ChooseLocked(id);
+    if (any_left && next < 0) {
+      // Abandoned schedule: let each remaining thread unwind, one at a time.
+      for (std::size_t i = 0; i < threads_.size(); ++i) {
+        if (threads_[i].op != OpKind::kFinish) {
+          next = static_cast<int>(i);
+          break;
+        }
+      }
+    }
+    if (!any_left) done_ = true;
+    active_ = next;
+    wake_.notify_all();
+    t_model_thread = -1;
+  }
+
+  void RunOnce(const std::function<void()>& body) {
+    std::unique_lock<std::mutex> lock(mu_);
+    threads_.clear();
+    threads_.reserve(kMaxThreads);
+    schedule_.clear();
+    trace_.clear();
+    steps_ = 0;
+    preemptions_ = 0;
+    wait_counter_ = 0;
+    aborting_ = false;
+    done_ = false;
+    active_ = -1;
+    SpawnLocked(body);
+    active_ = 0;
+    wake_.notify_all();
+    wake_.wait(lock, [&] { return done_; });
+    lock.unlock();
+    for (ModelThread& thread : threads_) thread.os_thread.join();
+  }
+
+  // Objects are numbered by first use in the schedule (addresses differ between runs).
+  std::string TraceText() const {
+    std::string out;
+    std::vector<const void*> objects;
+    char line[512];
+    for (std::size_t i = 0; i < trace_.size(); ++i) {
+      const TraceStep& step = trace_[i];
+      std::string object;
+      if (step.object != nullptr) {
+        std::size_t n = 0;
+        while (n < objects.size() && objects[n] != step.object) ++n;
+        if (n == objects.size()) objects.push_back(step.object);
+        object = "#" + std::to_string(n);
+      }
+      std::string where;
+      if (step.kind != OpKind::kStart && step.kind != OpKind::kFinish) {
+        where = std::string(step.where.file_name()) + ":" + std::to_string(step.where.line());
+      }
+      std::snprintf(line, sizeof line, "    %4zu  t%d: %-22s %-4s %s\n", i, step.thread,
+                    OpName(step.kind), object.c_str(), where.c_str());
+      out += line;
+    }
+    return out;
+  }
+
+  // "0x3,1,2x4" = thread 0 for three choices, then 1, then 2 for four.
+  static std::string ScheduleText(const std::vector<int>& schedule) {
+    std::string out;
+    for (std::size_t i = 0; i < schedule.size();) {
+      std::size_t run = 1;
+      while (i + run < schedule.size() && schedule[i + run] == schedule[i]) ++run;
+      if (!out.empty()) out += ',';
+      out += std::to_string(schedule[i]);
+      if (run > 1) out += 'x' + std::to_string(run);
+      i += run;
+    }
+    return out;
+  }
+
+  static bool ParseSchedule(const std::string& text, std::vector<int>* schedule) {
+    schedule->clear();
+    std::size_t i = 0;
+    while (i < text.size()) {
+      std::size_t used = 0;
+      int thread = 0;
+      long long run = 1;
+      try {
+        thread = std::stoi(text.substr(i), &used);
+        i += used;
+        if (i < text.size() && text[i] == 'x') {
+          ++i;
+          run = std::stoll(text.substr(i), &used);
+          i += used;
+        }
+      } catch (const std::exception&) {
+        return false;
+      }
+      if (run < 1) return false;
+      schedule->insert(schedule->end(), static_cast<std::size_t>(run), thread);
+      if (i < text.size() && text[i] != ',') return false;
+      ++i;
+    }
+    return true;
+  }
+
+  const Options options_;
+  std::mutex mu_;  // guards everything below; held while choosing and handing over
+  std::condition_variable wake_;
+  std::vector<ModelThread> threads_;
+  int active_ = -1;  // the thread holding the baton
+  bool done_ = false;
+  bool aborting_ = false;
+  std::uint64_t steps_ = 0;
+  int preemptions_ = 0;
+  std::uint64_t wait_counter_ = 0;
+  std::vector<int> schedule_;  // choices made in this schedule
+  std::vector<TraceStep> trace_;
+  std::vector<int> forced_;  // choices to replay at the start of the next schedule
+  std::vector<Choice> path_;  // depth-first search stack
+  std::mt19937_64* random_ = nullptr;
+  bool failed_ = false;
+  std::string failure_;
+  std::string failed_schedule_;
+  std::string failed_trace_;
+};
+
+inline Runtime* ActiveRuntime() { return t_model_thread >= 0 ? g_runtime : nullptr; }
+
+}  // namespace internal
+
+// Runs `body` as model thread 0 under every schedule the options ask for. Not reentrant.
+inline Result Explore(const Options& options, const std::function<void()>& body) {
+  internal::Runtime runtime(options);
+  internal::g_runtime = &runtime;
+  Result result = runtime.Run(body);
+  internal::g_runtime = nullptr;
+  return result;
+}
+
+// A model thread: created by a model thread, joined before the scenario returns.
+class Thread {
+ public:
+  explicit Thread(std::function<void()> body) {
+    internal::Runtime* runtime = internal::ActiveRuntime();
+    if (runtime == nullptr) {
+      std::fprintf(stderr, "explore::Thread outside explore::Explore\n");
+      std::abort();
+    }
+    id_ = runtime->Spawn(std::move(body));
+  }
+  Thread(const Thread&) = delete;
+  Thread& operator=(const Thread&) = delete;
+  // Joins if not joined yet. May throw ExecutionAborted (when the schedule is abandoned
+  // while it waits), hence noexcept(false).
+  ~Thread() noexcept(false) {
+    if (id_ >= 0 && std::uncaught_exceptions() == 0) Join();
+  }
+
+  void Join(std::source_location where = std::source_location::current()) {
+    internal::Runtime* runtime = internal::ActiveRuntime();
+    const int id = id_;
+    id_ = -1;
+    if (runtime != nullptr && id >= 0) runtime->Join(id, where);
+  }
+
+ private:
+  int id_ = -1;
+};
+
+// Fails the schedule (and the exploration) when `condition` is false.
+inline void Check(bool condition, const std::string& message,
+                  std::source_location where = std::source_location::current()) {
+  if (condition) return;
+  internal::Runtime* runtime = internal::ActiveRuntime();
+  if (runtime == nullptr) {
+    std::fprintf(stderr, "explore::Check failed outside a scenario: %s\n", message.c_str());
+    std::abort();
+  }
+  runtime->CheckFailed(message, where);
+}
+
+// The position of the calling thread's last instrumented operation in the schedule's total
+// order (valid when no instrumented operation of this thread came in between).
+inline std::uint64_t StepCount() {
+  internal::Runtime* runtime = internal::ActiveRuntime();
+  return runtime == nullptr ? 0 : runtime->StepCount();
+}
+
+}  // namespace fairsched::explore
+
+#endif  // FAIRSCHED_SYNC_EXPLORE_EXPLORER_H_
