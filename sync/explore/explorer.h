@@ -22,6 +22,7 @@
 #ifndef FAIRSCHED_SYNC_EXPLORE_EXPLORER_H_
 #define FAIRSCHED_SYNC_EXPLORE_EXPLORER_H_
 
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -58,6 +59,11 @@ struct Options {
   // A schedule printed by an earlier failure ("0x3,1,2x4"): run only it, with its trace.
   // If empty, the environment variable FAIRSCHED_EXPLORE_REPLAY is used when set.
   std::string replay;
+  // Depth-first only: sleep sets (a partial-order reduction). A step that commutes with the
+  // one just taken, and was already explored from the state before, is not explored again
+  // from the state after. Cuts the schedule count several-fold; see README for what it
+  // costs in coverage when combined with the preemption bound.
+  bool sleep_sets = true;
 };
 
 struct Result {
@@ -66,6 +72,7 @@ struct Result {
   std::string schedule;  // the failing schedule, replayable through Options::replay
   std::string trace;     // one line per step of the failing schedule
   std::uint64_t executions = 0;  // schedules run, including the failing one
+  std::uint64_t pruned = 0;      // of those, cut short as already covered (sleep sets, bound)
   std::uint64_t max_depth = 0;   // most steps seen in one schedule
   bool complete = false;  // depth-first: every schedule within the bound was run
   std::string Report() const {
@@ -143,10 +150,22 @@ class Runtime {
   static constexpr int kMaxThreads = 8;
 
   explicit Runtime(const Options& options) : options_(options) {}
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+  ~Runtime() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      shutting_down_ = true;
+      for (ModelThread& slot : slots_) slot.wake.notify_one();
+    }
+    for (std::thread& worker : workers_) {
+      if (worker.joinable()) worker.join();
+    }
+  }
 
   // --- Called by instrumented operations on a model thread (t_model_thread >= 0). ---
 
-  // Before an atomic access or a notify: a point where another thread may run first.
+  // Before an atomic access: a point where another thread may run first.
   void Step(OpKind kind, const void* object, const std::source_location& where) {
     std::unique_lock<std::mutex> lock(mu_);
     if (AbortedLocked()) return;
@@ -178,8 +197,8 @@ class Runtime {
     return true;
   }
 
-  // Not a scheduling point: releasing only enables other threads, and their next step
-  // comes after ours either way.
+  // Not a scheduling point: releasing only enables other threads' locks, which are ordered
+  // after it either way, and commutes with everything else.
   void Unlock(MutexState* mutex, const std::source_location& where) {
     std::unique_lock<std::mutex> lock(mu_);
     if (!aborting_ && mutex->owner != t_model_thread) {
@@ -229,7 +248,8 @@ class Runtime {
     // allows, and the only one modelled.
     while (true) {
       ModelThread* oldest = nullptr;
-      for (ModelThread& thread : threads_) {
+      for (int i = 0; i < count_; ++i) {
+        ModelThread& thread = slots_[i];
         if (thread.op == OpKind::kWait && thread.object == condition &&
             (oldest == nullptr || thread.wait_order < oldest->wait_order)) {
           oldest = &thread;
@@ -291,13 +311,15 @@ class Runtime {
       result.failure = "cannot parse replay schedule '" + replay + "'";
       return result;
     }
+    replaying_ = !replay.empty();
     std::mt19937_64 random(options_.seed);
     random_ = &random;
     while (true) {
       RunOnce(body);
       ++result.executions;
+      if (pruned_) ++result.pruned;
       if (schedule_.size() > result.max_depth) result.max_depth = schedule_.size();
-      if (!replay.empty()) {
+      if (replaying_) {
         std::fprintf(stderr, "explore: replayed schedule %s\n%s", replay.c_str(),
                      TraceText().c_str());
       }
@@ -308,7 +330,7 @@ class Runtime {
         result.trace = failed_trace_;
         return result;
       }
-      if (!replay.empty()) return result;
+      if (replaying_) return result;
       if (options_.strategy == Options::Strategy::kRandom) {
         if (result.executions >= options_.max_executions) return result;
         continue;
@@ -323,7 +345,8 @@ class Runtime {
 
  private:
   struct ModelThread {
-    std::thread os_thread;
+    std::condition_variable wake;  // signalled when this thread gets the baton
+    bool assigned = false;         // has a body in the current schedule
     std::function<void()> body;
     OpKind op = OpKind::kStart;  // the operation it will do when it runs next
     const void* object = nullptr;
@@ -336,14 +359,22 @@ class Runtime {
     std::source_location where;
   };
 
+  // A thread's next operation, as the partial-order reduction sees it.
+  struct PendingOp {
+    OpKind kind = OpKind::kStart;
+    const void* object = nullptr;
+  };
+
   // One scheduling choice of the depth-first search, kept across schedules.
   struct Choice {
     std::uint32_t enabled = 0;  // threads that could run
     std::uint32_t tried = 0;    // threads already chosen here in some schedule
+    std::uint32_t asleep = 0;   // sleep set: threads whose step here is already covered
     int chosen = -1;
     int current = -1;  // thread that was running
     bool current_enabled = false;
     int preemptions_before = 0;
+    PendingOp pending[kMaxThreads];
   };
 
   struct TraceStep {
@@ -353,7 +384,7 @@ class Runtime {
     std::source_location where;
   };
 
-  ModelThread& current() { return threads_[static_cast<std::size_t>(t_model_thread)]; }
+  ModelThread& current() { return slots_[t_model_thread]; }
 
   bool Enabled(const ModelThread& thread) const {
     switch (thread.op) {
@@ -361,8 +392,7 @@ class Runtime {
       case OpKind::kLock:
       case OpKind::kReacquire: return thread.mutex->owner < 0;
       case OpKind::kWait: return false;
-      case OpKind::kJoin:
-        return threads_[static_cast<std::size_t>(thread.join_target)].op == OpKind::kFinish;
+      case OpKind::kJoin: return slots_[thread.join_target].op == OpKind::kFinish;
       case OpKind::kRelax: return !thread.yielding;
       default: return true;
     }
@@ -370,10 +400,27 @@ class Runtime {
 
   std::uint32_t EnabledMask() const {
     std::uint32_t mask = 0;
-    for (std::size_t i = 0; i < threads_.size(); ++i) {
-      if (Enabled(threads_[i])) mask |= 1u << i;
+    for (int i = 0; i < count_; ++i) {
+      if (Enabled(slots_[i])) mask |= 1u << i;
     }
     return mask;
+  }
+
+  // Whether two threads' next steps may not commute. A step is the operation plus the
+  // uninstrumented code up to the thread's next operation; plain memory is assumed free of
+  // data races (synchronised through the instrumented operations), so only the operations
+  // matter. Atomics conflict on one object unless both only load; every mutex, condition
+  // variable, join and spin operation conservatively conflicts with every other one.
+  static bool Dependent(const PendingOp& a, const PendingOp& b) {
+    if (a.kind == OpKind::kStart || b.kind == OpKind::kStart) return false;
+    const auto is_atomic = [](OpKind kind) {
+      return kind == OpKind::kLoad || kind == OpKind::kStore || kind == OpKind::kReadModifyWrite;
+    };
+    if (a.kind == OpKind::kRelax || b.kind == OpKind::kRelax) return true;
+    if (is_atomic(a.kind) && is_atomic(b.kind)) {
+      return a.object == b.object && !(a.kind == OpKind::kLoad && b.kind == OpKind::kLoad);
+    }
+    return is_atomic(a.kind) == is_atomic(b.kind);
   }
 
   void Prepare(OpKind kind, const void* object, const std::source_location& where) {
@@ -411,20 +458,24 @@ class Runtime {
       return;
     }
     if (next != me) {
-      active_ = next;
-      wake_.notify_all();
-      wake_.wait(lock, [&] { return active_ == me; });
+      HandOverLocked(next);
+      slots_[me].wake.wait(lock, [&] { return active_ == me; });
       if (AbortedLocked()) return;
     }
     TakeStepLocked(me);
   }
 
+  void HandOverLocked(int next) {
+    active_ = next;
+    if (next >= 0) slots_[next].wake.notify_one();
+  }
+
   void TakeStepLocked(int me) {
-    ModelThread& self = threads_[static_cast<std::size_t>(me)];
+    ModelThread& self = slots_[me];
     Record(me, self.op, self.object, self.where);
     ++steps_;
-    for (std::size_t i = 0; i < threads_.size(); ++i) {
-      if (static_cast<int>(i) != me) threads_[i].yielding = false;
+    for (int i = 0; i < count_; ++i) {
+      if (i != me) slots_[i].yielding = false;
     }
     self.op = OpKind::kStart;  // "running"; any value that is always enabled
   }
@@ -433,13 +484,15 @@ class Runtime {
     trace_.push_back(TraceStep{thread, kind, object, where});
   }
 
-  // Picks the next thread to run; -1 (and a recorded failure) if none can.
+  // Picks the next thread to run; -1 if none can (a failure is recorded) or if the rest of
+  // this schedule is already covered by earlier ones (sleep-set pruning).
   int ChooseLocked(int me) {
     std::uint32_t enabled = EnabledMask();
     if (enabled == 0) {
       // Nothing can run: time passes, and the earliest timed waiter times out.
       ModelThread* oldest = nullptr;
-      for (ModelThread& thread : threads_) {
+      for (int i = 0; i < count_; ++i) {
+        ModelThread& thread = slots_[i];
         if (thread.op == OpKind::kWait && thread.timed &&
             (oldest == nullptr || thread.wait_order < oldest->wait_order)) {
           oldest = &thread;
@@ -454,7 +507,7 @@ class Runtime {
     }
     if (enabled == 0) {
       bool spinning = false;
-      for (const ModelThread& thread : threads_) spinning |= thread.op == OpKind::kRelax;
+      for (int i = 0; i < count_; ++i) spinning |= slots_[i].op == OpKind::kRelax;
       FailLocked(spinning ? "livelock: every thread is blocked or spinning in CpuRelax"
                           : "deadlock: every thread is blocked",
                  std::source_location::current());
@@ -468,30 +521,52 @@ class Runtime {
     }
     const bool me_enabled = me >= 0 && (enabled >> me & 1u) != 0;
     const std::size_t depth = schedule_.size();
+    const bool depth_first = options_.strategy == Options::Strategy::kDepthFirst;
+    // Sleep set at this point: inherited from the previous choice, minus the threads whose
+    // step conflicts with the step taken there.
+    std::uint32_t asleep = 0;
+    if (depth_first && options_.sleep_sets && !replaying_ && depth > 0) {
+      const Choice& before = path_[depth - 1];
+      const std::uint32_t candidates = (before.asleep | before.tried) & ~(1u << before.chosen);
+      for (int t = 0; t < count_; ++t) {
+        if ((candidates >> t & 1u) != 0 && !Dependent(before.pending[t], before.pending[before.chosen])) {
+          asleep |= 1u << t;
+        }
+      }
+    }
     int chosen;
     if (depth < forced_.size()) {
       chosen = forced_[depth];
-      if (chosen < 0 || chosen >= static_cast<int>(threads_.size()) ||
-          (enabled >> chosen & 1u) == 0) {
+      if (chosen < 0 || chosen >= count_ || (enabled >> chosen & 1u) == 0) {
         FailLocked("the replayed schedule does not fit the scenario (thread " +
                        std::to_string(chosen) + " cannot run at step " +
                        std::to_string(depth) + "): the scenario is not deterministic",
                    std::source_location::current());
         return -1;
       }
-    } else if (options_.strategy == Options::Strategy::kRandom) {
+    } else if (!depth_first) {
       int count = __builtin_popcount(enabled);
       int pick = static_cast<int>((*random_)() % static_cast<std::uint64_t>(count));
       chosen = 0;
-      while (true) {
-        if ((enabled >> chosen & 1u) != 0 && pick-- == 0) break;
-        ++chosen;
-      }
+      while ((enabled >> chosen & 1u) == 0 || pick-- != 0) ++chosen;
     } else {
+      const std::uint32_t awake = enabled & ~asleep;
+      if (awake == 0) {
+        // Every runnable thread's step here was explored from an equivalent earlier state.
+        pruned_ = true;
+        aborting_ = true;
+        return -1;
+      }
       // Default: keep running the current thread (no preemption), else the lowest id.
-      chosen = me_enabled ? me : __builtin_ctz(enabled);
+      chosen = (awake >> me & 1u) != 0 && me >= 0 ? me : __builtin_ctz(awake);
+      if (chosen != me && me_enabled && preemptions_ >= options_.preemption_bound) {
+        // Only a preemption would continue this schedule, and the budget is spent.
+        pruned_ = true;
+        aborting_ = true;
+        return -1;
+      }
     }
-    if (options_.strategy == Options::Strategy::kDepthFirst) {
+    if (depth_first && !replaying_) {
       if (depth < path_.size()) {
         if (path_[depth].enabled != enabled) {
           FailLocked("the scenario is not deterministic (different runnable threads at step " +
@@ -503,10 +578,12 @@ class Runtime {
         Choice choice;
         choice.enabled = enabled;
         choice.tried = 1u << chosen;
+        choice.asleep = asleep;
         choice.chosen = chosen;
         choice.current = me;
         choice.current_enabled = me_enabled;
         choice.preemptions_before = preemptions_;
+        for (int t = 0; t < count_; ++t) choice.pending[t] = {slots_[t].op, slots_[t].object};
         path_.push_back(choice);
       }
     }
@@ -519,7 +596,7 @@ class Runtime {
   bool Backtrack() {
     while (!path_.empty()) {
       Choice& choice = path_.back();
-      const std::uint32_t untried = choice.enabled & ~choice.tried;
+      const std::uint32_t untried = choice.enabled & ~choice.tried & ~choice.asleep;
       for (int thread = 0; thread < kMaxThreads; ++thread) {
         if ((untried >> thread & 1u) == 0) continue;
         const int cost = (thread != choice.current && choice.current_enabled) ? 1 : 0;
@@ -549,81 +626,94 @@ class Runtime {
   }
 
   int SpawnLocked(std::function<void()> body) {
-    if (threads_.size() >= static_cast<std::size_t>(kMaxThreads)) {
+    if (count_ >= kMaxThreads) {
       std::fprintf(stderr, "explore: more than %d threads in a scenario\n", kMaxThreads);
       std::abort();
     }
-    const int id = static_cast<int>(threads_.size());
-    threads_.emplace_back();
-    threads_.back().body = std::move(body);
-    threads_.back().os_thread = std::thread([this, id] { ThreadMain(id); });
+    const int id = count_++;
+    ModelThread& slot = slots_[id];
+    slot.assigned = true;
+    slot.body = std::move(body);
+    slot.op = OpKind::kStart;
+    slot.object = nullptr;
+    slot.mutex = nullptr;
+    slot.join_target = -1;
+    slot.yielding = false;
+    slot.timed = false;
+    slot.timed_out = false;
+    // OS threads are reused from schedule to schedule; one is started per slot on first use.
+    if (!workers_[id].joinable()) workers_[id] = std::thread([this, id] { WorkerMain(id); });
     return id;
   }
 
-  void ThreadMain(int id) {
+  void WorkerMain(int id) {
     t_model_thread = id;
-    t_unwinding = false;
-    std::function<void()> body;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      wake_.wait(lock, [&] { return active_ == id; });
-      body = std::move(threads_[static_cast<std::size_t>(id)].body);
-      if (!aborting_) TakeStepLocked(id);
-    }
-    try {
-      std::unique_lock<std::mutex> lock(mu_);
-      if (!aborting_) {
-        lock.unlock();
-        body();
-      }
-    } catch (const ExecutionAborted&) {
-    } catch (const std::exception& error) {
-      std::unique_lock<std::mutex> lock(mu_);
-      FailLocked(std::string("uncaught exception: ") + error.what(),
-                 std::source_location::current());
-    }
-    body = nullptr;  // destroy captures while still a model thread
+    ModelThread& slot = slots_[id];
     std::unique_lock<std::mutex> lock(mu_);
-    ModelThread& self = threads_[static_cast<std::size_t>(id)];
+    while (true) {
+      slot.wake.wait(lock, [&] { return shutting_down_ || (slot.assigned && active_ == id); });
+      if (shutting_down_) return;
+      RunModelThreadLocked(id, lock);
+    }
+  }
+
+  void RunModelThreadLocked(int id, std::unique_lock<std::mutex>& lock) {
+    ModelThread& self = slots_[id];
+    t_unwinding = false;
+    std::function<void()> body = std::move(self.body);
+    if (!aborting_) {
+      TakeStepLocked(id);
+      lock.unlock();
+      try {
+        body();
+      } catch (const ExecutionAborted&) {
+      } catch (const std::exception& error) {
+        std::lock_guard<std::mutex> relock(mu_);
+        FailLocked(std::string("uncaught exception: ") + error.what(),
+                   std::source_location::current());
+      }
+      t_unwinding = true;  // whatever the body's captures do when destroyed runs unscheduled
+      body = nullptr;
+      lock.lock();
+    }
     self.op = OpKind::kFinish;
+    self.assigned = false;
     Record(id, OpKind::kFinish, nullptr, std::source_location::current());
-    int next = -1;
     bool any_left = false;
-    for (const ModelThread& thread : threads_) any_left |= thread.op != OpKind::kFinish;
+    for (int i = 0; i < count_; ++i) any_left |= slots_[i].op != OpKind::kFinish;
+    int next = -1;
     if (any_left && !aborting_) next = ChooseLocked(id);
     if (any_left && next < 0) {
       // Abandoned schedule: let each remaining thread unwind, one at a time.
-      for (std::size_t i = 0; i < threads_.size(); ++i) {
-        if (threads_[i].op != OpKind::kFinish) {
-          next = static_cast<int>(i);
+      for (int i = 0; i < count_; ++i) {
+        if (slots_[i].op != OpKind::kFinish) {
+          next = i;
           break;
         }
       }
     }
-    if (!any_left) done_ = true;
-    active_ = next;
-    wake_.notify_all();
-    t_model_thread = -1;
+    if (!any_left) {
+      done_ = true;
+      done_cv_.notify_one();
+    }
+    HandOverLocked(next);
   }
 
   void RunOnce(const std::function<void()>& body) {
     std::unique_lock<std::mutex> lock(mu_);
-    threads_.clear();
-    threads_.reserve(kMaxThreads);
+    count_ = 0;
     schedule_.clear();
     trace_.clear();
     steps_ = 0;
     preemptions_ = 0;
     wait_counter_ = 0;
     aborting_ = false;
+    pruned_ = false;
     done_ = false;
     active_ = -1;
     SpawnLocked(body);
-    active_ = 0;
-    wake_.notify_all();
-    wake_.wait(lock, [&] { return done_; });
-    lock.unlock();
-    for (ModelThread& thread : threads_) thread.os_thread.join();
+    HandOverLocked(0);
+    done_cv_.wait(lock, [&] { return done_; });
   }
 
   // Objects are numbered by first use in the schedule (addresses differ between runs).
@@ -693,17 +783,22 @@ class Runtime {
 
   const Options options_;
   std::mutex mu_;  // guards everything below; held while choosing and handing over
-  std::condition_variable wake_;
-  std::vector<ModelThread> threads_;
+  std::condition_variable done_cv_;
+  std::array<ModelThread, kMaxThreads> slots_;
+  std::array<std::thread, kMaxThreads> workers_;
+  int count_ = 0;    // model threads in this schedule
   int active_ = -1;  // the thread holding the baton
   bool done_ = false;
+  bool shutting_down_ = false;
   bool aborting_ = false;
+  bool pruned_ = false;
+  bool replaying_ = false;
   std::uint64_t steps_ = 0;
   int preemptions_ = 0;
   std::uint64_t wait_counter_ = 0;
   std::vector<int> schedule_;  // choices made in this schedule
   std::vector<TraceStep> trace_;
-  std::vector<int> forced_;  // choices to replay at the start of the next schedule
+  std::vector<int> forced_;   // choices to replay at the start of the next schedule
   std::vector<Choice> path_;  // depth-first search stack
   std::mt19937_64* random_ = nullptr;
   bool failed_ = false;
