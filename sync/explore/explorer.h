@@ -68,13 +68,13 @@ struct Options {
 
 struct Result {
   bool failed = false;
-  std::string failure;   // what went wrong (check message, deadlock, livelock)
-  std::string schedule;  // the failing schedule, replayable through Options::replay
-  std::string trace;     // one line per step of the failing schedule
+  std::string failure;           // what went wrong (check message, deadlock, livelock)
+  std::string schedule;          // the failing schedule, replayable through Options::replay
+  std::string trace;             // one line per step of the failing schedule
   std::uint64_t executions = 0;  // schedules run, including the failing one
   std::uint64_t pruned = 0;      // of those, cut short as already covered (sleep sets, bound)
   std::uint64_t max_depth = 0;   // most steps seen in one schedule
-  bool complete = false;  // depth-first: every schedule within the bound was run
+  bool complete = false;         // depth-first: every schedule within the bound was run
   std::string Report() const {
     std::string out = failed ? "explore: FAILED after " : "explore: passed, ";
     out += std::to_string(executions) + " schedule(s)";
@@ -111,20 +111,34 @@ enum class OpKind : std::uint8_t {
 
 inline const char* OpName(OpKind kind) {
   switch (kind) {
-    case OpKind::kStart: return "start";
-    case OpKind::kLoad: return "load";
-    case OpKind::kStore: return "store";
-    case OpKind::kReadModifyWrite: return "read-modify-write";
-    case OpKind::kLock: return "mutex lock";
-    case OpKind::kTryLock: return "mutex try_lock";
-    case OpKind::kWaitBegin: return "condvar wait, unlock";
-    case OpKind::kWait: return "condvar wait";
-    case OpKind::kReacquire: return "condvar wake, relock";
-    case OpKind::kNotify: return "condvar notify";
-    case OpKind::kJoin: return "join";
-    case OpKind::kRelax: return "CpuRelax (spin)";
-    case OpKind::kCheckFailed: return "CHECK FAILED";
-    case OpKind::kFinish: return "finish";
+    case OpKind::kStart:
+      return "start";
+    case OpKind::kLoad:
+      return "load";
+    case OpKind::kStore:
+      return "store";
+    case OpKind::kReadModifyWrite:
+      return "read-modify-write";
+    case OpKind::kLock:
+      return "mutex lock";
+    case OpKind::kTryLock:
+      return "mutex try_lock";
+    case OpKind::kWaitBegin:
+      return "condvar wait, unlock";
+    case OpKind::kWait:
+      return "condvar wait";
+    case OpKind::kReacquire:
+      return "condvar wake, relock";
+    case OpKind::kNotify:
+      return "condvar notify";
+    case OpKind::kJoin:
+      return "join";
+    case OpKind::kRelax:
+      return "CpuRelax (spin)";
+    case OpKind::kCheckFailed:
+      return "CHECK FAILED";
+    case OpKind::kFinish:
+      return "finish";
   }
   return "?";
 }
@@ -168,14 +182,14 @@ class Runtime {
   // Before an atomic access: a point where another thread may run first.
   void Step(OpKind kind, const void* object, const std::source_location& where) {
     std::unique_lock<std::mutex> lock(mu_);
-    if (AbortedLocked()) return;
+    if (AbortedLocked(lock)) return;
     Prepare(kind, object, where);
     SwitchLocked(lock);
   }
 
   void Lock(MutexState* mutex, const std::source_location& where) {
     std::unique_lock<std::mutex> lock(mu_);
-    if (AbortedLocked()) {
+    if (AbortedLocked(lock)) {
       mutex->owner = t_model_thread;
       return;
     }
@@ -188,7 +202,7 @@ class Runtime {
 
   bool TryLock(MutexState* mutex, const std::source_location& where) {
     std::unique_lock<std::mutex> lock(mu_);
-    if (!AbortedLocked()) {
+    if (!AbortedLocked(lock)) {
       Prepare(OpKind::kTryLock, mutex, where);
       SwitchLocked(lock);
     }
@@ -203,7 +217,7 @@ class Runtime {
     std::unique_lock<std::mutex> lock(mu_);
     if (!aborting_ && mutex->owner != t_model_thread) {
       FailLocked("unlock of a mutex the thread does not hold", where);
-      ThrowUnlessUnwinding(lock);
+      AbortLocked(lock);
       return;
     }
     mutex->owner = -1;
@@ -215,17 +229,17 @@ class Runtime {
   bool Wait(ConditionState* condition, MutexState* mutex, bool timed,
             const std::source_location& where) {
     std::unique_lock<std::mutex> lock(mu_);
-    if (AbortedLocked()) return true;
+    if (AbortedLocked(lock)) return true;
     if (mutex->owner != t_model_thread) {
       FailLocked("condition-variable wait without holding the mutex", where);
-      ThrowUnlessUnwinding(lock);
+      AbortLocked(lock);
       return true;
     }
     // A scheduling point before the wait: other threads may act between the caller's last
     // check and the moment it releases the mutex and starts waiting (the lost-wakeup window).
     Prepare(OpKind::kWaitBegin, condition, where);
     SwitchLocked(lock);
-    if (AbortedLocked()) return true;
+    if (AbortedLocked(lock)) return true;
     mutex->owner = -1;
     Prepare(OpKind::kWait, condition, where);
     ModelThread& self = current();
@@ -240,10 +254,10 @@ class Runtime {
 
   void Notify(ConditionState* condition, bool all, const std::source_location& where) {
     std::unique_lock<std::mutex> lock(mu_);
-    if (AbortedLocked()) return;
+    if (AbortedLocked(lock)) return;
     Prepare(OpKind::kNotify, condition, where);
     SwitchLocked(lock);
-    if (AbortedLocked()) return;
+    if (AbortedLocked(lock)) return;
     // Wakes the longest waiter (or all of them); FIFO is one of the orders the standard
     // allows, and the only one modelled.
     while (true) {
@@ -264,7 +278,7 @@ class Runtime {
 
   void Relax(const std::source_location& where) {
     std::unique_lock<std::mutex> lock(mu_);
-    if (AbortedLocked()) return;
+    if (AbortedLocked(lock)) return;
     Prepare(OpKind::kRelax, nullptr, where);
     // Spinning: not runnable again until some other thread has taken a step.
     current().yielding = true;
@@ -278,7 +292,7 @@ class Runtime {
 
   void Join(int thread, const std::source_location& where) {
     std::unique_lock<std::mutex> lock(mu_);
-    if (AbortedLocked()) return;
+    if (AbortedLocked(lock)) return;
     Prepare(OpKind::kJoin, nullptr, where);
     current().join_target = thread;
     SwitchLocked(lock);
@@ -289,7 +303,7 @@ class Runtime {
     if (aborting_) return;
     Record(t_model_thread, OpKind::kCheckFailed, nullptr, where);
     FailLocked("check failed: " + message, where);
-    ThrowUnlessUnwinding(lock);
+    AbortLocked(lock);
   }
 
   // Steps taken so far in this schedule. Read right after an atomic operation (with no
@@ -388,13 +402,19 @@ class Runtime {
 
   bool Enabled(const ModelThread& thread) const {
     switch (thread.op) {
-      case OpKind::kFinish: return false;
+      case OpKind::kFinish:
+        return false;
       case OpKind::kLock:
-      case OpKind::kReacquire: return thread.mutex->owner < 0;
-      case OpKind::kWait: return false;
-      case OpKind::kJoin: return slots_[thread.join_target].op == OpKind::kFinish;
-      case OpKind::kRelax: return !thread.yielding;
-      default: return true;
+      case OpKind::kReacquire:
+        return thread.mutex->owner < 0;
+      case OpKind::kWait:
+        return false;
+      case OpKind::kJoin:
+        return slots_[thread.join_target].op == OpKind::kFinish;
+      case OpKind::kRelax:
+        return !thread.yielding;
+      default:
+        return true;
     }
   }
 
@@ -430,22 +450,37 @@ class Runtime {
     self.where = where;
   }
 
-  // In an abandoned schedule: a thread that is not already unwinding unwinds now (it is
-  // the one holding the baton); one that is unwinding runs on without scheduling.
-  bool AbortedLocked() {
+  // In an abandoned schedule (failure found, or the rest already covered) every model thread
+  // unwinds with ExecutionAborted, one at a time, children before their parents (higher
+  // ids first), so a scenario's shared locals outlive every thread that uses them. Returns
+  // true (after which the caller runs its operation unscheduled) if the calling thread is
+  // already unwinding; false if the schedule goes on.
+  bool AbortedLocked(std::unique_lock<std::mutex>& lock) {
     if (!aborting_) return false;
-    if (std::uncaught_exceptions() == 0 && !t_unwinding) {
-      t_unwinding = true;
-      throw ExecutionAborted{};
-    }
+    AbortLocked(lock);
     return true;
   }
 
-  static void ThrowUnlessUnwinding(std::unique_lock<std::mutex>& lock) {
+  // Throws ExecutionAborted in the calling thread once every higher-numbered thread has
+  // finished, unless the thread is already unwinding.
+  void AbortLocked(std::unique_lock<std::mutex>& lock) {
     if (std::uncaught_exceptions() > 0 || t_unwinding) return;
+    const int me = t_model_thread;
+    const int highest = HighestUnfinishedLocked();
+    if (highest != me) {
+      HandOverLocked(highest);
+      slots_[me].wake.wait(lock, [&] { return active_ == me; });
+    }
     t_unwinding = true;
     lock.unlock();
     throw ExecutionAborted{};
+  }
+
+  int HighestUnfinishedLocked() const {
+    for (int i = count_ - 1; i >= 0; --i) {
+      if (slots_[i].op != OpKind::kFinish) return i;
+    }
+    return -1;
   }
 
   // The calling thread has prepared its next operation: choose who runs, hand over the
@@ -454,13 +489,13 @@ class Runtime {
     const int me = t_model_thread;
     const int next = ChooseLocked(me);
     if (next < 0) {
-      ThrowUnlessUnwinding(lock);
+      AbortLocked(lock);
       return;
     }
     if (next != me) {
       HandOverLocked(next);
       slots_[me].wake.wait(lock, [&] { return active_ == me; });
-      if (AbortedLocked()) return;
+      if (AbortedLocked(lock)) return;
     }
     TakeStepLocked(me);
   }
@@ -514,9 +549,10 @@ class Runtime {
       return -1;
     }
     if (steps_ >= options_.max_steps) {
-      FailLocked("livelock: more than max_steps steps in one schedule (a spin loop without "
-                 "CpuRelax, or threads waiting for each other forever)",
-                 std::source_location::current());
+      FailLocked(
+          "livelock: more than max_steps steps in one schedule (a spin loop without "
+          "CpuRelax, or threads waiting for each other forever)",
+          std::source_location::current());
       return -1;
     }
     const bool me_enabled = me >= 0 && (enabled >> me & 1u) != 0;
@@ -529,7 +565,8 @@ class Runtime {
       const Choice& before = path_[depth - 1];
       const std::uint32_t candidates = (before.asleep | before.tried) & ~(1u << before.chosen);
       for (int t = 0; t < count_; ++t) {
-        if ((candidates >> t & 1u) != 0 && !Dependent(before.pending[t], before.pending[before.chosen])) {
+        if ((candidates >> t & 1u) != 0 &&
+            !Dependent(before.pending[t], before.pending[before.chosen])) {
           asleep |= 1u << t;
         }
       }
@@ -539,8 +576,8 @@ class Runtime {
       chosen = forced_[depth];
       if (chosen < 0 || chosen >= count_ || (enabled >> chosen & 1u) == 0) {
         FailLocked("the replayed schedule does not fit the scenario (thread " +
-                       std::to_string(chosen) + " cannot run at step " +
-                       std::to_string(depth) + "): the scenario is not deterministic",
+                       std::to_string(chosen) + " cannot run at step " + std::to_string(depth) +
+                       "): the scenario is not deterministic",
                    std::source_location::current());
         return -1;
       }
@@ -683,15 +720,8 @@ class Runtime {
     for (int i = 0; i < count_; ++i) any_left |= slots_[i].op != OpKind::kFinish;
     int next = -1;
     if (any_left && !aborting_) next = ChooseLocked(id);
-    if (any_left && next < 0) {
-      // Abandoned schedule: let each remaining thread unwind, one at a time.
-      for (int i = 0; i < count_; ++i) {
-        if (slots_[i].op != OpKind::kFinish) {
-          next = i;
-          break;
-        }
-      }
-    }
+    // Abandoned schedule: let each remaining thread unwind, one at a time, children first.
+    if (any_left && next < 0) next = HighestUnfinishedLocked();
     if (!any_left) {
       done_ = true;
       done_cv_.notify_one();
@@ -820,7 +850,7 @@ inline Result Explore(const Options& options, const std::function<void()>& body)
   return result;
 }
 
-// A model thread: created by a model thread, joined before the scenario returns.
+// A model thread: created by a model thread, joined (Join) by it before the handle goes.
 class Thread {
  public:
   explicit Thread(std::function<void()> body) {
@@ -833,10 +863,14 @@ class Thread {
   }
   Thread(const Thread&) = delete;
   Thread& operator=(const Thread&) = delete;
-  // Joins if not joined yet. May throw ExecutionAborted (when the schedule is abandoned
-  // while it waits), hence noexcept(false).
-  ~Thread() noexcept(false) {
-    if (id_ >= 0 && std::uncaught_exceptions() == 0) Join();
+  // Like std::thread, a model thread must be joined before its handle goes (except while
+  // the scenario unwinds an abandoned schedule). Joining is an operation of the explorer
+  // that may end the schedule with an exception, so a destructor must not do it.
+  ~Thread() {
+    if (id_ >= 0 && std::uncaught_exceptions() == 0 && !internal::t_unwinding) {
+      std::fprintf(stderr, "explore::Thread destroyed without Join\n");
+      std::abort();
+    }
   }
 
   void Join(std::source_location where = std::source_location::current()) {

@@ -70,8 +70,7 @@ class Atomic {
     Before(Kind::kReadModifyWrite, where);
     return value_.compare_exchange_strong(expected, desired);
   }
-  bool compare_exchange_weak(T& expected, T desired,
-                             std::memory_order = std::memory_order_seq_cst,
+  bool compare_exchange_weak(T& expected, T desired, std::memory_order = std::memory_order_seq_cst,
                              Where where = Where::current()) {
     Before(Kind::kReadModifyWrite, where);
     return value_.compare_exchange_strong(expected, desired);

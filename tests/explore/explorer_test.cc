@@ -24,10 +24,10 @@ void Increments(bool atomic_increment) {
       counter.store(counter.load() + 1);
     }
   };
-  {
-    Thread a(increment);
-    Thread b(increment);
-  }
+  Thread a(increment);
+  Thread b(increment);
+  a.Join();
+  b.Join();
   Check(counter.load() == 2, "counter is " + std::to_string(counter.load()));
 }
 
@@ -89,6 +89,8 @@ TEST(ExplorerTest, FindsLockOrderDeadlock) {
       MutexLock two(second);
       MutexLock one(first);
     });
+    a.Join();
+    b.Join();
   });
   ASSERT_TRUE(result.failed);
   EXPECT_NE(result.failure.find("deadlock"), std::string::npos) << result.Report();
@@ -115,6 +117,8 @@ void Handoff(bool notify_under_lock) {
       cv.notify_one();
     }
   });
+  waiter.Join();
+  notifier.Join();
 }
 
 TEST(ExplorerTest, ConditionVariableHandoff) {
@@ -132,6 +136,7 @@ TEST(ExplorerTest, SpinWithoutProgressIsALivelock) {
     Thread spinner([&] {
       while (!never.load()) CpuRelax();
     });
+    spinner.Join();
   });
   ASSERT_TRUE(result.failed);
   EXPECT_NE(result.failure.find("livelock"), std::string::npos) << result.Report();

@@ -31,7 +31,9 @@ struct QueueItem {
 };
 
 template <typename Queue>
-inline constexpr bool kTakesAll = requires(Queue& queue) { queue.PopAll(); };
+inline constexpr bool kTakesAll = requires(Queue& queue) {
+  queue.PopAll();
+};
 
 // Everything the consumer can take now, oldest first.
 template <typename Queue>
@@ -59,32 +61,33 @@ void TwoProducersOneConsumer() {
   bool saw_empty[kProducers][kItemsPerProducer] = {};
   Atomic<bool> wake{false};
   std::vector<std::vector<QueueItem*>> batches;  // consumer-only until joined
-  {
-    explore::Thread consumer([&] {
-      int taken = 0;
-      while (taken < kTotal) {
-        std::vector<QueueItem*> batch = TakeBatch(queue);
-        if (batch.empty()) {
-          // Found empty: sleep until a push into the empty queue wakes us.
-          while (!wake.exchange(false)) CpuRelax();
-          continue;
-        }
-        taken += static_cast<int>(batch.size());
-        batches.push_back(std::move(batch));
+  explore::Thread consumer([&] {
+    int taken = 0;
+    while (taken < kTotal) {
+      std::vector<QueueItem*> batch = TakeBatch(queue);
+      if (batch.empty()) {
+        // Found empty: sleep until a push into the empty queue wakes us.
+        while (!wake.exchange(false)) CpuRelax();
+        continue;
       }
-    });
-    auto produce = [&](int producer) {
-      for (int seq = 0; seq < kItemsPerProducer; ++seq) {
-        QueueItem& item = items[producer][seq];
-        item.producer = producer;
-        item.seq = seq;
-        saw_empty[producer][seq] = queue.Push(&item);
-        if (saw_empty[producer][seq]) wake.store(true);
-      }
-    };
-    explore::Thread first([&] { produce(0); });
-    explore::Thread second([&] { produce(1); });
-  }
+      taken += static_cast<int>(batch.size());
+      batches.push_back(std::move(batch));
+    }
+  });
+  auto produce = [&](int producer) {
+    for (int seq = 0; seq < kItemsPerProducer; ++seq) {
+      QueueItem& item = items[producer][seq];
+      item.producer = producer;
+      item.seq = seq;
+      saw_empty[producer][seq] = queue.Push(&item);
+      if (saw_empty[producer][seq]) wake.store(true);
+    }
+  };
+  explore::Thread first([&] { produce(0); });
+  explore::Thread second([&] { produce(1); });
+  consumer.Join();
+  first.Join();
+  second.Join();
   int taken[kProducers][kItemsPerProducer] = {};
   int next_seq[kProducers] = {};
   for (const std::vector<QueueItem*>& batch : batches) {
@@ -94,8 +97,7 @@ void TwoProducersOneConsumer() {
       explore::Check(known, "the consumer took a pointer that is not one of the items");
       const int p = item->producer;
       explore::Check(++taken[p][item->seq] == 1, "item " + std::to_string(p) + "." +
-                                                     std::to_string(item->seq) +
-                                                     " taken twice");
+                                                     std::to_string(item->seq) + " taken twice");
       explore::Check(item->seq == next_seq[p]++,
                      "producer " + std::to_string(p) + "'s items out of order");
       if constexpr (kTakesAll<Queue>) {

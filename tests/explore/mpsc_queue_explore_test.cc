@@ -1,9 +1,8 @@
 // Interleaving exploration of the scheduler's front queue (queues/mpsc_queue.h): two
 // producers and one consumer, every schedule with up to two preemptions (three with
 // FAIRSCHED_EXPLORE_DEEP=1). See front_queue_scenario.h for what is checked.
-#include "queues/mpsc_queue.h"
-
 #include "gtest/gtest.h"
+#include "queues/mpsc_queue.h"
 #include "sync/primitives.h"
 #include "tests/explore/explore_test_util.h"
 #include "tests/explore/front_queue_scenario.h"
