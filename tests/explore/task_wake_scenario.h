@@ -10,7 +10,8 @@
 // signals (kWoken|kSignaled), waker 1 wakes (kWoken); whoever turns WAITING into WOKEN
 // pushes the task into the front queue. After the joins the sched-role drains the front
 // queue once more and runs the task if it has not yet. Checked in every schedule:
-//   - the task is made ready exactly once (never in two queues, never lost);
+//   - the task is made ready exactly once (never lost, never twice), and is no longer in
+//     the wait queue once ready (never in two queues);
 //   - at most one waker wins, and a waker wins only a task the sched-role has not readied;
 //   - the signal is delivered exactly once: either the execution sees it (ReceiveSignal) or
 //     it stays remembered in the state for the next post, never both, never neither.
@@ -91,6 +92,7 @@ void WakersRaceExpiry(int wakers) {
   execute_if_ready();
   explore::Check(readied == 1,
                  "the task was made ready " + std::to_string(readied) + " times for one post");
+  explore::Check(!in_wait_queue, "the task is ready but still in the wait queue");
   explore::Check(!(won[0] && won[1]), "two wakers both won the waiting task");
   explore::Check(!((won[0] || won[1]) && readied_by_expiry),
                  "a waker won a task the expiry path had already readied");
