@@ -28,6 +28,12 @@ namespace fairsched {
 template <typename T>
 using Atomic = std::atomic<T>;
 
+// Atomic access to an object that is not declared atomic, such as an intrusive link field
+// that users declare as a plain `T* next`. Between atomic accesses the object may be used
+// with plain reads and writes, as long as no two threads race on it that way.
+template <typename T>
+using AtomicRef = std::atomic_ref<T>;
+
 using Mutex = std::mutex;
 using MutexLock = std::unique_lock<std::mutex>;
 using ConditionVariable = std::condition_variable;

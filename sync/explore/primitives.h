@@ -107,6 +107,61 @@ class Atomic {
   std::atomic<T> value_;
 };
 
+// std::atomic_ref's interface, each operation one explorer step on the referenced object
+// (two AtomicRefs to one object are the same object to the explorer).
+template <typename T>
+class AtomicRef {
+  using Kind = explore::internal::OpKind;
+  using Where = std::source_location;
+
+ public:
+  explicit AtomicRef(T& object) noexcept : ref_(object), object_(&object) {}
+
+  T load(std::memory_order = std::memory_order_seq_cst, Where where = Where::current()) const {
+    Before(Kind::kLoad, where);
+    return ref_.load();
+  }
+  void store(T value, std::memory_order = std::memory_order_seq_cst,
+             Where where = Where::current()) const {
+    Before(Kind::kStore, where);
+    ref_.store(value);
+  }
+  T exchange(T value, std::memory_order = std::memory_order_seq_cst,
+             Where where = Where::current()) const {
+    Before(Kind::kReadModifyWrite, where);
+    return ref_.exchange(value);
+  }
+  bool compare_exchange_strong(T& expected, T desired, std::memory_order, std::memory_order,
+                               Where where = Where::current()) const {
+    Before(Kind::kReadModifyWrite, where);
+    return ref_.compare_exchange_strong(expected, desired);
+  }
+  bool compare_exchange_strong(T& expected, T desired,
+                               std::memory_order = std::memory_order_seq_cst,
+                               Where where = Where::current()) const {
+    Before(Kind::kReadModifyWrite, where);
+    return ref_.compare_exchange_strong(expected, desired);
+  }
+  bool compare_exchange_weak(T& expected, T desired, std::memory_order, std::memory_order,
+                             Where where = Where::current()) const {
+    Before(Kind::kReadModifyWrite, where);
+    return ref_.compare_exchange_strong(expected, desired);
+  }
+  bool compare_exchange_weak(T& expected, T desired, std::memory_order = std::memory_order_seq_cst,
+                             Where where = Where::current()) const {
+    Before(Kind::kReadModifyWrite, where);
+    return ref_.compare_exchange_strong(expected, desired);
+  }
+
+ private:
+  void Before(Kind kind, const Where& where) const {
+    explore::internal::BeforeAccess(kind, object_, where);
+  }
+
+  std::atomic_ref<T> ref_;
+  const T* object_;
+};
+
 // A mutex in the model: lock is a scheduling point, enabled only while the mutex is free.
 class Mutex {
   using Where = std::source_location;

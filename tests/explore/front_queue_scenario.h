@@ -12,8 +12,10 @@
 //     each batch the consumer takes starts with the one item whose push found the queue
 //     empty, and no other item of the batch did.
 // The queue needs `bool Push(Item*)` and either `Item* PopAll()` (oldest first, linked
-// through `next`) or `Item* Pop()` (one item, nullptr when empty): the Pop form is what a
-// one-at-a-time queue is checked with, without the exact "was empty" rule.
+// through `next`) or `Item* Pop()` (one item or nullptr) with `bool IsEmpty()` (a consumer
+// that got nullptr may sleep only if IsEmpty() is true: nullptr may also mean "a push is in
+// flight"). The Pop form is checked without the exact "was empty" rule: such a queue may
+// answer "was empty" for an item that is not the first of the consumer's batch.
 #ifndef FAIRSCHED_TESTS_EXPLORE_FRONT_QUEUE_SCENARIO_H_
 #define FAIRSCHED_TESTS_EXPLORE_FRONT_QUEUE_SCENARIO_H_
 
@@ -35,20 +37,27 @@ inline constexpr bool kTakesAll = requires(Queue& queue) {
   queue.PopAll();
 };
 
-// Everything the consumer can take now, oldest first.
-template <typename Queue>
-std::vector<QueueItem*> TakeBatch(Queue& queue) {
-  std::vector<QueueItem*> batch;
+// Everything the consumer can take now, oldest first. Every link is read before the
+// caller looks at any item (an item may be pushed again as soon as it is handled).
+template <typename Item, typename Queue>
+std::vector<Item*> TakeBatch(Queue& queue) {
+  std::vector<Item*> batch;
   if constexpr (kTakesAll<Queue>) {
-    for (QueueItem* item = queue.PopAll(); item != nullptr; item = item->next) {
-      batch.push_back(item);
-    }
+    for (Item* item = queue.PopAll(); item != nullptr; item = item->next) batch.push_back(item);
   } else {
-    for (QueueItem* item = queue.Pop(); item != nullptr; item = queue.Pop()) {
-      batch.push_back(item);
-    }
+    for (Item* item = queue.Pop(); item != nullptr; item = queue.Pop()) batch.push_back(item);
   }
   return batch;
+}
+
+// Whether a consumer that found nothing may go to sleep now.
+template <typename Queue>
+bool MaySleep(Queue& queue) {
+  if constexpr (kTakesAll<Queue>) {
+    return true;  // PopAll's nullptr means empty
+  } else {
+    return queue.IsEmpty();
+  }
 }
 
 template <typename Queue, int kItemsPerProducer = 2>

@@ -243,7 +243,8 @@ TEST(PlantedBugsTest, TaskWakeLoadThenStore) {
 }
 
 TEST(PlantedBugsTest, TaskExpiryStoreWithoutCas) {
-  ExpectBugFound(&TaskScenario<TaskBug::kExpiryStoreNoCas>, "task: expiry without CAS", "ready 2 times");
+  ExpectBugFound(&TaskScenario<TaskBug::kExpiryStoreNoCas>, "task: expiry without CAS",
+                 "ready 2 times");
 }
 
 TEST(PlantedBugsTest, TaskBeginExecutionLoadThenClear) {
@@ -257,8 +258,8 @@ TEST(PlantedBugsTest, TaskReceiveSkipsWokenTest) {
 }
 
 TEST(PlantedBugsTest, SignalCountReadBeforeSet) {
-  ExpectBugFound(&PingPongScenario<SignalBug::kCountReadBeforeSet>,
-                 "signal: count read before set", "deadlock");
+  ExpectBugFound(&PingPongScenario<SignalBug::kCountReadBeforeSet>, "signal: count read before set",
+                 "deadlock");
 }
 
 TEST(PlantedBugsTest, SignalNoRecheckBeforeWait) {

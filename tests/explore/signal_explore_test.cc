@@ -4,10 +4,9 @@
 // FAIRSCHED_EXPLORE_DEEP=1). signal.cc is compiled into this test with the instrumented
 // primitives (see BUILD). Timed receives are not explored: their deadline is read from the
 // real clock, which would make schedules irreproducible.
-#include "sync/signal.h"
-
 #include "gtest/gtest.h"
 #include "sync/primitives.h"
+#include "sync/signal.h"
 #include "tests/explore/explore_test_util.h"
 #include "tests/explore/signal_scenario.h"
 

@@ -27,6 +27,7 @@
 
 #include "queues/mpsc_queue.h"
 #include "sync/primitives.h"
+#include "tests/explore/front_queue_scenario.h"
 
 namespace fairsched::testing {
 
@@ -55,12 +56,8 @@ void WakersRaceExpiry(int wakers) {
     }
   };
   auto drain_front = [&] {
-    Object* item = front.PopAll();
-    while (item != nullptr) {
-      Object* next = item->next;  // read before the state can change hands again
-      receive_from_front(item);
-      item = next;
-    }
+    // All links are read before any state changes hands (as the scheduler does).
+    for (Object* item : TakeBatch<Object>(front)) receive_from_front(item);
   };
   auto execute_if_ready = [&] {
     if (readied == 1 && !executed) {
