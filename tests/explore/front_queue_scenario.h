@@ -73,8 +73,12 @@ void TwoProducersOneConsumer() {
   explore::Thread consumer([&] {
     int taken = 0;
     while (taken < kTotal) {
-      std::vector<QueueItem*> batch = TakeBatch(queue);
+      std::vector<QueueItem*> batch = TakeBatch<QueueItem>(queue);
       if (batch.empty()) {
+        if (!MaySleep(queue)) {
+          CpuRelax();  // a push is in flight: its item comes soon, unannounced
+          continue;
+        }
         // Found empty: sleep until a push into the empty queue wakes us.
         while (!wake.exchange(false)) CpuRelax();
         continue;
