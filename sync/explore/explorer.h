@@ -89,9 +89,6 @@ struct Result {
 
 namespace internal {
 
-// Unwinds a model thread when its schedule is abandoned (failure found).
-struct ExecutionAborted {};
-
 enum class OpKind : std::uint8_t {
   kStart,
   kLoad,
@@ -155,9 +152,6 @@ class Runtime;
 // thread id of the calling OS thread (-1 outside any model thread).
 inline Runtime* g_runtime = nullptr;
 inline thread_local int t_model_thread = -1;
-// Set once the model thread has started unwinding an abandoned schedule: from then on its
-// instrumented operations run directly, without scheduling and without throwing again.
-inline thread_local bool t_unwinding = false;
 
 class Runtime {
  public:
@@ -182,17 +176,12 @@ class Runtime {
   // Before an atomic access: a point where another thread may run first.
   void Step(OpKind kind, const void* object, const std::source_location& where) {
     std::unique_lock<std::mutex> lock(mu_);
-    if (AbortedLocked(lock)) return;
     Prepare(kind, object, where);
     SwitchLocked(lock);
   }
 
   void Lock(MutexState* mutex, const std::source_location& where) {
     std::unique_lock<std::mutex> lock(mu_);
-    if (AbortedLocked(lock)) {
-      mutex->owner = t_model_thread;
-      return;
-    }
     Prepare(OpKind::kLock, mutex, where);
     current().mutex = mutex;
     SwitchLocked(lock);
@@ -202,10 +191,8 @@ class Runtime {
 
   bool TryLock(MutexState* mutex, const std::source_location& where) {
     std::unique_lock<std::mutex> lock(mu_);
-    if (!AbortedLocked(lock)) {
-      Prepare(OpKind::kTryLock, mutex, where);
-      SwitchLocked(lock);
-    }
+    Prepare(OpKind::kTryLock, mutex, where);
+    SwitchLocked(lock);
     if (mutex->owner >= 0) return false;
     mutex->owner = t_model_thread;
     return true;
@@ -215,10 +202,8 @@ class Runtime {
   // after it either way, and commutes with everything else.
   void Unlock(MutexState* mutex, const std::source_location& where) {
     std::unique_lock<std::mutex> lock(mu_);
-    if (!aborting_ && mutex->owner != t_model_thread) {
-      FailLocked("unlock of a mutex the thread does not hold", where);
-      AbortLocked(lock);
-      return;
+    if (mutex->owner != t_model_thread) {
+      FailAndParkLocked(lock, "unlock of a mutex the thread does not hold", where);
     }
     mutex->owner = -1;
   }
@@ -229,17 +214,13 @@ class Runtime {
   bool Wait(ConditionState* condition, MutexState* mutex, bool timed,
             const std::source_location& where) {
     std::unique_lock<std::mutex> lock(mu_);
-    if (AbortedLocked(lock)) return true;
     if (mutex->owner != t_model_thread) {
-      FailLocked("condition-variable wait without holding the mutex", where);
-      AbortLocked(lock);
-      return true;
+      FailAndParkLocked(lock, "condition-variable wait without holding the mutex", where);
     }
     // A scheduling point before the wait: other threads may act between the caller's last
     // check and the moment it releases the mutex and starts waiting (the lost-wakeup window).
     Prepare(OpKind::kWaitBegin, condition, where);
     SwitchLocked(lock);
-    if (AbortedLocked(lock)) return true;
     mutex->owner = -1;
     Prepare(OpKind::kWait, condition, where);
     ModelThread& self = current();
@@ -254,10 +235,8 @@ class Runtime {
 
   void Notify(ConditionState* condition, bool all, const std::source_location& where) {
     std::unique_lock<std::mutex> lock(mu_);
-    if (AbortedLocked(lock)) return;
     Prepare(OpKind::kNotify, condition, where);
     SwitchLocked(lock);
-    if (AbortedLocked(lock)) return;
     // Wakes the longest waiter (or all of them); FIFO is one of the orders the standard
     // allows, and the only one modelled.
     while (true) {
@@ -278,7 +257,6 @@ class Runtime {
 
   void Relax(const std::source_location& where) {
     std::unique_lock<std::mutex> lock(mu_);
-    if (AbortedLocked(lock)) return;
     Prepare(OpKind::kRelax, nullptr, where);
     // Spinning: not runnable again until some other thread has taken a step.
     current().yielding = true;
@@ -292,7 +270,6 @@ class Runtime {
 
   void Join(int thread, const std::source_location& where) {
     std::unique_lock<std::mutex> lock(mu_);
-    if (AbortedLocked(lock)) return;
     Prepare(OpKind::kJoin, nullptr, where);
     current().join_target = thread;
     SwitchLocked(lock);
@@ -300,10 +277,8 @@ class Runtime {
 
   void CheckFailed(const std::string& message, const std::source_location& where) {
     std::unique_lock<std::mutex> lock(mu_);
-    if (aborting_) return;
     Record(t_model_thread, OpKind::kCheckFailed, nullptr, where);
-    FailLocked("check failed: " + message, where);
-    AbortLocked(lock);
+    FailAndParkLocked(lock, "check failed: " + message, where);
   }
 
   // Steps taken so far in this schedule. Read right after an atomic operation (with no
@@ -314,6 +289,12 @@ class Runtime {
   }
 
   // --- Called by Explore on the controlling (non-model) thread. ---
+
+  void DetachWorkers() {
+    for (std::thread& worker : workers_) {
+      if (worker.joinable()) worker.detach();
+    }
+  }
 
   Result Run(const std::function<void()>& body) {
     Result result;
@@ -331,7 +312,7 @@ class Runtime {
     while (true) {
       RunOnce(body);
       ++result.executions;
-      if (pruned_) ++result.pruned;
+      if (redundant_) ++result.pruned;
       if (schedule_.size() > result.max_depth) result.max_depth = schedule_.size();
       if (replaying_) {
         std::fprintf(stderr, "explore: replayed schedule %s\n%s", replay.c_str(),
@@ -450,52 +431,38 @@ class Runtime {
     self.where = where;
   }
 
-  // In an abandoned schedule (failure found, or the rest already covered) every model thread
-  // unwinds with ExecutionAborted, one at a time, children before their parents (higher
-  // ids first), so a scenario's shared locals outlive every thread that uses them. Returns
-  // true (after which the caller runs its operation unscheduled) if the calling thread is
-  // already unwinding; false if the schedule goes on.
-  bool AbortedLocked(std::unique_lock<std::mutex>& lock) {
-    if (!aborting_) return false;
-    AbortLocked(lock);
-    return true;
-  }
-
-  // Throws ExecutionAborted in the calling thread once every higher-numbered thread has
-  // finished, unless the thread is already unwinding.
-  void AbortLocked(std::unique_lock<std::mutex>& lock) {
-    if (std::uncaught_exceptions() > 0 || t_unwinding) return;
-    const int me = t_model_thread;
-    const int highest = HighestUnfinishedLocked();
-    if (highest != me) {
-      HandOverLocked(highest);
-      slots_[me].wake.wait(lock, [&] { return active_ == me; });
+  // A failure ends the exploration. The threads of the failing schedule are not unwound
+  // (unwinding would run the scenario's destructors, and any instrumented operation in a
+  // noexcept destructor, through an exception): they stay parked on their hand-off forever,
+  // and Explore leaves the runtime and their OS threads alone (see Explore). The controller
+  // is told at once. `where` is shown for misuse and failed checks.
+  [[noreturn]] void FailAndParkLocked(std::unique_lock<std::mutex>& lock,
+                                      const std::string& message,
+                                      const std::source_location& where) {
+    if (!failed_) {
+      failed_ = true;
+      failure_ = message;
+      if (where.line() != 0) {
+        failure_ +=
+            std::string(" (") + where.file_name() + ":" + std::to_string(where.line()) + ")";
+      }
+      failed_schedule_ = ScheduleText(schedule_);
+      failed_trace_ = TraceText();
     }
-    t_unwinding = true;
-    lock.unlock();
-    throw ExecutionAborted{};
-  }
-
-  int HighestUnfinishedLocked() const {
-    for (int i = count_ - 1; i >= 0; --i) {
-      if (slots_[i].op != OpKind::kFinish) return i;
-    }
-    return -1;
+    active_ = -1;
+    done_ = true;
+    done_cv_.notify_one();
+    while (true) slots_[t_model_thread].wake.wait(lock);
   }
 
   // The calling thread has prepared its next operation: choose who runs, hand over the
   // baton and wait to get it back, then account the step.
   void SwitchLocked(std::unique_lock<std::mutex>& lock) {
     const int me = t_model_thread;
-    const int next = ChooseLocked(me);
-    if (next < 0) {
-      AbortLocked(lock);
-      return;
-    }
+    const int next = ChooseLocked(me, lock);
     if (next != me) {
       HandOverLocked(next);
       slots_[me].wake.wait(lock, [&] { return active_ == me; });
-      if (AbortedLocked(lock)) return;
     }
     TakeStepLocked(me);
   }
@@ -519,9 +486,9 @@ class Runtime {
     trace_.push_back(TraceStep{thread, kind, object, where});
   }
 
-  // Picks the next thread to run; -1 if none can (a failure is recorded) or if the rest of
-  // this schedule is already covered by earlier ones (sleep-set pruning).
-  int ChooseLocked(int me) {
+  // Picks the next thread to run. If none can, or the scenario turns out not to be
+  // deterministic, the calling thread reports the failure and parks.
+  int ChooseLocked(int me, std::unique_lock<std::mutex>& lock) {
     std::uint32_t enabled = EnabledMask();
     if (enabled == 0) {
       // Nothing can run: time passes, and the earliest timed waiter times out.
@@ -543,17 +510,16 @@ class Runtime {
     if (enabled == 0) {
       bool spinning = false;
       for (int i = 0; i < count_; ++i) spinning |= slots_[i].op == OpKind::kRelax;
-      FailLocked(spinning ? "livelock: every thread is blocked or spinning in CpuRelax"
-                          : "deadlock: every thread is blocked",
-                 std::source_location::current());
-      return -1;
+      FailAndParkLocked(lock,
+                        spinning ? "livelock: every thread is blocked or spinning in CpuRelax"
+                                 : "deadlock: every thread is blocked",
+                        {});
     }
     if (steps_ >= options_.max_steps) {
-      FailLocked(
-          "livelock: more than max_steps steps in one schedule (a spin loop without "
-          "CpuRelax, or threads waiting for each other forever)",
-          std::source_location::current());
-      return -1;
+      FailAndParkLocked(lock,
+                        "livelock: more than max_steps steps in one schedule (a spin loop without "
+                        "CpuRelax, or threads waiting for each other forever)",
+                        {});
     }
     const bool me_enabled = me >= 0 && (enabled >> me & 1u) != 0;
     const std::size_t depth = schedule_.size();
@@ -561,7 +527,7 @@ class Runtime {
     // Sleep set at this point: inherited from the previous choice, minus the threads whose
     // step conflicts with the step taken there.
     std::uint32_t asleep = 0;
-    if (depth_first && options_.sleep_sets && !replaying_ && depth > 0) {
+    if (depth_first && options_.sleep_sets && !replaying_ && !redundant_ && depth > 0) {
       const Choice& before = path_[depth - 1];
       const std::uint32_t candidates = (before.asleep | before.tried) & ~(1u << before.chosen);
       for (int t = 0; t < count_; ++t) {
@@ -575,11 +541,11 @@ class Runtime {
     if (depth < forced_.size()) {
       chosen = forced_[depth];
       if (chosen < 0 || chosen >= count_ || (enabled >> chosen & 1u) == 0) {
-        FailLocked("the replayed schedule does not fit the scenario (thread " +
-                       std::to_string(chosen) + " cannot run at step " + std::to_string(depth) +
-                       "): the scenario is not deterministic",
-                   std::source_location::current());
-        return -1;
+        FailAndParkLocked(lock,
+                          "the replayed schedule does not fit the scenario (thread " +
+                              std::to_string(chosen) + " cannot run at step " +
+                              std::to_string(depth) + "): the scenario is not deterministic",
+                          {});
       }
     } else if (!depth_first) {
       int count = __builtin_popcount(enabled);
@@ -587,31 +553,31 @@ class Runtime {
       chosen = 0;
       while ((enabled >> chosen & 1u) == 0 || pick-- != 0) ++chosen;
     } else {
-      const std::uint32_t awake = enabled & ~asleep;
-      if (awake == 0) {
-        // Every runnable thread's step here was explored from an equivalent earlier state.
-        pruned_ = true;
-        aborting_ = true;
-        return -1;
+      // Default: keep running the current thread (no preemption), else the lowest id; among
+      // the threads not asleep, unless the schedule is already known to be redundant.
+      std::uint32_t candidates = redundant_ ? enabled : enabled & ~asleep;
+      const bool me_candidate = me >= 0 && (candidates >> me & 1u) != 0;
+      if (candidates == 0 ||
+          (!me_candidate && me_enabled && preemptions_ >= options_.preemption_bound)) {
+        // Every continuation from here is covered by an earlier schedule (all runnable
+        // threads asleep, or only a preemption beyond the bound would avoid them). Finish
+        // the schedule without preemptions and without recording more choices, so the
+        // search never comes back below this point.
+        redundant_ = true;
+        candidates = enabled;
       }
-      // Default: keep running the current thread (no preemption), else the lowest id.
-      chosen = (awake >> me & 1u) != 0 && me >= 0 ? me : __builtin_ctz(awake);
-      if (chosen != me && me_enabled && preemptions_ >= options_.preemption_bound) {
-        // Only a preemption would continue this schedule, and the budget is spent.
-        pruned_ = true;
-        aborting_ = true;
-        return -1;
-      }
+      chosen = me >= 0 && (candidates >> me & 1u) != 0 ? me : __builtin_ctz(candidates);
     }
     if (depth_first && !replaying_) {
       if (depth < path_.size()) {
         if (path_[depth].enabled != enabled) {
-          FailLocked("the scenario is not deterministic (different runnable threads at step " +
-                         std::to_string(depth) + " of a re-run)",
-                     std::source_location::current());
-          return -1;
+          FailAndParkLocked(
+              lock,
+              "the scenario is not deterministic (different runnable threads at step " +
+                  std::to_string(depth) + " of a re-run)",
+              {});
         }
-      } else {
+      } else if (!redundant_) {
         Choice choice;
         choice.enabled = enabled;
         choice.tried = 1u << chosen;
@@ -649,19 +615,6 @@ class Runtime {
     return false;
   }
 
-  void FailLocked(const std::string& message, const std::source_location& where) {
-    aborting_ = true;
-    if (failed_) return;
-    failed_ = true;
-    failure_ = message;
-    if (message.rfind("check failed", 0) == 0 || message.rfind("unlock", 0) == 0 ||
-        message.rfind("condition", 0) == 0) {
-      failure_ += std::string(" (") + where.file_name() + ":" + std::to_string(where.line()) + ")";
-    }
-    failed_schedule_ = ScheduleText(schedule_);
-    failed_trace_ = TraceText();
-  }
-
   int SpawnLocked(std::function<void()> body) {
     if (count_ >= kMaxThreads) {
       std::fprintf(stderr, "explore: more than %d threads in a scenario\n", kMaxThreads);
@@ -696,37 +649,30 @@ class Runtime {
 
   void RunModelThreadLocked(int id, std::unique_lock<std::mutex>& lock) {
     ModelThread& self = slots_[id];
-    t_unwinding = false;
-    std::function<void()> body = std::move(self.body);
-    if (!aborting_) {
-      TakeStepLocked(id);
+    TakeStepLocked(id);
+    {
+      std::function<void()> body = std::move(self.body);
       lock.unlock();
       try {
         body();
-      } catch (const ExecutionAborted&) {
       } catch (const std::exception& error) {
-        std::lock_guard<std::mutex> relock(mu_);
-        FailLocked(std::string("uncaught exception: ") + error.what(),
-                   std::source_location::current());
+        lock.lock();
+        FailAndParkLocked(lock, std::string("uncaught exception: ") + error.what(), {});
       }
-      t_unwinding = true;  // whatever the body's captures do when destroyed runs unscheduled
-      body = nullptr;
-      lock.lock();
-    }
+    }  // the body's captures are destroyed here, still as this model thread
+    lock.lock();
     self.op = OpKind::kFinish;
     self.assigned = false;
-    Record(id, OpKind::kFinish, nullptr, std::source_location::current());
+    Record(id, OpKind::kFinish, nullptr, {});
     bool any_left = false;
     for (int i = 0; i < count_; ++i) any_left |= slots_[i].op != OpKind::kFinish;
-    int next = -1;
-    if (any_left && !aborting_) next = ChooseLocked(id);
-    // Abandoned schedule: let each remaining thread unwind, one at a time, children first.
-    if (any_left && next < 0) next = HighestUnfinishedLocked();
-    if (!any_left) {
+    if (any_left) {
+      HandOverLocked(ChooseLocked(id, lock));
+    } else {
+      active_ = -1;
       done_ = true;
       done_cv_.notify_one();
     }
-    HandOverLocked(next);
   }
 
   void RunOnce(const std::function<void()>& body) {
@@ -737,8 +683,7 @@ class Runtime {
     steps_ = 0;
     preemptions_ = 0;
     wait_counter_ = 0;
-    aborting_ = false;
-    pruned_ = false;
+    redundant_ = false;
     done_ = false;
     active_ = -1;
     SpawnLocked(body);
@@ -820,8 +765,7 @@ class Runtime {
   int active_ = -1;  // the thread holding the baton
   bool done_ = false;
   bool shutting_down_ = false;
-  bool aborting_ = false;
-  bool pruned_ = false;
+  bool redundant_ = false;  // the rest of this schedule is covered by earlier ones
   bool replaying_ = false;
   std::uint64_t steps_ = 0;
   int preemptions_ = 0;
@@ -843,10 +787,18 @@ inline Runtime* ActiveRuntime() { return t_model_thread >= 0 ? g_runtime : nullp
 
 // Runs `body` as model thread 0 under every schedule the options ask for. Not reentrant.
 inline Result Explore(const Options& options, const std::function<void()>& body) {
-  internal::Runtime runtime(options);
-  internal::g_runtime = &runtime;
-  Result result = runtime.Run(body);
+  auto* runtime = new internal::Runtime(options);
+  internal::g_runtime = runtime;
+  Result result = runtime->Run(body);
   internal::g_runtime = nullptr;
+  if (result.failed) {
+    // The failing schedule's threads stay parked inside the runtime (see FailAndParkLocked):
+    // it must outlive them, so it stays allocated and its OS threads are detached. A few
+    // idle threads per failing exploration; a failure ends the test anyway.
+    runtime->DetachWorkers();
+  } else {
+    delete runtime;
+  }
   return result;
 }
 
@@ -863,11 +815,10 @@ class Thread {
   }
   Thread(const Thread&) = delete;
   Thread& operator=(const Thread&) = delete;
-  // Like std::thread, a model thread must be joined before its handle goes (except while
-  // the scenario unwinds an abandoned schedule). Joining is an operation of the explorer
-  // that may end the schedule with an exception, so a destructor must not do it.
+  // Like std::thread, a model thread must be joined before its handle goes (explicitly:
+  // joining is a scheduling point, which a destructor is a poor place for).
   ~Thread() {
-    if (id_ >= 0 && std::uncaught_exceptions() == 0 && !internal::t_unwinding) {
+    if (id_ >= 0 && std::uncaught_exceptions() == 0) {
       std::fprintf(stderr, "explore::Thread destroyed without Join\n");
       std::abort();
     }
