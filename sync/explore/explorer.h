@@ -258,8 +258,13 @@ class Runtime {
   void Relax(const std::source_location& where) {
     std::unique_lock<std::mutex> lock(mu_);
     Prepare(OpKind::kRelax, nullptr, where);
-    // Spinning: not runnable again until some other thread has taken a step.
-    current().yielding = true;
+    // Spinning: not runnable again until some other thread has taken a step. (If nothing
+    // else can run, it may still go round once more if others moved since its previous
+    // CpuRelax: it may not have looked at their latest changes yet. See ChooseLocked.)
+    ModelThread& self = current();
+    self.yielding = true;
+    self.moved_before_relax = self.others_moved;
+    self.others_moved = false;
     SwitchLocked(lock);
   }
 
@@ -345,10 +350,12 @@ class Runtime {
     std::function<void()> body;
     OpKind op = OpKind::kStart;  // the operation it will do when it runs next
     const void* object = nullptr;
-    MutexState* mutex = nullptr;  // kLock / kWait / kReacquire
-    int join_target = -1;         // kJoin
-    bool yielding = false;        // kRelax, until another thread steps
-    bool timed = false;           // kWait with a deadline
+    MutexState* mutex = nullptr;      // kLock / kWait / kReacquire
+    int join_target = -1;             // kJoin
+    bool yielding = false;            // kRelax, until another thread steps
+    bool others_moved = false;        // another thread stepped since this one's last CpuRelax
+    bool moved_before_relax = false;  // others_moved as of the current CpuRelax
+    bool timed = false;               // kWait with a deadline
     bool timed_out = false;
     std::uint64_t wait_order = 0;
     std::source_location where;
@@ -477,7 +484,10 @@ class Runtime {
     Record(me, self.op, self.object, self.where);
     ++steps_;
     for (int i = 0; i < count_; ++i) {
-      if (i != me) slots_[i].yielding = false;
+      if (i != me) {
+        slots_[i].yielding = false;
+        slots_[i].others_moved = true;
+      }
     }
     self.op = OpKind::kStart;  // "running"; any value that is always enabled
   }
@@ -505,6 +515,19 @@ class Runtime {
         oldest->object = oldest->mutex;
         oldest->timed_out = true;
         enabled = EnabledMask();
+      }
+    }
+    if (enabled == 0) {
+      // Nothing else can run: a spinner that has not looked since others last moved gets one
+      // more round (its loop may have decided to spin on a value that has since changed).
+      for (int i = 0; i < count_; ++i) {
+        ModelThread& thread = slots_[i];
+        if (thread.op == OpKind::kRelax && thread.yielding && thread.moved_before_relax) {
+          thread.yielding = false;
+          thread.moved_before_relax = false;
+          enabled = EnabledMask();
+          break;
+        }
       }
     }
     if (enabled == 0) {
@@ -629,6 +652,8 @@ class Runtime {
     slot.mutex = nullptr;
     slot.join_target = -1;
     slot.yielding = false;
+    slot.others_moved = false;
+    slot.moved_before_relax = false;
     slot.timed = false;
     slot.timed_out = false;
     // OS threads are reused from schedule to schedule; one is started per slot on first use.

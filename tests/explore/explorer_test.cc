@@ -142,5 +142,27 @@ TEST(ExplorerTest, SpinWithoutProgressIsALivelock) {
   EXPECT_NE(result.failure.find("livelock"), std::string::npos) << result.Report();
 }
 
+// A spinner that decided to spin on a value another thread has changed since (and then
+// finished) is not stuck: it must get another look before a livelock is declared.
+TEST(ExplorerTest, SpinnerGetsAnotherLookAfterTheLastWriterFinished) {
+  const explore::Result result = Explore(Options{}, [] {
+    Atomic<bool> flag{false};
+    Atomic<int> unrelated{0};
+    Thread spinner([&] {
+      while (true) {
+        const bool seen = flag.load();
+        unrelated.load();  // a scheduling point between the look and the decision
+        if (seen) break;
+        CpuRelax();
+      }
+    });
+    Thread writer([&] { flag.store(true); });
+    spinner.Join();
+    writer.Join();
+  });
+  EXPECT_FALSE(result.failed) << result.Report();
+  EXPECT_TRUE(result.complete);
+}
+
 }  // namespace
 }  // namespace fairsched
