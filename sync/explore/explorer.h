@@ -540,8 +540,9 @@ class Runtime {
     }
     if (steps_ >= options_.max_steps) {
       FailAndParkLocked(lock,
-                        "livelock: more than max_steps steps in one schedule (a spin loop without "
-                        "CpuRelax, or threads waiting for each other forever)",
+                        "livelock: more than max_steps steps in one schedule (an endless loop: a "
+                        "spin loop without CpuRelax, a corrupted (cyclic) structure, or threads "
+                        "waiting for each other forever)",
                         {});
     }
     const bool me_enabled = me >= 0 && (enabled >> me & 1u) != 0;

@@ -9,7 +9,6 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "queues/concepts.h"
 #include "sync/primitives.h"
 #include "tests/explore/front_queue_scenario.h"
 #include "tests/explore/signal_scenario.h"
@@ -48,11 +47,78 @@ class ScratchQueue {
   }
   QueueItem* PopAll() {
     if (top_.load() == nullptr) return nullptr;
-    return ReverseChain<QueueItem>(top_.exchange(nullptr));
+    QueueItem* newest_first = top_.exchange(nullptr);
+    QueueItem* oldest_first = nullptr;
+    while (newest_first != nullptr) {
+      QueueItem* next = newest_first->next;
+      newest_first->next = oldest_first;
+      oldest_first = newest_first;
+      newest_first = next;
+    }
+    return oldest_first;
   }
 
  private:
   Atomic<QueueItem*> top_{nullptr};
+};
+
+// --- A Vyukov-style front queue (one exchange per push, one item per pop, a stub node),
+// the design the front queue is moving to. Push: P1 null the item's link, P2 exchange the
+// tail, P3 link the previous tail to the item. Pop hands out an item only once it has a
+// successor, checks the tail to tell "last item" from "a push is in flight", and puts the
+// stub behind the last item to hand it out. ---
+
+enum class VyukovBug {
+  kNone,
+  kMissingLink,            // P3 left out: the item never becomes reachable
+  kNullLinkAfterExchange,  // P1 after P2: may overwrite the next producer's link
+  kNoInFlightCheck         // Pop appends the stub without asking whether a push is in flight
+};
+
+template <VyukovBug kBug>
+class ScratchVyukovQueue {
+ public:
+  bool Push(QueueItem* item) { return Append(item) == &stub_; }
+  QueueItem* Pop() {
+    QueueItem* head = head_.load();
+    QueueItem* next = Link(head).load();
+    if (head == &stub_) {
+      if (next == nullptr) return nullptr;
+      head = next;
+      next = Link(head).load();
+    }
+    if (next == nullptr) {
+      if constexpr (kBug != VyukovBug::kNoInFlightCheck) {
+        if (tail_.load() != head) {  // a push is in flight behind `head`
+          head_.store(head);
+          return nullptr;
+        }
+      }
+      Append(&stub_);
+      next = Link(head).load();
+      if (next == nullptr) {
+        head_.store(head);
+        return nullptr;
+      }
+    }
+    head_.store(next);
+    return head;
+  }
+  bool IsEmpty() { return head_.load() == &stub_ && tail_.load() == &stub_; }
+
+ private:
+  static AtomicRef<QueueItem*> Link(QueueItem* node) { return AtomicRef<QueueItem*>(node->next); }
+  QueueItem* Append(QueueItem* node) {
+    if constexpr (kBug != VyukovBug::kNullLinkAfterExchange) Link(node).store(nullptr);
+    QueueItem* prev = tail_.exchange(node);
+    if constexpr (kBug == VyukovBug::kNullLinkAfterExchange) Link(node).store(nullptr);
+    if constexpr (kBug != VyukovBug::kMissingLink) Link(prev).store(node);
+    return prev;
+  }
+
+  QueueItem stub_;
+  Atomic<QueueItem*> tail_{&stub_};
+  Atomic<QueueItem*> head_{&stub_};
 };
 
 // --- Task state machine (sched/task.h). ---
@@ -219,6 +285,7 @@ void TwoSendersScenario() {
 
 TEST(PlantedBugsTest, CorrectCopiesPass) {
   ExpectCorrectCopyPasses(&QueueScenario<ScratchQueue<QueueBug::kNone>>, "queue");
+  ExpectCorrectCopyPasses(&QueueScenario<ScratchVyukovQueue<VyukovBug::kNone>>, "vyukov queue");
   ExpectCorrectCopyPasses(&TaskScenario<TaskBug::kNone>, "task state");
   ExpectCorrectCopyPasses(&PingPongScenario<SignalBug::kNone>, "signal ping-pong");
   ExpectCorrectCopyPasses(&TwoSendersScenario<SignalBug::kNone>, "signal two senders");
@@ -236,6 +303,21 @@ TEST(PlantedBugsTest, QueueWasEmptyFromFirstGuess) {
 
 TEST(PlantedBugsTest, QueueMissingLink) {
   ExpectBugFound(&QueueScenario<ScratchQueue<QueueBug::kMissingLink>>, "queue: missing link", "");
+}
+
+TEST(PlantedBugsTest, VyukovMissingLink) {
+  ExpectBugFound(&QueueScenario<ScratchVyukovQueue<VyukovBug::kMissingLink>>,
+                 "vyukov: missing link (P3)", "");
+}
+
+TEST(PlantedBugsTest, VyukovNullLinkAfterExchange) {
+  ExpectBugFound(&QueueScenario<ScratchVyukovQueue<VyukovBug::kNullLinkAfterExchange>>,
+                 "vyukov: P1 after P2", "");
+}
+
+TEST(PlantedBugsTest, VyukovNoInFlightCheck) {
+  ExpectBugFound(&QueueScenario<ScratchVyukovQueue<VyukovBug::kNoInFlightCheck>>,
+                 "vyukov: no in-flight check", "");
 }
 
 TEST(PlantedBugsTest, TaskWakeLoadThenStore) {
