@@ -1,6 +1,7 @@
 // Interleaving exploration of Task's state machine (sched/task.h) as the scheduler drives it:
 // one or two wakers racing the sched-role's receive, expiry and execution of one waiting
-// task, every schedule with up to two preemptions (three with FAIRSCHED_EXPLORE_DEEP=1).
+// task, every schedule with up to three preemptions (also without sleep sets with
+// FAIRSCHED_EXPLORE_DEEP=1).
 // See task_wake_scenario.h for what is checked.
 #include <cstdint>
 
@@ -46,9 +47,10 @@ struct RealTaskOps {
   static constexpr std::uint8_t kSignaled = Access::kSignaled;
 };
 
-void ExpectPass(int wakers, int bound, const char* name) {
+void ExpectPass(int wakers, int bound, const char* name, bool sleep_sets = true) {
   explore::Options options;
   options.preemption_bound = bound;
+  options.sleep_sets = sleep_sets;
   const explore::Result result =
       explore::Explore(options, [wakers] { testing::WakersRaceExpiry<RealTaskOps>(wakers); });
   testing::PrintCounts(name, result);
@@ -56,13 +58,13 @@ void ExpectPass(int wakers, int bound, const char* name) {
   EXPECT_TRUE(result.complete) << result.Report();
 }
 
-TEST(TaskWakeExploreTest, OneSignalRacesExpiry) { ExpectPass(1, 2, "task 1 waker, bound 2"); }
+TEST(TaskWakeExploreTest, OneSignalRacesExpiry) { ExpectPass(1, 3, "task 1 waker, bound 3"); }
 
-TEST(TaskWakeExploreTest, SignalAndWakeupRaceExpiry) { ExpectPass(2, 2, "task 2 wakers, bound 2"); }
+TEST(TaskWakeExploreTest, SignalAndWakeupRaceExpiry) { ExpectPass(2, 3, "task 2 wakers, bound 3"); }
 
-TEST(TaskWakeExploreTest, DeepThreePreemptions) {
+TEST(TaskWakeExploreTest, DeepWithoutSleepSets) {
   if (!testing::DeepExploration()) GTEST_SKIP() << "set FAIRSCHED_EXPLORE_DEEP=1";
-  ExpectPass(2, 3, "task 2 wakers, bound 3");
+  ExpectPass(2, 3, "task 2 wakers, bound 3, no sleep sets", /*sleep_sets=*/false);
 }
 
 }  // namespace
