@@ -23,14 +23,12 @@
 #define FAIRSCHED_SYNC_EXPLORE_EXPLORER_H_
 
 #include <array>
-#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <functional>
-#include <memory>
 #include <mutex>
 #include <random>
 #include <source_location>
@@ -284,13 +282,6 @@ class Runtime {
     std::unique_lock<std::mutex> lock(mu_);
     Record(t_model_thread, OpKind::kCheckFailed, nullptr, where);
     FailAndParkLocked(lock, "check failed: " + message, where);
-  }
-
-  // Steps taken so far in this schedule. Read right after an atomic operation (with no
-  // instrumented operation in between) it numbers that operation in the total order.
-  std::uint64_t StepCount() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return steps_;
   }
 
   // --- Called by Explore on the controlling (non-model) thread. ---
@@ -871,13 +862,6 @@ inline void Check(bool condition, const std::string& message,
     std::abort();
   }
   runtime->CheckFailed(message, where);
-}
-
-// The position of the calling thread's last instrumented operation in the schedule's total
-// order (valid when no instrumented operation of this thread came in between).
-inline std::uint64_t StepCount() {
-  internal::Runtime* runtime = internal::ActiveRuntime();
-  return runtime == nullptr ? 0 : runtime->StepCount();
 }
 
 }  // namespace fairsched::explore

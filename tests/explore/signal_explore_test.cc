@@ -1,9 +1,9 @@
 // Interleaving exploration of Signal (sync/signal.h, sync/signal.cc): its lost-wakeup
 // protocol (waiter count + re-check under the mutex on the receiving side, set then read the
 // count on the sending side), every schedule with up to three preemptions (also without
-// sleep sets with FAIRSCHED_EXPLORE_DEEP=1). signal.cc is compiled into this test with the instrumented
-// primitives (see BUILD). Timed receives are not explored: their deadline is read from the
-// real clock, which would make schedules irreproducible.
+// sleep sets with FAIRSCHED_EXPLORE_DEEP=1). signal.cc is compiled into this test with the
+// instrumented primitives (see BUILD). Timed receives are not explored: their deadline is
+// read from the real clock, which would make schedules irreproducible.
 #include "gtest/gtest.h"
 #include "sync/primitives.h"
 #include "sync/signal.h"
