@@ -5,8 +5,17 @@
 // atomic access, or replaces the mutex with a checker's) swaps the definitions here and
 // nothing else changes. Keep this header free of logic: it is a naming layer, not an
 // abstraction.
+//
+// With FAIRSCHED_EXPLORE defined (only the interleaving-explorer tests under tests/explore
+// set it, for their own translation units) the names come from sync/explore/primitives.h
+// instead: instrumented versions whose every operation is a scheduling point of the
+// explorer. Production builds never define it and see exactly the aliases below.
 #ifndef FAIRSCHED_SYNC_PRIMITIVES_H_
 #define FAIRSCHED_SYNC_PRIMITIVES_H_
+
+#ifdef FAIRSCHED_EXPLORE
+#include "sync/explore/primitives.h"
+#else
 
 #include <atomic>
 #include <condition_variable>
@@ -45,4 +54,5 @@ inline void CpuRelax() {
 
 }  // namespace fairsched
 
+#endif  // FAIRSCHED_EXPLORE
 #endif  // FAIRSCHED_SYNC_PRIMITIVES_H_

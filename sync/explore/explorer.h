@@ -1,0 +1,869 @@
+// Interleaving explorer: runs a small multi-threaded scenario many times, choosing at every
+// atomic or mutex operation which thread goes next, until every schedule within a preemption
+// bound has been tried (depth-first) or a number of random schedules has run. A failed
+// `explore::Check`, a deadlock (every thread blocked) or a livelock (every thread blocked or
+// spinning) in any schedule stops the search and reports the schedule, which can be replayed.
+//
+// Only builds with FAIRSCHED_EXPLORE defined use this: sync/primitives.h then takes its
+// Atomic/Mutex/ConditionVariable/CpuRelax from sync/explore/primitives.h, whose operations
+// call into the runtime below. See sync/explore/README.md for how to write a scenario, how to
+// replay a failure, and exactly which interleavings are (and are not) covered. In short:
+//   - every atomic operation is executed as one sequentially consistent step: the memory
+//     orders are ignored, so reorderings allowed by weaker orders are NOT explored (that is
+//     what TSan and the Spin/TLA+ models are for);
+//   - plain (non-atomic) memory accesses are not scheduling points: a data race on them is
+//     not found here (TSan finds those);
+//   - model threads are real std::threads, but only the one holding the "baton" runs; every
+//     instrumented operation is a point where the baton may move.
+//
+// Header-only on purpose: the explore build compiles everything it checks from headers (or
+// lists a .cc in its own target), so no object compiled with the production primitives is
+// linked into it (that would be an ODR violation: two layouts of one class).
+#ifndef FAIRSCHED_SYNC_EXPLORE_EXPLORER_H_
+#define FAIRSCHED_SYNC_EXPLORE_EXPLORER_H_
+
+#include <array>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <random>
+#include <source_location>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace fairsched::explore {
+
+struct Options {
+  enum class Strategy {
+    kDepthFirst,  // every schedule with at most `preemption_bound` preemptions
+    kRandom,      // `max_executions` schedules, each choice uniform among runnable threads
+  };
+  Strategy strategy = Strategy::kDepthFirst;
+  // A preemption is a switch away from a thread that could have continued. Switches at a
+  // blocking operation, at the end of a thread or at CpuRelax are free.
+  int preemption_bound = 2;
+  // Depth-first: give up (result.complete == false) after this many schedules.
+  // Random: the number of schedules to run.
+  std::uint64_t max_executions = 100000;
+  std::uint64_t seed = 1;  // random strategy only
+  // Steps (instrumented operations) per schedule before it is reported as a livelock.
+  std::uint64_t max_steps = 20000;
+  // A schedule printed by an earlier failure ("0x3,1,2x4"): run only it, with its trace.
+  // If empty, the environment variable FAIRSCHED_EXPLORE_REPLAY is used when set.
+  std::string replay;
+  // Depth-first only: sleep sets (a partial-order reduction). A step that commutes with the
+  // one just taken, and was already explored from the state before, is not explored again
+  // from the state after. Cuts the schedule count several-fold; see README for what it
+  // costs in coverage when combined with the preemption bound.
+  bool sleep_sets = true;
+};
+
+struct Result {
+  bool failed = false;
+  std::string failure;           // what went wrong (check message, deadlock, livelock)
+  std::string schedule;          // the failing schedule, replayable through Options::replay
+  std::string trace;             // one line per step of the failing schedule
+  std::uint64_t executions = 0;  // schedules run, including the failing one
+  std::uint64_t pruned = 0;      // of those, cut short as already covered (sleep sets, bound)
+  std::uint64_t max_depth = 0;   // most steps seen in one schedule
+  bool complete = false;         // depth-first: every schedule within the bound was run
+  std::string Report() const {
+    std::string out = failed ? "explore: FAILED after " : "explore: passed, ";
+    out += std::to_string(executions) + " schedule(s)";
+    if (!failed) out += complete ? " (all within the preemption bound)" : " (search cut short)";
+    if (failed) {
+      out += ": " + failure + "\n  replay with FAIRSCHED_EXPLORE_REPLAY=" + schedule +
+             "\n  trace (thread: operation):\n" + trace;
+    }
+    return out;
+  }
+};
+
+namespace internal {
+
+enum class OpKind : std::uint8_t {
+  kStart,
+  kLoad,
+  kStore,
+  kReadModifyWrite,
+  kLock,
+  kTryLock,
+  kWaitBegin,  // condition-variable wait: about to release the mutex
+  kWait,       // condition-variable wait: waiting for a notification
+  kReacquire,  // condition-variable wait: notified (or timed out), retaking the mutex
+  kNotify,
+  kJoin,
+  kRelax,
+  kCheckFailed,
+  kFinish,
+};
+
+inline const char* OpName(OpKind kind) {
+  switch (kind) {
+    case OpKind::kStart:
+      return "start";
+    case OpKind::kLoad:
+      return "load";
+    case OpKind::kStore:
+      return "store";
+    case OpKind::kReadModifyWrite:
+      return "read-modify-write";
+    case OpKind::kLock:
+      return "mutex lock";
+    case OpKind::kTryLock:
+      return "mutex try_lock";
+    case OpKind::kWaitBegin:
+      return "condvar wait, unlock";
+    case OpKind::kWait:
+      return "condvar wait";
+    case OpKind::kReacquire:
+      return "condvar wake, relock";
+    case OpKind::kNotify:
+      return "condvar notify";
+    case OpKind::kJoin:
+      return "join";
+    case OpKind::kRelax:
+      return "CpuRelax (spin)";
+    case OpKind::kCheckFailed:
+      return "CHECK FAILED";
+    case OpKind::kFinish:
+      return "finish";
+  }
+  return "?";
+}
+
+// Model state of one mutex (the owning thread), kept inside the instrumented Mutex.
+struct MutexState {
+  int owner = -1;
+};
+
+struct ConditionState {};  // identity only: waiters point at it
+
+class Runtime;
+// The runtime of the running exploration (one at a time per process) and the model
+// thread id of the calling OS thread (-1 outside any model thread).
+inline Runtime* g_runtime = nullptr;
+inline thread_local int t_model_thread = -1;
+
+class Runtime {
+ public:
+  static constexpr int kMaxThreads = 8;
+
+  explicit Runtime(const Options& options) : options_(options) {}
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+  ~Runtime() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      shutting_down_ = true;
+      for (ModelThread& slot : slots_) slot.wake.notify_one();
+    }
+    for (std::thread& worker : workers_) {
+      if (worker.joinable()) worker.join();
+    }
+  }
+
+  // --- Called by instrumented operations on a model thread (t_model_thread >= 0). ---
+
+  // Before an atomic access: a point where another thread may run first.
+  void Step(OpKind kind, const void* object, const std::source_location& where) {
+    std::unique_lock<std::mutex> lock(mu_);
+    Prepare(kind, object, where);
+    SwitchLocked(lock);
+  }
+
+  void Lock(MutexState* mutex, const std::source_location& where) {
+    std::unique_lock<std::mutex> lock(mu_);
+    Prepare(OpKind::kLock, mutex, where);
+    current().mutex = mutex;
+    SwitchLocked(lock);
+    // Resumed: only enabled while the mutex is free.
+    mutex->owner = t_model_thread;
+  }
+
+  bool TryLock(MutexState* mutex, const std::source_location& where) {
+    std::unique_lock<std::mutex> lock(mu_);
+    Prepare(OpKind::kTryLock, mutex, where);
+    SwitchLocked(lock);
+    if (mutex->owner >= 0) return false;
+    mutex->owner = t_model_thread;
+    return true;
+  }
+
+  // Not a scheduling point: releasing only enables other threads' locks, which are ordered
+  // after it either way, and commutes with everything else.
+  void Unlock(MutexState* mutex, const std::source_location& where) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (mutex->owner != t_model_thread) {
+      FailAndParkLocked(lock, "unlock of a mutex the thread does not hold", where);
+    }
+    mutex->owner = -1;
+  }
+
+  // Releases `mutex`, waits for a notification (or, when `timed`, for every other thread to
+  // be blocked: the model's time only passes when nothing else can run), retakes `mutex`.
+  // Returns false on a timeout. No spurious wakeups are modelled.
+  bool Wait(ConditionState* condition, MutexState* mutex, bool timed,
+            const std::source_location& where) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (mutex->owner != t_model_thread) {
+      FailAndParkLocked(lock, "condition-variable wait without holding the mutex", where);
+    }
+    // A scheduling point before the wait: other threads may act between the caller's last
+    // check and the moment it releases the mutex and starts waiting (the lost-wakeup window).
+    Prepare(OpKind::kWaitBegin, condition, where);
+    SwitchLocked(lock);
+    mutex->owner = -1;
+    Prepare(OpKind::kWait, condition, where);
+    ModelThread& self = current();
+    self.mutex = mutex;
+    self.timed = timed;
+    self.timed_out = false;
+    self.wait_order = ++wait_counter_;
+    SwitchLocked(lock);
+    mutex->owner = t_model_thread;
+    return !current().timed_out;
+  }
+
+  void Notify(ConditionState* condition, bool all, const std::source_location& where) {
+    std::unique_lock<std::mutex> lock(mu_);
+    Prepare(OpKind::kNotify, condition, where);
+    SwitchLocked(lock);
+    // Wakes the longest waiter (or all of them); FIFO is one of the orders the standard
+    // allows, and the only one modelled.
+    while (true) {
+      ModelThread* oldest = nullptr;
+      for (int i = 0; i < count_; ++i) {
+        ModelThread& thread = slots_[i];
+        if (thread.op == OpKind::kWait && thread.object == condition &&
+            (oldest == nullptr || thread.wait_order < oldest->wait_order)) {
+          oldest = &thread;
+        }
+      }
+      if (oldest == nullptr) break;
+      oldest->op = OpKind::kReacquire;
+      oldest->object = oldest->mutex;
+      if (!all) break;
+    }
+  }
+
+  void Relax(const std::source_location& where) {
+    std::unique_lock<std::mutex> lock(mu_);
+    Prepare(OpKind::kRelax, nullptr, where);
+    // Spinning: not runnable again until some other thread has taken a step. (If nothing
+    // else can run, it may still go round once more if others moved since its previous
+    // CpuRelax: it may not have looked at their latest changes yet. See ChooseLocked.)
+    ModelThread& self = current();
+    self.yielding = true;
+    self.moved_before_relax = self.others_moved;
+    self.others_moved = false;
+    SwitchLocked(lock);
+  }
+
+  int Spawn(std::function<void()> body) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return SpawnLocked(std::move(body));
+  }
+
+  void Join(int thread, const std::source_location& where) {
+    std::unique_lock<std::mutex> lock(mu_);
+    Prepare(OpKind::kJoin, nullptr, where);
+    current().join_target = thread;
+    SwitchLocked(lock);
+  }
+
+  void CheckFailed(const std::string& message, const std::source_location& where) {
+    std::unique_lock<std::mutex> lock(mu_);
+    Record(t_model_thread, OpKind::kCheckFailed, nullptr, where);
+    FailAndParkLocked(lock, "check failed: " + message, where);
+  }
+
+  // --- Called by Explore on the controlling (non-model) thread. ---
+
+  void DetachWorkers() {
+    for (std::thread& worker : workers_) {
+      if (worker.joinable()) worker.detach();
+    }
+  }
+
+  Result Run(const std::function<void()>& body) {
+    Result result;
+    const char* env = std::getenv("FAIRSCHED_EXPLORE_REPLAY");
+    std::string replay = options_.replay;
+    if (replay.empty() && env != nullptr) replay = env;
+    if (!replay.empty() && !ParseSchedule(replay, &forced_)) {
+      result.failed = true;
+      result.failure = "cannot parse replay schedule '" + replay + "'";
+      return result;
+    }
+    replaying_ = !replay.empty();
+    std::mt19937_64 random(options_.seed);
+    random_ = &random;
+    while (true) {
+      RunOnce(body);
+      ++result.executions;
+      if (redundant_) ++result.pruned;
+      if (schedule_.size() > result.max_depth) result.max_depth = schedule_.size();
+      if (replaying_) {
+        std::fprintf(stderr, "explore: replayed schedule %s\n%s", replay.c_str(),
+                     TraceText().c_str());
+      }
+      if (failed_) {
+        result.failed = true;
+        result.failure = failure_;
+        result.schedule = failed_schedule_;
+        result.trace = failed_trace_;
+        return result;
+      }
+      if (replaying_) return result;
+      if (options_.strategy == Options::Strategy::kRandom) {
+        if (result.executions >= options_.max_executions) return result;
+        continue;
+      }
+      if (!Backtrack()) {
+        result.complete = true;
+        return result;
+      }
+      if (result.executions >= options_.max_executions) return result;
+    }
+  }
+
+ private:
+  struct ModelThread {
+    std::condition_variable wake;  // signalled when this thread gets the baton
+    bool assigned = false;         // has a body in the current schedule
+    std::function<void()> body;
+    OpKind op = OpKind::kStart;  // the operation it will do when it runs next
+    const void* object = nullptr;
+    MutexState* mutex = nullptr;      // kLock / kWait / kReacquire
+    int join_target = -1;             // kJoin
+    bool yielding = false;            // kRelax, until another thread steps
+    bool others_moved = false;        // another thread stepped since this one's last CpuRelax
+    bool moved_before_relax = false;  // others_moved as of the current CpuRelax
+    bool timed = false;               // kWait with a deadline
+    bool timed_out = false;
+    std::uint64_t wait_order = 0;
+    std::source_location where;
+  };
+
+  // A thread's next operation, as the partial-order reduction sees it.
+  struct PendingOp {
+    OpKind kind = OpKind::kStart;
+    const void* object = nullptr;
+  };
+
+  // One scheduling choice of the depth-first search, kept across schedules.
+  struct Choice {
+    std::uint32_t enabled = 0;  // threads that could run
+    std::uint32_t tried = 0;    // threads already chosen here in some schedule
+    std::uint32_t asleep = 0;   // sleep set: threads whose step here is already covered
+    int chosen = -1;
+    int current = -1;  // thread that was running
+    bool current_enabled = false;
+    int preemptions_before = 0;
+    PendingOp pending[kMaxThreads];
+  };
+
+  struct TraceStep {
+    int thread;
+    OpKind kind;
+    const void* object;
+    std::source_location where;
+  };
+
+  ModelThread& current() { return slots_[t_model_thread]; }
+
+  bool Enabled(const ModelThread& thread) const {
+    switch (thread.op) {
+      case OpKind::kFinish:
+        return false;
+      case OpKind::kLock:
+      case OpKind::kReacquire:
+        return thread.mutex->owner < 0;
+      case OpKind::kWait:
+        return false;
+      case OpKind::kJoin:
+        return slots_[thread.join_target].op == OpKind::kFinish;
+      case OpKind::kRelax:
+        return !thread.yielding;
+      default:
+        return true;
+    }
+  }
+
+  std::uint32_t EnabledMask() const {
+    std::uint32_t mask = 0;
+    for (int i = 0; i < count_; ++i) {
+      if (Enabled(slots_[i])) mask |= 1u << i;
+    }
+    return mask;
+  }
+
+  // Whether two threads' next steps may not commute. A step is the operation plus the
+  // uninstrumented code up to the thread's next operation; plain memory is assumed free of
+  // data races (synchronised through the instrumented operations), so only the operations
+  // matter. Atomics conflict on one object unless both only load; every mutex, condition
+  // variable, join and spin operation conservatively conflicts with every other one.
+  static bool Dependent(const PendingOp& a, const PendingOp& b) {
+    if (a.kind == OpKind::kStart || b.kind == OpKind::kStart) return false;
+    const auto is_atomic = [](OpKind kind) {
+      return kind == OpKind::kLoad || kind == OpKind::kStore || kind == OpKind::kReadModifyWrite;
+    };
+    if (a.kind == OpKind::kRelax || b.kind == OpKind::kRelax) return true;
+    if (is_atomic(a.kind) && is_atomic(b.kind)) {
+      return a.object == b.object && !(a.kind == OpKind::kLoad && b.kind == OpKind::kLoad);
+    }
+    return is_atomic(a.kind) == is_atomic(b.kind);
+  }
+
+  void Prepare(OpKind kind, const void* object, const std::source_location& where) {
+    ModelThread& self = current();
+    self.op = kind;
+    self.object = object;
+    self.where = where;
+  }
+
+  // A failure ends the exploration. The threads of the failing schedule are not unwound
+  // (unwinding would run the scenario's destructors, and any instrumented operation in a
+  // noexcept destructor, through an exception): they stay parked on their hand-off forever,
+  // and Explore leaves the runtime and their OS threads alone (see Explore). The controller
+  // is told at once. `where` is shown for misuse and failed checks.
+  [[noreturn]] void FailAndParkLocked(std::unique_lock<std::mutex>& lock,
+                                      const std::string& message,
+                                      const std::source_location& where) {
+    if (!failed_) {
+      failed_ = true;
+      failure_ = message;
+      if (where.line() != 0) {
+        failure_ +=
+            std::string(" (") + where.file_name() + ":" + std::to_string(where.line()) + ")";
+      }
+      failed_schedule_ = ScheduleText(schedule_);
+      failed_trace_ = TraceText();
+    }
+    active_ = -1;
+    done_ = true;
+    done_cv_.notify_one();
+    while (true) slots_[t_model_thread].wake.wait(lock);
+  }
+
+  // The calling thread has prepared its next operation: choose who runs, hand over the
+  // baton and wait to get it back, then account the step.
+  void SwitchLocked(std::unique_lock<std::mutex>& lock) {
+    const int me = t_model_thread;
+    const int next = ChooseLocked(me, lock);
+    if (next != me) {
+      HandOverLocked(next);
+      slots_[me].wake.wait(lock, [&] { return active_ == me; });
+    }
+    TakeStepLocked(me);
+  }
+
+  void HandOverLocked(int next) {
+    active_ = next;
+    if (next >= 0) slots_[next].wake.notify_one();
+  }
+
+  void TakeStepLocked(int me) {
+    ModelThread& self = slots_[me];
+    Record(me, self.op, self.object, self.where);
+    ++steps_;
+    for (int i = 0; i < count_; ++i) {
+      if (i != me) {
+        slots_[i].yielding = false;
+        slots_[i].others_moved = true;
+      }
+    }
+    self.op = OpKind::kStart;  // "running"; any value that is always enabled
+  }
+
+  void Record(int thread, OpKind kind, const void* object, const std::source_location& where) {
+    trace_.push_back(TraceStep{thread, kind, object, where});
+  }
+
+  // Picks the next thread to run. If none can, or the scenario turns out not to be
+  // deterministic, the calling thread reports the failure and parks.
+  int ChooseLocked(int me, std::unique_lock<std::mutex>& lock) {
+    std::uint32_t enabled = EnabledMask();
+    if (enabled == 0) {
+      // Nothing can run: time passes, and the earliest timed waiter times out.
+      ModelThread* oldest = nullptr;
+      for (int i = 0; i < count_; ++i) {
+        ModelThread& thread = slots_[i];
+        if (thread.op == OpKind::kWait && thread.timed &&
+            (oldest == nullptr || thread.wait_order < oldest->wait_order)) {
+          oldest = &thread;
+        }
+      }
+      if (oldest != nullptr) {
+        oldest->op = OpKind::kReacquire;
+        oldest->object = oldest->mutex;
+        oldest->timed_out = true;
+        enabled = EnabledMask();
+      }
+    }
+    if (enabled == 0) {
+      // Nothing else can run: a spinner that has not looked since others last moved gets one
+      // more round (its loop may have decided to spin on a value that has since changed).
+      for (int i = 0; i < count_; ++i) {
+        ModelThread& thread = slots_[i];
+        if (thread.op == OpKind::kRelax && thread.yielding && thread.moved_before_relax) {
+          thread.yielding = false;
+          thread.moved_before_relax = false;
+          enabled = EnabledMask();
+          break;
+        }
+      }
+    }
+    if (enabled == 0) {
+      bool spinning = false;
+      for (int i = 0; i < count_; ++i) spinning |= slots_[i].op == OpKind::kRelax;
+      FailAndParkLocked(lock,
+                        spinning ? "livelock: every thread is blocked or spinning in CpuRelax"
+                                 : "deadlock: every thread is blocked",
+                        {});
+    }
+    if (steps_ >= options_.max_steps) {
+      FailAndParkLocked(lock,
+                        "livelock: more than max_steps steps in one schedule (an endless loop: a "
+                        "spin loop without CpuRelax, a corrupted (cyclic) structure, or threads "
+                        "waiting for each other forever)",
+                        {});
+    }
+    const bool me_enabled = me >= 0 && (enabled >> me & 1u) != 0;
+    const std::size_t depth = schedule_.size();
+    const bool depth_first = options_.strategy == Options::Strategy::kDepthFirst;
+    // Sleep set at this point: inherited from the previous choice, minus the threads whose
+    // step conflicts with the step taken there.
+    std::uint32_t asleep = 0;
+    if (depth_first && options_.sleep_sets && !replaying_ && !redundant_ && depth > 0) {
+      const Choice& before = path_[depth - 1];
+      const std::uint32_t candidates = (before.asleep | before.tried) & ~(1u << before.chosen);
+      for (int t = 0; t < count_; ++t) {
+        if ((candidates >> t & 1u) != 0 &&
+            !Dependent(before.pending[t], before.pending[before.chosen])) {
+          asleep |= 1u << t;
+        }
+      }
+    }
+    int chosen;
+    if (depth < forced_.size()) {
+      chosen = forced_[depth];
+      if (chosen < 0 || chosen >= count_ || (enabled >> chosen & 1u) == 0) {
+        FailAndParkLocked(lock,
+                          "the replayed schedule does not fit the scenario (thread " +
+                              std::to_string(chosen) + " cannot run at step " +
+                              std::to_string(depth) + "): the scenario is not deterministic",
+                          {});
+      }
+    } else if (!depth_first) {
+      int count = __builtin_popcount(enabled);
+      int pick = static_cast<int>((*random_)() % static_cast<std::uint64_t>(count));
+      chosen = 0;
+      while ((enabled >> chosen & 1u) == 0 || pick-- != 0) ++chosen;
+    } else {
+      // Default: keep running the current thread (no preemption), else the lowest id; among
+      // the threads not asleep, unless the schedule is already known to be redundant.
+      std::uint32_t candidates = redundant_ ? enabled : enabled & ~asleep;
+      const bool me_candidate = me >= 0 && (candidates >> me & 1u) != 0;
+      if (candidates == 0 ||
+          (!me_candidate && me_enabled && preemptions_ >= options_.preemption_bound)) {
+        // Every continuation from here is covered by an earlier schedule (all runnable
+        // threads asleep, or only a preemption beyond the bound would avoid them). Finish
+        // the schedule without preemptions and without recording more choices, so the
+        // search never comes back below this point.
+        redundant_ = true;
+        candidates = enabled;
+      }
+      chosen = me >= 0 && (candidates >> me & 1u) != 0 ? me : __builtin_ctz(candidates);
+    }
+    if (depth_first && !replaying_) {
+      if (depth < path_.size()) {
+        if (path_[depth].enabled != enabled) {
+          FailAndParkLocked(
+              lock,
+              "the scenario is not deterministic (different runnable threads at step " +
+                  std::to_string(depth) + " of a re-run)",
+              {});
+        }
+      } else if (!redundant_) {
+        Choice choice;
+        choice.enabled = enabled;
+        choice.tried = 1u << chosen;
+        choice.asleep = asleep;
+        choice.chosen = chosen;
+        choice.current = me;
+        choice.current_enabled = me_enabled;
+        choice.preemptions_before = preemptions_;
+        for (int t = 0; t < count_; ++t) choice.pending[t] = {slots_[t].op, slots_[t].object};
+        path_.push_back(choice);
+      }
+    }
+    if (chosen != me && me_enabled) ++preemptions_;
+    schedule_.push_back(chosen);
+    return chosen;
+  }
+
+  // Depth-first: move to the next untried choice within the preemption bound.
+  bool Backtrack() {
+    while (!path_.empty()) {
+      Choice& choice = path_.back();
+      const std::uint32_t untried = choice.enabled & ~choice.tried & ~choice.asleep;
+      for (int thread = 0; thread < kMaxThreads; ++thread) {
+        if ((untried >> thread & 1u) == 0) continue;
+        const int cost = (thread != choice.current && choice.current_enabled) ? 1 : 0;
+        if (choice.preemptions_before + cost > options_.preemption_bound) continue;
+        choice.tried |= 1u << thread;
+        choice.chosen = thread;
+        forced_.clear();
+        for (const Choice& step : path_) forced_.push_back(step.chosen);
+        return true;
+      }
+      path_.pop_back();
+    }
+    return false;
+  }
+
+  int SpawnLocked(std::function<void()> body) {
+    if (count_ >= kMaxThreads) {
+      std::fprintf(stderr, "explore: more than %d threads in a scenario\n", kMaxThreads);
+      std::abort();
+    }
+    const int id = count_++;
+    ModelThread& slot = slots_[id];
+    slot.assigned = true;
+    slot.body = std::move(body);
+    slot.op = OpKind::kStart;
+    slot.object = nullptr;
+    slot.mutex = nullptr;
+    slot.join_target = -1;
+    slot.yielding = false;
+    slot.others_moved = false;
+    slot.moved_before_relax = false;
+    slot.timed = false;
+    slot.timed_out = false;
+    // OS threads are reused from schedule to schedule; one is started per slot on first use.
+    if (!workers_[id].joinable()) workers_[id] = std::thread([this, id] { WorkerMain(id); });
+    return id;
+  }
+
+  void WorkerMain(int id) {
+    t_model_thread = id;
+    ModelThread& slot = slots_[id];
+    std::unique_lock<std::mutex> lock(mu_);
+    while (true) {
+      slot.wake.wait(lock, [&] { return shutting_down_ || (slot.assigned && active_ == id); });
+      if (shutting_down_) return;
+      RunModelThreadLocked(id, lock);
+    }
+  }
+
+  void RunModelThreadLocked(int id, std::unique_lock<std::mutex>& lock) {
+    ModelThread& self = slots_[id];
+    TakeStepLocked(id);
+    {
+      std::function<void()> body = std::move(self.body);
+      lock.unlock();
+      try {
+        body();
+      } catch (const std::exception& error) {
+        lock.lock();
+        FailAndParkLocked(lock, std::string("uncaught exception: ") + error.what(), {});
+      }
+    }  // the body's captures are destroyed here, still as this model thread
+    lock.lock();
+    self.op = OpKind::kFinish;
+    self.assigned = false;
+    Record(id, OpKind::kFinish, nullptr, {});
+    bool any_left = false;
+    for (int i = 0; i < count_; ++i) any_left |= slots_[i].op != OpKind::kFinish;
+    if (any_left) {
+      HandOverLocked(ChooseLocked(id, lock));
+    } else {
+      active_ = -1;
+      done_ = true;
+      done_cv_.notify_one();
+    }
+  }
+
+  void RunOnce(const std::function<void()>& body) {
+    std::unique_lock<std::mutex> lock(mu_);
+    count_ = 0;
+    schedule_.clear();
+    trace_.clear();
+    steps_ = 0;
+    preemptions_ = 0;
+    wait_counter_ = 0;
+    redundant_ = false;
+    done_ = false;
+    active_ = -1;
+    SpawnLocked(body);
+    HandOverLocked(0);
+    done_cv_.wait(lock, [&] { return done_; });
+  }
+
+  // Objects are numbered by first use in the schedule (addresses differ between runs).
+  std::string TraceText() const {
+    std::string out;
+    std::vector<const void*> objects;
+    char line[512];
+    for (std::size_t i = 0; i < trace_.size(); ++i) {
+      const TraceStep& step = trace_[i];
+      std::string object;
+      if (step.object != nullptr) {
+        std::size_t n = 0;
+        while (n < objects.size() && objects[n] != step.object) ++n;
+        if (n == objects.size()) objects.push_back(step.object);
+        object = "#" + std::to_string(n);
+      }
+      std::string where;
+      if (step.kind != OpKind::kStart && step.kind != OpKind::kFinish) {
+        where = std::string(step.where.file_name()) + ":" + std::to_string(step.where.line());
+      }
+      std::snprintf(line, sizeof line, "    %4zu  t%d: %-22s %-4s %s\n", i, step.thread,
+                    OpName(step.kind), object.c_str(), where.c_str());
+      out += line;
+    }
+    return out;
+  }
+
+  // "0x3,1,2x4" = thread 0 for three choices, then 1, then 2 for four.
+  static std::string ScheduleText(const std::vector<int>& schedule) {
+    std::string out;
+    for (std::size_t i = 0; i < schedule.size();) {
+      std::size_t run = 1;
+      while (i + run < schedule.size() && schedule[i + run] == schedule[i]) ++run;
+      if (!out.empty()) out += ',';
+      out += std::to_string(schedule[i]);
+      if (run > 1) out += 'x' + std::to_string(run);
+      i += run;
+    }
+    return out;
+  }
+
+  static bool ParseSchedule(const std::string& text, std::vector<int>* schedule) {
+    schedule->clear();
+    std::size_t i = 0;
+    while (i < text.size()) {
+      std::size_t used = 0;
+      int thread = 0;
+      long long run = 1;
+      try {
+        thread = std::stoi(text.substr(i), &used);
+        i += used;
+        if (i < text.size() && text[i] == 'x') {
+          ++i;
+          run = std::stoll(text.substr(i), &used);
+          i += used;
+        }
+      } catch (const std::exception&) {
+        return false;
+      }
+      if (run < 1) return false;
+      schedule->insert(schedule->end(), static_cast<std::size_t>(run), thread);
+      if (i < text.size() && text[i] != ',') return false;
+      ++i;
+    }
+    return true;
+  }
+
+  const Options options_;
+  std::mutex mu_;  // guards everything below; held while choosing and handing over
+  std::condition_variable done_cv_;
+  std::array<ModelThread, kMaxThreads> slots_;
+  std::array<std::thread, kMaxThreads> workers_;
+  int count_ = 0;    // model threads in this schedule
+  int active_ = -1;  // the thread holding the baton
+  bool done_ = false;
+  bool shutting_down_ = false;
+  bool redundant_ = false;  // the rest of this schedule is covered by earlier ones
+  bool replaying_ = false;
+  std::uint64_t steps_ = 0;
+  int preemptions_ = 0;
+  std::uint64_t wait_counter_ = 0;
+  std::vector<int> schedule_;  // choices made in this schedule
+  std::vector<TraceStep> trace_;
+  std::vector<int> forced_;   // choices to replay at the start of the next schedule
+  std::vector<Choice> path_;  // depth-first search stack
+  std::mt19937_64* random_ = nullptr;
+  bool failed_ = false;
+  std::string failure_;
+  std::string failed_schedule_;
+  std::string failed_trace_;
+};
+
+inline Runtime* ActiveRuntime() { return t_model_thread >= 0 ? g_runtime : nullptr; }
+
+}  // namespace internal
+
+// Runs `body` as model thread 0 under every schedule the options ask for. Not reentrant.
+inline Result Explore(const Options& options, const std::function<void()>& body) {
+  auto* runtime = new internal::Runtime(options);
+  internal::g_runtime = runtime;
+  Result result = runtime->Run(body);
+  internal::g_runtime = nullptr;
+  if (result.failed) {
+    // The failing schedule's threads stay parked inside the runtime (see FailAndParkLocked):
+    // it must outlive them, so it stays allocated and its OS threads are detached. A few
+    // idle threads per failing exploration; a failure ends the test anyway.
+    runtime->DetachWorkers();
+  } else {
+    delete runtime;
+  }
+  return result;
+}
+
+// A model thread: created by a model thread, joined (Join) by it before the handle goes.
+class Thread {
+ public:
+  explicit Thread(std::function<void()> body) {
+    internal::Runtime* runtime = internal::ActiveRuntime();
+    if (runtime == nullptr) {
+      std::fprintf(stderr, "explore::Thread outside explore::Explore\n");
+      std::abort();
+    }
+    id_ = runtime->Spawn(std::move(body));
+  }
+  Thread(const Thread&) = delete;
+  Thread& operator=(const Thread&) = delete;
+  // Like std::thread, a model thread must be joined before its handle goes (explicitly:
+  // joining is a scheduling point, which a destructor is a poor place for).
+  ~Thread() {
+    if (id_ >= 0 && std::uncaught_exceptions() == 0) {
+      std::fprintf(stderr, "explore::Thread destroyed without Join\n");
+      std::abort();
+    }
+  }
+
+  void Join(std::source_location where = std::source_location::current()) {
+    internal::Runtime* runtime = internal::ActiveRuntime();
+    const int id = id_;
+    id_ = -1;
+    if (runtime != nullptr && id >= 0) runtime->Join(id, where);
+  }
+
+ private:
+  int id_ = -1;
+};
+
+// Fails the schedule (and the exploration) when `condition` is false.
+inline void Check(bool condition, const std::string& message,
+                  std::source_location where = std::source_location::current()) {
+  if (condition) return;
+  internal::Runtime* runtime = internal::ActiveRuntime();
+  if (runtime == nullptr) {
+    std::fprintf(stderr, "explore::Check failed outside a scenario: %s\n", message.c_str());
+    std::abort();
+  }
+  runtime->CheckFailed(message, where);
+}
+
+}  // namespace fairsched::explore
+
+#endif  // FAIRSCHED_SYNC_EXPLORE_EXPLORER_H_

@@ -1,0 +1,257 @@
+// The instrumented primitives that sync/primitives.h uses when FAIRSCHED_EXPLORE is defined.
+// Same names and the same member functions the library calls as the production aliases;
+// every operation first asks the explorer (sync/explore/explorer.h) which thread runs next,
+// then executes as one sequentially consistent step. Memory-order arguments are accepted and
+// ignored (every access is modelled as seq_cst: weaker-memory reorderings are NOT explored).
+// Outside a model thread the operations simply run (single-threaded set-up and checks).
+// Do not include directly: include sync/primitives.h in a target compiled with
+// -DFAIRSCHED_EXPLORE (see sync/explore/README.md).
+#ifndef FAIRSCHED_SYNC_EXPLORE_PRIMITIVES_H_
+#define FAIRSCHED_SYNC_EXPLORE_PRIMITIVES_H_
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <mutex>
+#include <source_location>
+#include <thread>
+
+#include "sync/explore/explorer.h"
+
+namespace fairsched {
+
+namespace explore::internal {
+inline void BeforeAccess(OpKind kind, const void* object, const std::source_location& where) {
+  if (Runtime* runtime = ActiveRuntime()) runtime->Step(kind, object, where);
+}
+}  // namespace explore::internal
+
+// std::atomic's interface, each operation one explorer step. compare_exchange_weak never
+// fails spuriously here (it behaves as the strong one).
+template <typename T>
+class Atomic {
+  using Kind = explore::internal::OpKind;
+  using Where = std::source_location;
+
+ public:
+  constexpr Atomic() noexcept : value_() {}
+  constexpr Atomic(T value) noexcept : value_(value) {}  // NOLINT: like std::atomic
+  Atomic(const Atomic&) = delete;
+  Atomic& operator=(const Atomic&) = delete;
+
+  T load(std::memory_order = std::memory_order_seq_cst, Where where = Where::current()) const {
+    Before(Kind::kLoad, where);
+    return value_.load();
+  }
+  void store(T value, std::memory_order = std::memory_order_seq_cst,
+             Where where = Where::current()) {
+    Before(Kind::kStore, where);
+    value_.store(value);
+  }
+  T exchange(T value, std::memory_order = std::memory_order_seq_cst,
+             Where where = Where::current()) {
+    Before(Kind::kReadModifyWrite, where);
+    return value_.exchange(value);
+  }
+  bool compare_exchange_strong(T& expected, T desired, std::memory_order, std::memory_order,
+                               Where where = Where::current()) {
+    Before(Kind::kReadModifyWrite, where);
+    return value_.compare_exchange_strong(expected, desired);
+  }
+  bool compare_exchange_strong(T& expected, T desired,
+                               std::memory_order = std::memory_order_seq_cst,
+                               Where where = Where::current()) {
+    Before(Kind::kReadModifyWrite, where);
+    return value_.compare_exchange_strong(expected, desired);
+  }
+  bool compare_exchange_weak(T& expected, T desired, std::memory_order, std::memory_order,
+                             Where where = Where::current()) {
+    Before(Kind::kReadModifyWrite, where);
+    return value_.compare_exchange_strong(expected, desired);
+  }
+  bool compare_exchange_weak(T& expected, T desired, std::memory_order = std::memory_order_seq_cst,
+                             Where where = Where::current()) {
+    Before(Kind::kReadModifyWrite, where);
+    return value_.compare_exchange_strong(expected, desired);
+  }
+  T fetch_add(T value, std::memory_order = std::memory_order_seq_cst,
+              Where where = Where::current()) {
+    Before(Kind::kReadModifyWrite, where);
+    return value_.fetch_add(value);
+  }
+  T fetch_sub(T value, std::memory_order = std::memory_order_seq_cst,
+              Where where = Where::current()) {
+    Before(Kind::kReadModifyWrite, where);
+    return value_.fetch_sub(value);
+  }
+  T fetch_or(T value, std::memory_order = std::memory_order_seq_cst,
+             Where where = Where::current()) {
+    Before(Kind::kReadModifyWrite, where);
+    return value_.fetch_or(value);
+  }
+  T fetch_and(T value, std::memory_order = std::memory_order_seq_cst,
+              Where where = Where::current()) {
+    Before(Kind::kReadModifyWrite, where);
+    return value_.fetch_and(value);
+  }
+
+ private:
+  void Before(Kind kind, const Where& where) const {
+    explore::internal::BeforeAccess(kind, &value_, where);
+  }
+
+  // The real value. Only one model thread runs at a time and the explorer's baton hand-off
+  // orders them, so a std::atomic is not needed for correctness; it keeps the type's
+  // requirements (trivially copyable) and atomicity the same as production.
+  std::atomic<T> value_;
+};
+
+// std::atomic_ref's interface, each operation one explorer step on the referenced object
+// (two AtomicRefs to one object are the same object to the explorer).
+template <typename T>
+class AtomicRef {
+  using Kind = explore::internal::OpKind;
+  using Where = std::source_location;
+
+ public:
+  explicit AtomicRef(T& object) noexcept : ref_(object), object_(&object) {}
+
+  T load(std::memory_order = std::memory_order_seq_cst, Where where = Where::current()) const {
+    Before(Kind::kLoad, where);
+    return ref_.load();
+  }
+  void store(T value, std::memory_order = std::memory_order_seq_cst,
+             Where where = Where::current()) const {
+    Before(Kind::kStore, where);
+    ref_.store(value);
+  }
+  T exchange(T value, std::memory_order = std::memory_order_seq_cst,
+             Where where = Where::current()) const {
+    Before(Kind::kReadModifyWrite, where);
+    return ref_.exchange(value);
+  }
+  bool compare_exchange_strong(T& expected, T desired, std::memory_order, std::memory_order,
+                               Where where = Where::current()) const {
+    Before(Kind::kReadModifyWrite, where);
+    return ref_.compare_exchange_strong(expected, desired);
+  }
+  bool compare_exchange_strong(T& expected, T desired,
+                               std::memory_order = std::memory_order_seq_cst,
+                               Where where = Where::current()) const {
+    Before(Kind::kReadModifyWrite, where);
+    return ref_.compare_exchange_strong(expected, desired);
+  }
+  bool compare_exchange_weak(T& expected, T desired, std::memory_order, std::memory_order,
+                             Where where = Where::current()) const {
+    Before(Kind::kReadModifyWrite, where);
+    return ref_.compare_exchange_strong(expected, desired);
+  }
+  bool compare_exchange_weak(T& expected, T desired, std::memory_order = std::memory_order_seq_cst,
+                             Where where = Where::current()) const {
+    Before(Kind::kReadModifyWrite, where);
+    return ref_.compare_exchange_strong(expected, desired);
+  }
+
+ private:
+  void Before(Kind kind, const Where& where) const {
+    explore::internal::BeforeAccess(kind, object_, where);
+  }
+
+  std::atomic_ref<T> ref_;
+  const T* object_;
+};
+
+// A mutex in the model: lock is a scheduling point, enabled only while the mutex is free.
+class Mutex {
+  using Where = std::source_location;
+
+ public:
+  Mutex() = default;
+  Mutex(const Mutex&) = delete;
+  Mutex& operator=(const Mutex&) = delete;
+
+  void lock(Where where = Where::current()) {
+    if (auto* runtime = explore::internal::ActiveRuntime()) {
+      runtime->Lock(&state_, where);
+    } else {
+      state_.owner = -2;  // outside any scenario: single-threaded use
+    }
+  }
+  bool try_lock(Where where = Where::current()) {
+    if (auto* runtime = explore::internal::ActiveRuntime()) return runtime->TryLock(&state_, where);
+    if (state_.owner != -1) return false;
+    state_.owner = -2;
+    return true;
+  }
+  void unlock(Where where = Where::current()) {
+    if (auto* runtime = explore::internal::ActiveRuntime()) {
+      runtime->Unlock(&state_, where);
+    } else {
+      state_.owner = -1;
+    }
+  }
+
+ private:
+  friend class ConditionVariable;
+  explore::internal::MutexState state_;
+};
+
+using MutexLock = std::unique_lock<Mutex>;
+
+// A condition variable in the model: waits block until a notify (FIFO) or, for timed waits,
+// until no other thread can run. No spurious wakeups are modelled.
+class ConditionVariable {
+  using Where = std::source_location;
+
+ public:
+  ConditionVariable() = default;
+  ConditionVariable(const ConditionVariable&) = delete;
+  ConditionVariable& operator=(const ConditionVariable&) = delete;
+
+  void wait(MutexLock& lock, Where where = Where::current()) {
+    WaitFor(lock, /*timed=*/false, where);
+  }
+  template <typename Predicate>
+  void wait(MutexLock& lock, Predicate ready) {
+    while (!ready()) wait(lock);
+  }
+  template <typename Clock, typename Duration>
+  std::cv_status wait_until(MutexLock& lock,
+                            const std::chrono::time_point<Clock, Duration>& deadline,
+                            Where where = Where::current()) {
+    if (WaitFor(lock, /*timed=*/true, where)) return std::cv_status::no_timeout;
+    // The model's clock jumped to the deadline; let the real one (read by the caller) agree.
+    std::this_thread::sleep_until(deadline);
+    return std::cv_status::timeout;
+  }
+  void notify_one(Where where = Where::current()) { Notify(false, where); }
+  void notify_all(Where where = Where::current()) { Notify(true, where); }
+
+ private:
+  bool WaitFor(MutexLock& lock, bool timed, const Where& where) {
+    auto* runtime = explore::internal::ActiveRuntime();
+    if (runtime == nullptr) {
+      std::fprintf(stderr, "explore: condition-variable wait outside a scenario would hang\n");
+      std::abort();
+    }
+    return runtime->Wait(&state_, &lock.mutex()->state_, timed, where);
+  }
+  void Notify(bool all, const Where& where) {
+    if (auto* runtime = explore::internal::ActiveRuntime()) runtime->Notify(&state_, all, where);
+  }
+
+  explore::internal::ConditionState state_;
+};
+
+inline constexpr std::size_t kCacheLineSize = 64;
+
+// In the model, spinning gives way: the thread is not scheduled again until another thread
+// has taken a step (so a spin loop costs no preemption and cannot spin forever unnoticed).
+inline void CpuRelax(std::source_location where = std::source_location::current()) {
+  if (auto* runtime = explore::internal::ActiveRuntime()) runtime->Relax(where);
+}
+
+}  // namespace fairsched
+
+#endif  // FAIRSCHED_SYNC_EXPLORE_PRIMITIVES_H_

@@ -1,0 +1,34 @@
+// Shared helpers of the explorer tests: how deep to search, and one line of schedule counts
+// per exploration (the numbers sync/explore/README.md quotes come from these lines).
+#ifndef FAIRSCHED_TESTS_EXPLORE_EXPLORE_TEST_UTIL_H_
+#define FAIRSCHED_TESTS_EXPLORE_EXPLORE_TEST_UTIL_H_
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "sync/primitives.h"
+
+namespace fairsched::testing {
+
+// FAIRSCHED_EXPLORE_DEEP=1 turns on the slow searches (three preemptions, or two without
+// sleep sets): tens of thousands of schedules, minutes in a sanitizer build, so not in CI.
+inline bool DeepExploration() {
+  const char* text = std::getenv("FAIRSCHED_EXPLORE_DEEP");
+  return text != nullptr && std::string(text) == "1";
+}
+
+inline void PrintCounts(const char* name, const explore::Result& result) {
+  std::printf("%s: %llu schedules (%llu cut short as covered), up to %llu steps, %s\n", name,
+              static_cast<unsigned long long>(result.executions),
+              static_cast<unsigned long long>(result.pruned),
+              static_cast<unsigned long long>(result.max_depth),
+              result.failed     ? "FAILED"
+              : result.complete ? "complete"
+                                : "cut short");
+  std::fflush(stdout);
+}
+
+}  // namespace fairsched::testing
+
+#endif  // FAIRSCHED_TESTS_EXPLORE_EXPLORE_TEST_UTIL_H_

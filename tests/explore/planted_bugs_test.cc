@@ -1,0 +1,353 @@
+// Planted bugs: the explorer must find each one. Every scratch copy below repeats one of the
+// library's algorithms (the front queue's Push, the task state machine, Signal) with a
+// `Bug` parameter that changes one step; the kNone copy is checked to pass, so the copies
+// are faithful, and every other value must produce a counterexample in the same scenario
+// the real code passes. These tests pass only when the explorer reports the bug; each
+// prints how many schedules the depth-first search (bound 2) and the random search needed.
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "sync/primitives.h"
+#include "tests/explore/front_queue_scenario.h"
+#include "tests/explore/signal_scenario.h"
+#include "tests/explore/task_wake_scenario.h"
+
+namespace fairsched {
+namespace {
+
+using testing::QueueItem;
+
+// --- Front queue (queues/mpsc_queue.h): Treiber push, exchange-all pop. ---
+
+enum class QueueBug {
+  kNone,
+  kStoreInsteadOfCas,       // publish the new top with a plain store: a racing push is lost
+  kWasEmptyFromFirstGuess,  // answer "was empty" from the first load, not from the CAS
+  kMissingLink,             // never link the item to the old top (a sequential bug)
+};
+
+template <QueueBug kBug>
+class ScratchQueue {
+ public:
+  bool Push(QueueItem* item) {
+    QueueItem* old_top = top_.load();
+    const bool first_guess_empty = old_top == nullptr;
+    if constexpr (kBug == QueueBug::kStoreInsteadOfCas) {
+      item->next = old_top;
+      top_.store(item);
+    } else {
+      do {
+        if constexpr (kBug != QueueBug::kMissingLink) item->next = old_top;
+      } while (!top_.compare_exchange_weak(old_top, item));
+    }
+    if constexpr (kBug == QueueBug::kWasEmptyFromFirstGuess) return first_guess_empty;
+    return old_top == nullptr;
+  }
+  QueueItem* PopAll() {
+    if (top_.load() == nullptr) return nullptr;
+    QueueItem* newest_first = top_.exchange(nullptr);
+    QueueItem* oldest_first = nullptr;
+    while (newest_first != nullptr) {
+      QueueItem* next = newest_first->next;
+      newest_first->next = oldest_first;
+      oldest_first = newest_first;
+      newest_first = next;
+    }
+    return oldest_first;
+  }
+
+ private:
+  Atomic<QueueItem*> top_{nullptr};
+};
+
+// --- A Vyukov-style front queue (one exchange per push, one item per pop, a stub node),
+// the design the front queue is moving to. Push: P1 null the item's link, P2 exchange the
+// tail, P3 link the previous tail to the item. Pop hands out an item only once it has a
+// successor, checks the tail to tell "last item" from "a push is in flight", and puts the
+// stub behind the last item to hand it out. ---
+
+enum class VyukovBug {
+  kNone,
+  kMissingLink,            // P3 left out: the item never becomes reachable
+  kNullLinkAfterExchange,  // P1 after P2: may overwrite the next producer's link
+  kNoInFlightCheck         // Pop appends the stub without asking whether a push is in flight
+};
+
+template <VyukovBug kBug>
+class ScratchVyukovQueue {
+ public:
+  bool Push(QueueItem* item) { return Append(item) == &stub_; }
+  QueueItem* Pop() {
+    QueueItem* head = head_.load();
+    QueueItem* next = Link(head).load();
+    if (head == &stub_) {
+      if (next == nullptr) return nullptr;
+      head = next;
+      next = Link(head).load();
+    }
+    if (next == nullptr) {
+      if constexpr (kBug != VyukovBug::kNoInFlightCheck) {
+        if (tail_.load() != head) {  // a push is in flight behind `head`
+          head_.store(head);
+          return nullptr;
+        }
+      }
+      Append(&stub_);
+      next = Link(head).load();
+      if (next == nullptr) {
+        head_.store(head);
+        return nullptr;
+      }
+    }
+    head_.store(next);
+    return head;
+  }
+  bool IsEmpty() { return head_.load() == &stub_ && tail_.load() == &stub_; }
+
+ private:
+  static AtomicRef<QueueItem*> Link(QueueItem* node) { return AtomicRef<QueueItem*>(node->next); }
+  QueueItem* Append(QueueItem* node) {
+    if constexpr (kBug != VyukovBug::kNullLinkAfterExchange) Link(node).store(nullptr);
+    QueueItem* prev = tail_.exchange(node);
+    if constexpr (kBug == VyukovBug::kNullLinkAfterExchange) Link(node).store(nullptr);
+    if constexpr (kBug != VyukovBug::kMissingLink) Link(prev).store(node);
+    return prev;
+  }
+
+  QueueItem stub_;
+  Atomic<QueueItem*> tail_{&stub_};
+  Atomic<QueueItem*> head_{&stub_};
+};
+
+// --- Task state machine (sched/task.h). ---
+
+enum class TaskBug {
+  kNone,
+  kWakeLoadThenStore,     // TryWake as load + store instead of fetch_or
+  kExpiryStoreNoCas,      // expiry tests WAITING, then stores WAITING|WOKEN (no CAS)
+  kBeginLoadThenClear,    // BeginExecution as load + store(0) instead of exchange(0)
+  kReceiveSkipsWokenTest  // sched-role does not test WOKEN before the PENDING -> WAITING CAS
+};
+
+template <TaskBug kBug>
+struct ScratchTaskOps {
+  struct Object {
+    Object* next = nullptr;
+    Atomic<std::uint8_t> state{0};
+  };
+  static constexpr std::uint8_t kWaiting = 1;
+  static constexpr std::uint8_t kWoken = 2;
+  static constexpr std::uint8_t kSignaled = 4;
+
+  static bool TryPendingToWaiting(Object& task) {
+    std::uint8_t expected = 0;
+    return task.state.compare_exchange_strong(expected, kWaiting);
+  }
+  static bool TryWaitingToReady(Object& task) {
+    if constexpr (kBug == TaskBug::kExpiryStoreNoCas) {
+      if (task.state.load() != kWaiting) return false;
+      task.state.store(kWaiting | kWoken);
+      return true;
+    }
+    std::uint8_t expected = kWaiting;
+    return task.state.compare_exchange_strong(expected, kWaiting | kWoken);
+  }
+  static bool TryWake(Object& task, std::uint8_t bits) {
+    std::uint8_t old;
+    if constexpr (kBug == TaskBug::kWakeLoadThenStore) {
+      old = task.state.load();
+      task.state.store(static_cast<std::uint8_t>(old | bits));
+    } else {
+      old = task.state.fetch_or(bits);
+    }
+    return (old & (kWaiting | kWoken)) == kWaiting;
+  }
+  static bool IsWoken(Object& task) {
+    // Planted: the sched-role never sees WOKEN on a task from the front queue, so a task a
+    // waker pushed there goes through the CAS-failure path and stays in the wait queue.
+    if constexpr (kBug == TaskBug::kReceiveSkipsWokenTest) return false;
+    return (task.state.load() & kWoken) != 0;
+  }
+  static bool BeginExecution(Object& task) {
+    std::uint8_t old;
+    if constexpr (kBug == TaskBug::kBeginLoadThenClear) {
+      old = task.state.load();
+      task.state.store(0);
+    } else {
+      old = task.state.exchange(0);
+    }
+    return (old & kSignaled) != 0;
+  }
+  static std::uint8_t StateBits(Object& task) { return task.state.load(); }
+};
+
+// --- Signal (sync/signal.cc), infinite waits only. ---
+
+enum class SignalBug {
+  kNone,
+  kCountReadBeforeSet,  // Send reads the waiter count before setting the bit
+  kNoRecheckBeforeWait  // Receive registers, then waits without re-checking the bit
+};
+
+template <SignalBug kBug>
+class ScratchSignal {
+ public:
+  void Send() {
+    if constexpr (kBug == SignalBug::kCountReadBeforeSet) {
+      const bool sleeper = waiters_.load() != 0;
+      if (flag_.exchange(true)) return;
+      if (!sleeper) return;
+    } else {
+      if (flag_.exchange(true)) return;
+      if (waiters_.load() == 0) return;
+    }
+    { MutexLock lock(mu_); }
+    cv_.notify_one();
+  }
+  void Receive() {
+    if (TryReceive()) return;
+    MutexLock lock(mu_);
+    waiters_.fetch_add(1);
+    if constexpr (kBug == SignalBug::kNoRecheckBeforeWait) {
+      do {
+        cv_.wait(lock);
+      } while (!flag_.exchange(false));
+    } else {
+      while (!flag_.exchange(false)) cv_.wait(lock);
+    }
+    waiters_.fetch_sub(1);
+  }
+  bool TryReceive() {
+    if (!flag_.load()) return false;
+    return flag_.exchange(false);
+  }
+
+ private:
+  Atomic<bool> flag_{false};
+  Atomic<std::uint32_t> waiters_{0};
+  Mutex mu_;
+  ConditionVariable cv_;
+};
+
+// --- Harness. ---
+
+explore::Result Search(void (*scenario)(), explore::Options::Strategy strategy) {
+  explore::Options options;
+  options.strategy = strategy;
+  options.preemption_bound = 2;
+  options.max_executions = 20000;
+  return explore::Explore(options, scenario);
+}
+
+void ExpectCorrectCopyPasses(void (*scenario)(), const char* name) {
+  const explore::Result result = Search(scenario, explore::Options::Strategy::kDepthFirst);
+  EXPECT_FALSE(result.failed) << name << ": " << result.Report();
+  EXPECT_TRUE(result.complete) << name;
+  std::printf("correct copy %-32s passes: %llu schedules\n", name,
+              static_cast<unsigned long long>(result.executions));
+}
+
+void ExpectBugFound(void (*scenario)(), const char* name, const char* expected) {
+  const explore::Result dfs = Search(scenario, explore::Options::Strategy::kDepthFirst);
+  ASSERT_TRUE(dfs.failed) << name << " not found: " << dfs.Report();
+  EXPECT_NE(dfs.failure.find(expected), std::string::npos) << name << ": " << dfs.Report();
+  const explore::Result random = Search(scenario, explore::Options::Strategy::kRandom);
+  std::printf("planted %-32s found after %5llu schedules depth-first, %s randomly: %s\n", name,
+              static_cast<unsigned long long>(dfs.executions),
+              random.failed ? std::to_string(random.executions).c_str() : "NOT FOUND in 20000",
+              dfs.failure.c_str());
+  // The first bug report is printed in full once, to show what a report looks like.
+  static bool shown = false;
+  if (!shown) {
+    shown = true;
+    std::printf("%s\n", dfs.Report().c_str());
+  }
+}
+
+template <typename Queue>
+void QueueScenario() {
+  testing::TwoProducersOneConsumer<Queue>();
+}
+template <TaskBug kBug>
+void TaskScenario() {
+  testing::WakersRaceExpiry<ScratchTaskOps<kBug>>(2);
+}
+template <SignalBug kBug>
+void PingPongScenario() {
+  testing::PingPong<ScratchSignal<kBug>>();
+}
+template <SignalBug kBug>
+void TwoSendersScenario() {
+  testing::TwoSendersOneReceiver<ScratchSignal<kBug>>();
+}
+
+TEST(PlantedBugsTest, CorrectCopiesPass) {
+  ExpectCorrectCopyPasses(&QueueScenario<ScratchQueue<QueueBug::kNone>>, "queue");
+  ExpectCorrectCopyPasses(&QueueScenario<ScratchVyukovQueue<VyukovBug::kNone>>, "vyukov queue");
+  ExpectCorrectCopyPasses(&TaskScenario<TaskBug::kNone>, "task state");
+  ExpectCorrectCopyPasses(&PingPongScenario<SignalBug::kNone>, "signal ping-pong");
+  ExpectCorrectCopyPasses(&TwoSendersScenario<SignalBug::kNone>, "signal two senders");
+}
+
+TEST(PlantedBugsTest, QueueStoreInsteadOfCas) {
+  ExpectBugFound(&QueueScenario<ScratchQueue<QueueBug::kStoreInsteadOfCas>>,
+                 "queue: store instead of CAS", "");
+}
+
+TEST(PlantedBugsTest, QueueWasEmptyFromFirstGuess) {
+  ExpectBugFound(&QueueScenario<ScratchQueue<QueueBug::kWasEmptyFromFirstGuess>>,
+                 "queue: was-empty from first load", "");
+}
+
+TEST(PlantedBugsTest, QueueMissingLink) {
+  ExpectBugFound(&QueueScenario<ScratchQueue<QueueBug::kMissingLink>>, "queue: missing link", "");
+}
+
+TEST(PlantedBugsTest, VyukovMissingLink) {
+  ExpectBugFound(&QueueScenario<ScratchVyukovQueue<VyukovBug::kMissingLink>>,
+                 "vyukov: missing link (P3)", "");
+}
+
+TEST(PlantedBugsTest, VyukovNullLinkAfterExchange) {
+  ExpectBugFound(&QueueScenario<ScratchVyukovQueue<VyukovBug::kNullLinkAfterExchange>>,
+                 "vyukov: P1 after P2", "");
+}
+
+TEST(PlantedBugsTest, VyukovNoInFlightCheck) {
+  ExpectBugFound(&QueueScenario<ScratchVyukovQueue<VyukovBug::kNoInFlightCheck>>,
+                 "vyukov: no in-flight check", "");
+}
+
+TEST(PlantedBugsTest, TaskWakeLoadThenStore) {
+  ExpectBugFound(&TaskScenario<TaskBug::kWakeLoadThenStore>, "task: wake load+store", "");
+}
+
+TEST(PlantedBugsTest, TaskExpiryStoreWithoutCas) {
+  ExpectBugFound(&TaskScenario<TaskBug::kExpiryStoreNoCas>, "task: expiry without CAS",
+                 "ready 2 times");
+}
+
+TEST(PlantedBugsTest, TaskBeginExecutionLoadThenClear) {
+  ExpectBugFound(&TaskScenario<TaskBug::kBeginLoadThenClear>, "task: begin load+clear",
+                 "signal was lost");
+}
+
+TEST(PlantedBugsTest, TaskReceiveSkipsWokenTest) {
+  ExpectBugFound(&TaskScenario<TaskBug::kReceiveSkipsWokenTest>, "task: receive skips WOKEN",
+                 "wait queue");
+}
+
+TEST(PlantedBugsTest, SignalCountReadBeforeSet) {
+  ExpectBugFound(&PingPongScenario<SignalBug::kCountReadBeforeSet>, "signal: count read before set",
+                 "deadlock");
+}
+
+TEST(PlantedBugsTest, SignalNoRecheckBeforeWait) {
+  ExpectBugFound(&PingPongScenario<SignalBug::kNoRecheckBeforeWait>,
+                 "signal: no re-check before wait", "deadlock");
+}
+
+}  // namespace
+}  // namespace fairsched

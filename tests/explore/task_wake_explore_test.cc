@@ -1,0 +1,71 @@
+// Interleaving exploration of Task's state machine (sched/task.h) as the scheduler drives it:
+// one or two wakers racing the sched-role's receive, expiry and execution of one waiting
+// task, every schedule with up to three preemptions (also without sleep sets with
+// FAIRSCHED_EXPLORE_DEEP=1).
+// See task_wake_scenario.h for what is checked.
+#include <cstdint>
+
+#include "gtest/gtest.h"
+#include "sched/task.h"
+#include "sync/primitives.h"
+#include "tests/explore/explore_test_util.h"
+#include "tests/explore/task_wake_scenario.h"
+
+namespace fairsched {
+namespace internal {
+
+// The test-only door into Task's private transitions (declared a friend in sched/task.h).
+struct TaskStateAccess {
+  static bool TryPendingToWaiting(Task& task) { return task.TryPendingToWaiting(); }
+  static bool TryWaitingToReady(Task& task) { return task.TryWaitingToReady(); }
+  static bool TryWake(Task& task, std::uint8_t bits) { return task.TryWake(bits); }
+  static bool IsWoken(const Task& task) { return task.IsWoken(); }
+  static void BeginExecution(Task& task) { task.BeginExecution(); }
+  static std::uint8_t StateBits(const Task& task) { return task.state_.load(); }
+  static constexpr std::uint8_t kWoken = Task::kWoken;
+  static constexpr std::uint8_t kSignaled = Task::kSignaled;
+};
+
+}  // namespace internal
+namespace {
+
+using Access = internal::TaskStateAccess;
+
+struct RealTaskOps {
+  // The deadline and callback play no part in these transitions; a default Task will do.
+  using Object = Task;
+  static bool TryPendingToWaiting(Task& task) { return Access::TryPendingToWaiting(task); }
+  static bool TryWaitingToReady(Task& task) { return Access::TryWaitingToReady(task); }
+  static bool TryWake(Task& task, std::uint8_t bits) { return Access::TryWake(task, bits); }
+  static bool IsWoken(const Task& task) { return Access::IsWoken(task); }
+  static bool BeginExecution(Task& task) {
+    Access::BeginExecution(task);
+    return task.ReceiveSignal();
+  }
+  static std::uint8_t StateBits(const Task& task) { return Access::StateBits(task); }
+  static constexpr std::uint8_t kWoken = Access::kWoken;
+  static constexpr std::uint8_t kSignaled = Access::kSignaled;
+};
+
+void ExpectPass(int wakers, int bound, const char* name, bool sleep_sets = true) {
+  explore::Options options;
+  options.preemption_bound = bound;
+  options.sleep_sets = sleep_sets;
+  const explore::Result result =
+      explore::Explore(options, [wakers] { testing::WakersRaceExpiry<RealTaskOps>(wakers); });
+  testing::PrintCounts(name, result);
+  EXPECT_FALSE(result.failed) << result.Report();
+  EXPECT_TRUE(result.complete) << result.Report();
+}
+
+TEST(TaskWakeExploreTest, OneSignalRacesExpiry) { ExpectPass(1, 3, "task 1 waker, bound 3"); }
+
+TEST(TaskWakeExploreTest, SignalAndWakeupRaceExpiry) { ExpectPass(2, 3, "task 2 wakers, bound 3"); }
+
+TEST(TaskWakeExploreTest, DeepWithoutSleepSets) {
+  if (!testing::DeepExploration()) GTEST_SKIP() << "set FAIRSCHED_EXPLORE_DEEP=1";
+  ExpectPass(2, 3, "task 2 wakers, bound 3, no sleep sets", /*sleep_sets=*/false);
+}
+
+}  // namespace
+}  // namespace fairsched
