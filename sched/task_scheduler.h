@@ -83,6 +83,7 @@
 #define FAIRSCHED_SCHED_TASK_SCHEDULER_H_
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -106,7 +107,9 @@
 #include "queues/mcsp_queue.h"
 #include "queues/mpsc_queue.h"
 #include "sched/io_backend.h"
+#include "sched/latency_histogram.h"
 #include "sched/task.h"
+#include "sched/task_pool.h"
 #include "sync/primitives.h"
 #include "sync/role_lock.h"
 #include "sync/signal.h"
@@ -166,6 +169,12 @@ struct TaskSchedulerOptions {
   // nothing; a short spin saves the wake-up syscall round trip when work arrives again
   // soon. Zero disables spinning. Clamped to [0, 1 ms].
   std::chrono::nanoseconds spin_before_park = std::chrono::microseconds(20);
+  // Post-to-start latency sampling (LatencyHistogram()): every posting thread stamps one in
+  // this many of its posts that run at once (no deadline), rounded up to a power of two;
+  // 1 stamps every such post, 0 turns the histogram off. A stamp costs the poster one
+  // steady-clock read and the executor another; unstamped posts pay a thread-local
+  // counter increment (see bench/results/sched.md for the measured cost).
+  std::uint32_t latency_sample_period = 64;
 };
 
 // Per-worker counters. Each is written only by its worker (a relaxed load + store, no
@@ -191,7 +200,9 @@ class BasicTaskScheduler {
 
  public:
   explicit BasicTaskScheduler(TaskSchedulerOptions options = {})
-      : options_(Sanitized(std::move(options))), ready_(options_.ready_block_size) {}
+      : options_(Sanitized(std::move(options))),
+        latency_sample_mask_(options_.latency_sample_period - 1),
+        ready_(options_.ready_block_size) {}
   ~BasicTaskScheduler() { Stop(); }
   BasicTaskScheduler(const BasicTaskScheduler&) = delete;
   BasicTaskScheduler& operator=(const BasicTaskScheduler&) = delete;
@@ -236,6 +247,10 @@ class BasicTaskScheduler {
       StartWorkers(1);
     }
     stopping_.store(false, std::memory_order_relaxed);  // not started again: restartable
+    // The workers are joined: their task caches are ours now. Return them, and the shared
+    // tier, to the heap (threads that posted keep their small thread-local caches).
+    for (const auto& worker : workers_) TaskPool::Release(worker->task_cache);
+    pool_.ReleaseShared();
   }
 
   // Posts `task` with the deadline it carries (by default: run as soon as possible).
@@ -245,6 +260,12 @@ class BasicTaskScheduler {
                     "Post of a task that is already queued (posted and not yet started)");
     // Relaxed: only checked by Wakeup/Signal for misuse; correctness never depends on it.
     task->owner_.store(this, std::memory_order_relaxed);
+    // Sampled post-time stamp for the latency histogram (see Task::StampPostTime); only for
+    // posts that run at once. The counter is per thread, so posters share nothing here.
+    if (task->deadline_ == kTaskDeadlineNow && sample_latency_ &&
+        (++t_posts_ & latency_sample_mask_) == 0) {
+      task->StampPostTime(TaskClock::now());
+    }
     // Relaxed: counts posts not yet finished. The decrement that follows the execution is
     // ordered after this increment through the queues' release/acquire chain, and an RMW
     // always reads the latest value, so the counter never dips below the true number.
@@ -264,14 +285,27 @@ class BasicTaskScheduler {
     task->SetWait();
     Post(task);
   }
-  // Runs `f()` (or `f(Task*)`) once; the task is allocated here and freed after the call.
+  // Runs `f()` (or `f(Task*)`) once, in a Task the scheduler owns. The Task* passed to
+  // `f` is valid only during the call: do not post it again (aborts) or keep it.
+  // Cost: the task comes from a TaskPool (sched/task_pool.h) and goes back to it after
+  // the call, so once the pool is warm a one-shot post allocates nothing when `f` fits in
+  // the task (Task::kStoresInline: up to 24 bytes, e.g. three pointers); a bigger `f` costs
+  // one allocation for the callable, as with SetCallback. On top of Post it costs a pop
+  // from a thread-local list, and one mutex hand-over per TaskPool::kBatch posts when the
+  // poster is not a worker of this scheduler (the tasks come back from the workers in
+  // batches).
   template <typename F>
   void PostOneShot(F&& f) {
-    Post(new Task([fn = std::forward<F>(f)](Task* self) mutable {
-      Task::Call(fn, self);
-      delete self;  // destroys this lambda too: nothing is touched after it
-    }));
+    // A task of this scheduler posting: its worker's own cache (no sharing at all).
+    Worker* worker = current_ == this ? current_worker_ : nullptr;
+    Task* task = pool_.Take(worker != nullptr ? worker->task_cache : TaskPool::ThreadCache());
+    task->SetCallback(std::forward<F>(f));
+    task->flags_ = Task::kFlagOneShot;
+    Post(task);
   }
+  // Tasks PostOneShot had to allocate because the pool had none to reuse (since
+  // construction). Stays far below the number of one-shot posts once the pool is warm.
+  std::uint64_t OneShotAllocations() const { return pool_.Allocations(); }
 
   // Wakes `task` early: if it waits (deadline or PostWait), it runs as soon as possible with
   // IsExpired() false. If it is queued but not waiting yet, it will not wait. If it is
@@ -339,6 +373,19 @@ class BasicTaskScheduler {
       return {};
     }
   }
+  // Post-to-start latency of the sampled posts (see latency_sample_period): from the Post
+  // call to the start of the callback, for posts without a deadline; merged over the
+  // workers (each counts its own, with relaxed stores). Same snapshot rules and the same
+  // restriction as Stats().
+  fairsched::LatencyHistogram LatencyHistogram() const {
+    fairsched::LatencyHistogram merged;
+    for (const auto& worker : workers_) {
+      for (std::size_t i = 0; i < fairsched::LatencyHistogram::kBuckets; ++i) {
+        merged.counts[i] += worker->latency[i].load(std::memory_order_relaxed);
+      }
+    }
+    return merged;
+  }
   const TaskSchedulerOptions& options() const { return options_; }
 
  private:
@@ -352,6 +399,11 @@ class BasicTaskScheduler {
     Atomic<std::uint64_t> role_sleeps{0};
     Atomic<std::uint64_t> wakes_sent{0};
     Atomic<std::uint64_t> idle_wakeups{0};
+    // Post-to-start latency counts, log2 buckets (single writer, like the counters above).
+    Atomic<std::uint64_t> latency[fairsched::LatencyHistogram::kBuckets] = {};
+    // Free one-shot tasks: this worker's executions give back here, its tasks' one-shot
+    // posts take from here. Only this worker touches it while it runs (Stop afterwards).
+    TaskPool::Cache task_cache;
   };
 
   static TaskSchedulerOptions Sanitized(TaskSchedulerOptions options) {
@@ -361,6 +413,10 @@ class BasicTaskScheduler {
     options.execute_batch_size = std::max<std::size_t>(options.execute_batch_size, 1);
     options.spin_before_park = std::clamp<std::chrono::nanoseconds>(
         options.spin_before_park, std::chrono::nanoseconds::zero(), std::chrono::milliseconds(1));
+    if (options.latency_sample_period != 0) {
+      options.latency_sample_period =
+          std::bit_ceil(std::min<std::uint32_t>(options.latency_sample_period, 1u << 30));
+    }
     return options;
   }
 
@@ -413,6 +469,7 @@ class BasicTaskScheduler {
 
   void WorkerMain(Worker* worker, std::size_t index) {
     current_ = this;
+    current_worker_ = worker;
 #if defined(__linux__)
     // "<name>-<index>", cut to the 15 characters Linux keeps; only for debuggers and top.
     const std::string thread_name = (options_.name + "-" + std::to_string(index)).substr(0, 15);
@@ -452,6 +509,7 @@ class BasicTaskScheduler {
     ready_signal_.Send();
     io_.Notify();
     current_ = nullptr;
+    current_worker_ = nullptr;
   }
 
   void WakeOne(Worker* worker) {
@@ -610,7 +668,9 @@ class BasicTaskScheduler {
 
   void MakeReady(Task* task, bool expired) {
     // Plain write: the executor reads it after the ready queue's release/acquire handoff.
-    task->flags_ = expired ? Task::kFlagExpired : 0;
+    // The one-shot mark and the post-time stamp mark travel on from the post.
+    task->flags_ = static_cast<std::uint8_t>((task->flags_ & Task::kFlagsKeptUntilRun) |
+                                             (expired ? Task::kFlagExpired : 0));
     ready_.PushPending(task);
   }
 
@@ -647,7 +707,8 @@ class BasicTaskScheduler {
       if (parked_.load(std::memory_order_relaxed) > 0 && ReadySeemsNonEmpty(worker)) {
         WakeOne(worker);
       }
-      Execute(task);
+      if (task->IsStamped()) RecordPostToStart(worker, task);
+      Execute(worker, task);
       ++executed;
       if (RoleWorkDue()) break;
     }
@@ -673,14 +734,44 @@ class BasicTaskScheduler {
   // itself, before any frame is unwound: the throw site stays on the stack for the core
   // dump or debugger. (A catch-and-abort, or a noexcept frame, makes gcc's runtime unwind
   // to that frame first.) internal::TaskTerminateHandler prints the message.
-  static void Execute(Task* task) {
+  void Execute(Worker* worker, Task* task) {
     internal::t_running_task = true;
     task->BeginExecution();
-    task->Run();  // may delete or re-post the task: do not touch it afterwards
+    // Read before the call: any other task may be deleted or re-posted by its callback.
+    const bool one_shot = (task->flags_ & Task::kFlagOneShot) != 0;
+    task->Run();  // may delete or re-post the task: do not touch it afterwards...
     internal::t_running_task = false;
+    if (one_shot) RecycleOneShot(worker, task);  // ...unless the scheduler owns it
+  }
+
+  // A one-shot task whose callback returned: blank it and give it back to the pool. Only
+  // this thread can reach it now (the callback, the only other holder of the pointer, has
+  // returned), so plain and relaxed accesses suffice.
+  void RecycleOneShot(Worker* worker, Task* task) {
+    FAIRSCHED_CHECK(task->queued_.load(std::memory_order_relaxed) == 0,
+                    "a PostOneShot task was posted again (its Task* is only valid during "
+                    "its callback)");
+    task->Reset();  // destroys the callable and its captures
+    task->flags_ = 0;
+    task->deadline_ = kTaskDeadlineNow;
+    // A Wakeup of the one-shot from its own callback left a bit no run will consume.
+    task->state_.store(0, std::memory_order_relaxed);
+    pool_.Give(worker->task_cache, task);
+  }
+
+  // Executor, just before a stamped task starts: counts its post-to-start latency. Relaxed
+  // single-writer counter (see WorkerStats); the stamp was published with the task.
+  static void RecordPostToStart(Worker* worker, const Task* task) {
+    const auto waited = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        TaskClock::now() - task->PostTime());
+    const auto ns = static_cast<std::uint64_t>(std::max<std::int64_t>(waited.count(), 0));
+    Bump(worker->latency[fairsched::LatencyHistogram::BucketOf(ns)]);
   }
 
   TaskSchedulerOptions options_;
+  const bool sample_latency_ = options_.latency_sample_period != 0;
+  const std::uint32_t latency_sample_mask_;  // period - 1 (period is a power of two)
+  TaskPool pool_;  // one-shot tasks
   // Shared with producers (any thread).
   MpscQueue<Task> front_;
   IoBackendT io_;
@@ -705,6 +796,8 @@ class BasicTaskScheduler {
   std::vector<std::thread> threads_;
 
   static inline thread_local BasicTaskScheduler* current_ = nullptr;
+  static inline thread_local Worker* current_worker_ = nullptr;  // on current_'s workers
+  static inline thread_local std::uint32_t t_posts_ = 0;  // this thread's posts (sampling)
 };
 
 using TaskScheduler = BasicTaskScheduler<>;
