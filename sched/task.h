@@ -1,5 +1,6 @@
 // Task: the unit of work of fairsched's scheduler. An intrusive object the user owns: the
-// scheduler never allocates, copies or frees a Task (except the ones PostOneShot creates).
+// scheduler never allocates, copies or frees a Task (except the ones PostOneShot creates,
+// which it owns and recycles: sched/task_pool.h).
 //
 // A task is a callback plus the scheduling state the scheduler needs:
 //   - the callback, called as `f(Task*)` (or `f()`): a function pointer, a member function

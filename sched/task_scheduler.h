@@ -12,19 +12,25 @@
 //      queue, publishes them with one FlushPending and releases the role. If it found
 //      nothing to do and nothing is ready, it keeps the role and sleeps in
 //      IoBackend::WaitUntil(nearest deadline) until a post notifies it: nobody polls.
-//   2. Pops and executes ready tasks: at most `execute_batch_size`, and it stops early after
-//      any task when the role is free and role work is due (the front queue is not empty,
-//      or the nearest deadline has passed), so long tasks on every worker do not delay
-//      timers by a whole batch.
+//   2. Pops and executes ready tasks: at most `execute_batch_size`. When the role is free it
+//      stops early after any task if the nearest deadline has passed, and after every 16th
+//      task if posts wait in the front queue, so long tasks on every worker do not delay
+//      timers by a whole batch (front posts run after the ready tasks anyway: FIFO).
 //   3. Having executed nothing, it spins briefly (`spin_before_park`), then parks on the
-//      ready signal.
+//      ready signal. The role holder that found nothing to do spins the same time before
+//      it sleeps in the IO backend.
 // Who wakes whom (every wake-up has work behind it; WorkerStats counts them):
-//   - A post into an empty front queue notifies the role holder (IoBackend::Notify); if the
+//   - A post (or a Wakeup/Signal/Cancel of a waiting task, which goes through the front
+//     queue) into an empty front queue notifies the role holder (IoBackend::Notify); if the
 //     role is free (nobody to notify) and workers are parked, it wakes one, which takes
-//     the role.
-//   - The role holder that published K ready tasks executes them itself; it wakes one
-//     parked worker when K > 1 (more work than it can start), and one when timers wait
-//     (so a parked worker, not a busy one, sleeps in the role until the next deadline).
+//     the role. In an idle scheduler one worker sleeps in the IO backend holding the role
+//     and the others are parked, so a post wakes exactly one thread, the role holder, which
+//     schedules the task and runs it (below); a second wake-up happens only when timers
+//     wait, off the task's path.
+//   - The role holder that published K ready tasks executes them itself (no hand-over to
+//     another worker: one wake-up from post to start); it wakes one parked worker when
+//     K > 1 (more work than it can start), and one when timers wait (so a parked worker,
+//     not a busy one, sleeps in the role until the next deadline).
 //   - A worker that pops a task while more seem ready (a lock-free peek at the ready
 //     queue) and workers are parked wakes one more before executing: wake-ups chain through
 //     as many workers as there is work for, and stop when the ready queue is empty.
@@ -75,10 +81,20 @@
 // Caught in builds without NDEBUG: posting a task without a callback, Wakeup/Signal/Cancel
 // of a task last posted to another scheduler, Start twice, Stop from inside a task.
 //
+// Costs (measured in bench/results/sched.md):
+//   - Post: three atomic read-modify-writes on the task's and the front queue's lines (the
+//     double-post check, the active-post count, the front push), plus a Notify when the
+//     front queue was empty; one post in latency_sample_period also reads the clock.
+//   - PostOneShot: Post plus a pop from a thread-local free list (TaskPool): no heap
+//     allocation once the pool is warm, for callables of up to 24 bytes; see PostOneShot.
+//   - Observability: Stats() (per-worker counters) and LatencyHistogram() (sampled
+//     post-to-start latency, log2 buckets), both written by their worker with relaxed
+//     stores and merged on read.
+//
 // Thread safety: every method may be called from any thread (including from inside tasks),
 // except Start and Stop, which must be called by the owner (one thread, not a task), and
-// Stats, which must not run concurrently with Start or Stop (it reads the worker list they
-// change).
+// Stats and LatencyHistogram, which must not run concurrently with Start or Stop (they read
+// the worker list those change).
 #ifndef FAIRSCHED_SCHED_TASK_SCHEDULER_H_
 #define FAIRSCHED_SCHED_TASK_SCHEDULER_H_
 
