@@ -12,10 +12,13 @@
 //      queue, publishes them with one FlushPending and releases the role. If it found
 //      nothing to do and nothing is ready, it keeps the role and sleeps in
 //      IoBackend::WaitUntil(nearest deadline) until a post notifies it: nobody polls.
+//      A worker tries the role only after an execution batch that ended early (it found no
+//      ready task, or a timer was due): front posts cannot start before the ready ones
+//      anyway (FIFO), and scheduling them early would only let the ready queue grow, and
+//      its tasks go cold, under a fast poster.
 //   2. Pops and executes ready tasks: at most `execute_batch_size`. When the role is free it
-//      stops early after any task if the nearest deadline has passed, and after every 16th
-//      task if posts wait in the front queue, so long tasks on every worker do not delay
-//      timers by a whole batch (front posts run after the ready tasks anyway: FIFO).
+//      stops early after any task if the nearest deadline has passed, so long tasks on
+//      every worker do not delay timers by a whole batch.
 //   3. Having executed nothing, it spins briefly (`spin_before_park`), then parks on the
 //      ready signal. The role holder that found nothing to do spins the same time before
 //      it sleeps in the IO backend.
@@ -466,7 +469,7 @@ class BasicTaskScheduler {
     // Notify is a flag that the next WaitUntil consumes, so it is never lost.
     io_.Notify();
     // If nobody holds the role, nobody will take this task unless a worker comes by: a
-    // busy worker checks the front queue after every task, but if every worker is parked
+    // busy worker takes the role once it runs out of ready tasks, but if every worker is parked
     // we must wake one. seq_cst loads, after our seq_cst push: either we see the role free
     // and a parked worker (and wake it), or the parker's re-check after registering sees
     // our task, or the releasing role holder's check after its seq_cst Unlock sees it.
@@ -497,10 +500,21 @@ class BasicTaskScheduler {
     (void)index;
 #endif
     bool woke_from_park = false;
+    // Whether the last execution batch ended because the ready queue had nothing for this
+    // worker (Pop returned nothing) or a timer was due, rather than at execute_batch_size.
+    bool batch_ended_early = true;
     while (true) {
       // Acquire: pairs with Stop's release store; Stop sets it only when empty.
       if (exit_.load(std::memory_order_acquire)) break;
-      if (role_.TryLock()) {
+      // The sched-role only after a batch that ended early, i.e. when this worker ran out of
+      // ready tasks (or a timer is due). Posts in the front queue cannot start before the
+      // tasks already ready (FIFO), so moving them earlier gains nothing, while moving a
+      // batch per few executed tasks lets the ready queue grow without bound under a fast
+      // poster, and every task then goes cold between being received and being run.
+      // Expired timers go to the ready queue's tail too, so they lose nothing either.
+      // (Decided on Pop's answer, not on a peek: a stale peek could keep a worker away
+      // from the role forever.)
+      if (batch_ended_early && role_.TryLock()) {
         Bump(worker->sched_role_taken);
         const ScheduleResult result = Schedule(worker);
         // seq_cst unlock, then seq_cst look at the front queue: the holder's half of the
@@ -516,6 +530,7 @@ class BasicTaskScheduler {
         }
       }
       const std::size_t executed = ExecuteBatch(worker);
+      batch_ended_early = executed < options_.execute_batch_size;
       if (executed > 0) {
         woke_from_park = false;
         continue;
@@ -730,21 +745,11 @@ class BasicTaskScheduler {
     }
   }
 
-  // Posts waiting in the front queue end an execution batch only after this many tasks of
-  // it (a due timer ends it after any task). Front posts cannot start before the tasks
-  // already ready anyway (FIFO), so checking after every task bought little and cost a
-  // whole sched-role pass per task for a worker whose tasks re-post themselves; what a
-  // later check delays is only a deadline post's entry into the wait queue, by at most
-  // this many tasks.
-  static constexpr std::size_t kTasksPerFrontCheck = 16;
-
-  // True if a worker that has just finished the `executed`-th task of its batch should go
-  // to the sched-role now: the role is free and the nearest timer is due, or posts wait in
-  // the front queue (checked every kTasksPerFrontCheck tasks). Relaxed loads: a heuristic
-  // that bounds lateness; correctness never depends on it.
-  bool RoleWorkDue(std::size_t executed) const {
-    if (role_.IsLocked()) return false;
-    if (executed % kTasksPerFrontCheck == 0 && !front_.IsEmpty()) return true;
+  // True if the nearest timer is due: a worker that has just finished a task goes to the
+  // sched-role now (if it is free), so long tasks on every worker do not delay timers by a
+  // whole batch. Relaxed load: a heuristic that bounds lateness; correctness never depends
+  // on it. No clock read while no finite deadline waits.
+  bool TimerDue() const {
     const std::int64_t next = nearest_deadline_.load(std::memory_order_relaxed);
     if (next == kNoDeadline.time_since_epoch().count()) return false;
     return TaskClock::now().time_since_epoch().count() >= next;
@@ -765,7 +770,7 @@ class BasicTaskScheduler {
       if (task->IsStamped()) RecordPostToStart(worker, task);
       Execute(worker, task);
       ++executed;
-      if (RoleWorkDue(executed)) break;
+      if (!role_.IsLocked() && TimerDue()) break;
     }
     if (executed > 0) {
       const auto done = static_cast<std::int64_t>(executed);
@@ -842,7 +847,7 @@ class BasicTaskScheduler {
   fairsched::Signal ready_signal_;
   // Workers parked (or about to park) on ready_signal_.
   alignas(kCacheLineSize) Atomic<int> parked_{0};
-  // The wait queue's nearest deadline (steady-clock ticks), for RoleWorkDue.
+  // The wait queue's nearest deadline (steady-clock ticks), for TimerDue.
   Atomic<std::int64_t> nearest_deadline_{kNoDeadline.time_since_epoch().count()};
   Mutex empty_mu_;
   ConditionVariable empty_cv_;
