@@ -22,7 +22,8 @@ def load_runs(path):
 
 # --- sched_bench ---
 
-CONTESTANTS = ["fairsched", "fairsched_trivial_policy", "trivial_sched", "tbb_arena", "asio_pool"]
+CONTESTANTS = ["fairsched", "fairsched_oneshot", "fairsched_trivial_policy", "trivial_sched",
+               "tbb_arena", "asio_pool"]
 PEERS = ["trivial_sched", "tbb_arena", "asio_pool"]
 
 
@@ -30,65 +31,117 @@ def mops(b):
     return b["items_per_second"] / 1e6
 
 
-def throughput_tables(runs):
-    out = []
-    for mode in ["oneshot", "repost"]:
-        out.append(f"\n#### throughput, {mode} (M tasks/s; median)\n")
-        out.append("| body | workers | " + " | ".join(CONTESTANTS) +
-                   " | fairsched / best peer | fairsched / trivial_sched | ready-lock contended per task (fairsched / trivial policy) | physical limit (1 thread) |")
-        out.append("|" + "---|" * (len(CONTESTANTS) + 6))
-        for body in [0, 100, 1000]:
-            for workers in [1, 2, 4]:
-                row = {}
-                for c in CONTESTANTS:
-                    b = runs.get(f"throughput/{mode}/body_ns:{body}/workers:{workers}/{c}")
-                    if b:
-                        row[c] = b
-                cells = [f"{mops(row[c]):.2f}" if c in row else "-" for c in CONTESTANTS]
-                best_peer = max((mops(row[c]), c) for c in PEERS if c in row) if any(c in row for c in PEERS) else None
-                fs = mops(row["fairsched"]) if "fairsched" in row else None
-                ratio_peer = f"{fs / best_peer[0]:.2f}x (vs {best_peer[1]})" if fs and best_peer else "-"
-                ratio_triv = f"{fs / mops(row['trivial_sched']):.2f}x" if fs and "trivial_sched" in row else "-"
-                lock = " / ".join(f"{row[c].get('lock_contended_per_task', 0):.2g}" if c in row else "-"
-                                  for c in ["fairsched", "fairsched_trivial_policy"])
-                phys = runs.get(f"physical_limit/body_ns:{body}")
-                phys_s = f"{mops(phys):.2f}" if phys else "-"
-                out.append(f"| {body} ns | {workers} | " + " | ".join(cells) +
-                           f" | {ratio_peer} | {ratio_triv} | {lock} | {phys_s} |")
-    return out
+def cv(runs_cv, key):
+    b = runs_cv.get(key)
+    return f"{100 * b['items_per_second']:.0f}%" if b else "-"
 
 
-def us(x):
-    return f"{x / 1000:.1f}"
-
-
-def latency_tables(runs):
-    out = ["\n#### post-to-start latency, empty tasks (p50 / p99, microseconds; median of runs)\n"]
-    out.append("| offered gap | workers | " + " | ".join(CONTESTANTS) + " |")
+def throughput_tables(runs, runs_cv):
+    out = ["\n#### W1 (5,000,000 one-shot posts from one outside thread) and W2 (1,000,000 "
+           "self-re-posting tasks x 10 runs): M tasks/s, median (cv)\n"]
+    out.append("| workload | workers | " + " | ".join(CONTESTANTS) +
+               " | fairsched / best peer | fairsched / trivial_sched | fairsched / loop |")
+    out.append("|" + "---|" * (len(CONTESTANTS) + 5))
+    for wl in ["w1", "w2"]:
+        loop = runs.get(f"loop/{wl}")
+        for workers in [1, 2]:
+            row = {c: runs[f"{wl}/workers:{workers}/{c}"] for c in CONTESTANTS
+                   if f"{wl}/workers:{workers}/{c}" in runs}
+            cells = [f"{mops(row[c]):.2f} ({cv(runs_cv, f'{wl}/workers:{workers}/{c}')})"
+                     if c in row else "-" for c in CONTESTANTS]
+            fs = mops(row["fairsched"])
+            best = max((mops(row[c]), c) for c in PEERS if c in row)
+            out.append(f"| {wl} | {workers} | " + " | ".join(cells) +
+                       f" | {fs / best[0]:.2f}x (vs {best[1]}) | "
+                       f"{fs / mops(row['trivial_sched']):.2f}x | "
+                       f"{fs / mops(loop):.3f} |")
+    for wl in ["w1", "w2"]:
+        b = runs.get(f"loop/{wl}")
+        if b:
+            out.append(f"\nloop/{wl} (one thread calling the prepared callbacks): "
+                       f"{mops(b):.2f} M/s ({cv(runs_cv, f'loop/{wl}')})")
+    out.append("\n#### worker CPU per task (ns; CPU time of all threads but the posting one)\n")
+    out.append("| workload | workers | " + " | ".join(CONTESTANTS) + " |")
     out.append("|" + "---|" * (len(CONTESTANTS) + 2))
-    for gap in [1000, 50000]:
+    for wl in ["w1", "w2"]:
         for workers in [1, 2]:
             cells = []
             for c in CONTESTANTS:
-                b = runs.get(f"latency/gap_ns:{gap}/workers:{workers}/{c}")
-                cells.append(f"{us(b['p50_ns'])} / {us(b['p99_ns'])}" if b else "-")
-            out.append(f"| {gap // 1000} us | {workers} | " + " | ".join(cells) + " |")
-    out.append("\n#### timer lateness under load (start - deadline: p50 / p99, microseconds; min in ns)\n")
-    timed = [c for c in CONTESTANTS + ["fairsched_timer_wheel"] if any(k.startswith("timer_lateness/") and k.endswith("/" + c) for k in runs)]
+                b = runs.get(f"{wl}/workers:{workers}/{c}")
+                cells.append(f"{b['worker_cpu_ns_per_task']:.0f}" if b else "-")
+            out.append(f"| {wl} | {workers} | " + " | ".join(cells) + " |")
+    out.append("\n#### one-shot tasks the pool had to allocate, per task (fairsched)\n")
+    out.append("| workload | workers | fairsched | fairsched_oneshot | fairsched_trivial_policy |")
+    out.append("|---|---|---|---|---|")
+    for wl in ["w1", "w2"]:
+        for workers in [1, 2]:
+            cells = []
+            for c in ["fairsched", "fairsched_oneshot", "fairsched_trivial_policy"]:
+                b = runs.get(f"{wl}/workers:{workers}/{c}")
+                cells.append(f"{b['one_shot_allocs_per_task']:.3f}" if b else "-")
+            out.append(f"| {wl} | {workers} | " + " | ".join(cells) + " |")
+    out.append("\n#### latency histogram cost (1 worker; M tasks/s median, worker CPU ns/task)\n")
+    out.append("| workload | off | default (1 in 64 posts) | every post |")
+    out.append("|---|---|---|---|")
+    for wl in ["w1", "w2"]:
+        cells = []
+        for c in ["fairsched_hist_off", "fairsched", "fairsched_hist_every"]:
+            b = runs.get(f"{wl}/workers:1/{c}")
+            cells.append(f"{mops(b):.2f} M/s, {b['worker_cpu_ns_per_task']:.0f} ns" if b else "-")
+        out.append(f"| {wl} | " + " | ".join(cells) + " |")
+    return out
+
+
+WAKE = ["fairsched", "fairsched_spin0", "fairsched_spin100", "fairsched_trivial_policy",
+        "trivial_sched", "tbb_arena", "asio_pool"]
+
+
+def latency_tables(runs):
+    out = []
+    for kind, title in [("post", "post into an idle scheduler -> start"),
+                        ("wakeup", "Wakeup from another thread -> start")]:
+        out.append(f"\n#### {title}: p50 / p99 us (worker CPU us per wake-up); median of runs\n")
+        out.append("| idle gap | workers | " + " | ".join(WAKE) + " |")
+        out.append("|" + "---|" * (len(WAKE) + 2))
+        for gap in [10, 1000]:
+            for workers in [1, 2]:
+                cells = []
+                for c in WAKE:
+                    b = runs.get(f"wake/{kind}/gap_us:{gap}/workers:{workers}/{c}")
+                    cells.append(f"{b['p50_us']:.1f} / {b['p99_us']:.1f} "
+                                 f"({b['worker_cpu_us_per_wake']:.1f})" if b else "-")
+                out.append(f"| {gap} us | {workers} | " + " | ".join(cells) + " |")
+    out.append("\n#### idle CPU, 2 workers, 1 s (% of one core; median of 3)\n")
+    idle = [c for c in WAKE if f"idle_cpu/{c}" in runs]
+    out.append("| " + " | ".join(idle) + " |")
+    out.append("|" + "---|" * len(idle))
+    out.append("| " + " | ".join(f"{runs[f'idle_cpu/{c}']['cpu_percent_of_one_core']:.3f}"
+                                 for c in idle) + " |")
+    out.append("\n#### timer lateness under load (start - deadline: p50 / p99 us; min in ns)\n")
+    timed = [c for c in ["fairsched", "fairsched_trivial_policy", "fairsched_timer_wheel",
+                         "asio_pool"] if f"timer_lateness/workers:1/{c}" in runs]
     out.append("| workers | " + " | ".join(timed) + " |")
     out.append("|" + "---|" * (len(timed) + 1))
     for workers in [1, 2]:
         cells = []
         for c in timed:
             b = runs.get(f"timer_lateness/workers:{workers}/{c}")
-            cells.append(f"{us(b['p50_ns'])} / {us(b['p99_ns'])} (min {b['min_ns']:.0f} ns)" if b else "-")
+            cells.append(f"{b['p50_ns'] / 1000:.1f} / {b['p99_ns'] / 1000:.1f} "
+                         f"(min {b['min_ns']:.0f})" if b else "-")
         out.append(f"| {workers} | " + " | ".join(cells) + " |")
     return out
 
 
+def short_name(name):
+    return re.sub(r"(/iterations:\d+)?(/repeats:\d+)?(/real_time)?$", "", name)
+
+
 def sched_tables(path):
-    runs = {re.sub(r"/real_time.*$", "", name): b for name, b in load_runs(path)}
-    return throughput_tables(runs) + latency_tables(runs)
+    runs = {short_name(name): b for name, b in load_runs(path)}
+    data = json.load(open(path))
+    runs_cv = {short_name(b.get("run_name", b["name"])): b for b in data["benchmarks"]
+               if b.get("aggregate_name") == "cv"}
+    return throughput_tables(runs, runs_cv) + latency_tables(runs)
 
 
 # --- signal_bench ---
