@@ -216,6 +216,8 @@ PipelineReport RunSavegamePipeline(const PipelineOptions& options) {
   shared.all_finished.WaitForNotification();
   const auto end = Clock::now();
   shared.sched.Stop();
+  report.worker_stats = shared.sched.Stats();
+  report.post_to_start = shared.sched.LatencyHistogram();
 
   std::vector<double> latencies;
   latencies.reserve(options.jobs);

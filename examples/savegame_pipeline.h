@@ -10,6 +10,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <vector>
+
+#include "sched/latency_histogram.h"
+#include "sched/task_scheduler.h"
 
 namespace fairsched::examples {
 
@@ -40,6 +44,10 @@ struct PipelineReport {
   double throughput = 0;        // jobs per second over `seconds`
   // Job latency, post to unlock, in microseconds.
   double p50_us = 0, p90_us = 0, p99_us = 0, max_us = 0;
+  // The scheduler's own view, read after Stop: per-worker statistics and the sampled
+  // post-to-start latency of its tasks (each step of a job is a post).
+  std::vector<WorkerStats> worker_stats;
+  LatencyHistogram post_to_start;
 };
 
 PipelineReport RunSavegamePipeline(const PipelineOptions& options);

@@ -1,5 +1,6 @@
 // Task: the unit of work of fairsched's scheduler. An intrusive object the user owns: the
-// scheduler never allocates, copies or frees a Task (except the ones PostOneShot creates).
+// scheduler never allocates, copies or frees a Task (except the ones PostOneShot creates,
+// which it owns and recycles: sched/task_pool.h).
 //
 // A task is a callback plus the scheduling state the scheduler needs:
 //   - the callback, called as `f(Task*)` (or `f()`): a function pointer, a member function
@@ -213,6 +214,13 @@ class Task {
   static constexpr std::uint8_t kFlagExpired = 1;
   static constexpr std::uint8_t kFlagSignaled = 2;
   static constexpr std::uint8_t kFlagCancelled = 4;
+  // Owned by the scheduler (PostOneShot): recycled after its callback returns.
+  static constexpr std::uint8_t kFlagOneShot = 8;
+  // Post time stamped for the latency histogram (see StampPostTime).
+  static constexpr std::uint8_t kFlagStamped = 16;
+  // The bits that travel with a task from its post to its execution; the per-run bits
+  // (expired/signaled/cancelled) are rewritten by the sched-role and the executor.
+  static constexpr std::uint8_t kFlagsKeptUntilRun = kFlagOneShot | kFlagStamped;
   using Handler = void (*)(Task*, Op);
 
   template <typename Fn>
@@ -303,6 +311,7 @@ class Task {
   // task; the signal/cancel bits are added here.
   void BeginExecution() {
     const std::uint8_t old = state_.exchange(0, std::memory_order_acquire);
+    flags_ &= static_cast<std::uint8_t>(~kFlagStamped);  // this post's stamp is used up
     if ((old & kSignaled) != 0) flags_ |= kFlagSignaled;
     if ((old & kCancelled) != 0) flags_ |= kFlagCancelled;
     deadline_ = kTaskDeadlineNow;
@@ -311,7 +320,21 @@ class Task {
     queued_.store(0, std::memory_order_relaxed);
   }
 
-  // Layout: 64 bytes, one cache line (checked in tests/sched/task_test.cc).
+  // Post-time stamp for the scheduler's latency histogram, stored where it costs no room:
+  // in the deadline of a task posted to run at once (deadline kTaskDeadlineNow, which is
+  // TaskDeadline::min()). The stamp is min() + (post time since the steady clock's epoch),
+  // so it stays below any real "now": the sched-role still sees the task as due at once,
+  // in post order, exactly as with min() (even when it read its `now` just before this
+  // post). kFlagStamped tells the executor the deadline holds a stamp; BeginExecution
+  // resets both. Written by the poster before the post, like every other setter.
+  void StampPostTime(TaskDeadline now) {
+    deadline_ = kTaskDeadlineNow + now.time_since_epoch();
+    flags_ |= kFlagStamped;
+  }
+  bool IsStamped() const { return (flags_ & kFlagStamped) != 0; }
+  TaskDeadline PostTime() const { return TaskDeadline(deadline_ - kTaskDeadlineNow); }
+
+  // Layout: 64 bytes, one cache line (also checked in tests/sched/task_test.cc).
  public:
   Task* next = nullptr;  // 8: front queue link
  private:
@@ -326,6 +349,8 @@ class Task {
   Atomic<std::uint8_t> queued_{0};  // 1 while posted and not yet started (misuse checks)
   std::uint8_t flags_ = 0;          // kFlag*: written by sched-role/executor, read in callback
 };
+
+static_assert(sizeof(Task) == 64, "a Task is exactly one cache line");
 
 }  // namespace fairsched
 

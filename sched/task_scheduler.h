@@ -14,19 +14,28 @@
 //      nothing to do and nothing is ready, it keeps the role and sleeps in
 //      IoBackend::WaitUntil(nearest deadline) until a post notifies it or IO arrives:
 //      nobody polls.
-//   2. Pops and executes ready tasks: at most `execute_batch_size`, and it stops early after
-//      any task when the role is free and role work is due (the front queue is not empty,
-//      or the nearest deadline has passed), so long tasks on every worker do not delay
-//      timers by a whole batch.
+//      A worker tries the role only after an execution batch that ended early (it found no
+//      ready task, or a timer was due): front posts cannot start before the ready ones
+//      anyway (FIFO), and scheduling them early would only let the ready queue grow, and
+//      its tasks go cold, under a fast poster.
+//   2. Pops and executes ready tasks: at most `execute_batch_size`. When the role is free it
+//      stops early after any task if the nearest deadline has passed, so long tasks on
+//      every worker do not delay timers by a whole batch.
 //   3. Having executed nothing, it spins briefly (`spin_before_park`), then parks on the
-//      ready signal.
+//      ready signal. The role holder that found nothing to do spins the same time before
+//      it sleeps in the IO backend.
 // Who wakes whom (every wake-up has work behind it; WorkerStats counts them):
-//   - A post into an empty front queue notifies the role holder (IoBackend::Notify); if the
+//   - A post (or a Wakeup/Signal/Cancel of a waiting task, which goes through the front
+//     queue) into an empty front queue notifies the role holder (IoBackend::Notify); if the
 //     role is free (nobody to notify) and workers are parked, it wakes one, which takes
-//     the role.
-//   - The role holder that published K ready tasks executes them itself; it wakes one
-//     parked worker when K > 1 (more work than it can start), and one when timers wait
-//     (so a parked worker, not a busy one, sleeps in the role until the next deadline).
+//     the role. In an idle scheduler one worker sleeps in the IO backend holding the role
+//     and the others are parked, so a post wakes exactly one thread, the role holder, which
+//     schedules the task and runs it (below); a second wake-up happens only when timers
+//     wait, off the task's path.
+//   - The role holder that published K ready tasks executes them itself (no hand-over to
+//     another worker: one wake-up from post to start); it wakes one parked worker when
+//     K > 1 (more work than it can start), and one when timers wait (so a parked worker,
+//     not a busy one, sleeps in the role until the next deadline).
 //   - A worker that pops a task while more seem ready (a lock-free peek at the ready
 //     queue) and workers are parked wakes one more before executing: wake-ups chain through
 //     as many workers as there is work for, and stop when the ready queue is empty.
@@ -81,14 +90,25 @@
 // Caught in builds without NDEBUG: posting a task without a callback, Wakeup/Signal/Cancel
 // of a task last posted to another scheduler, Start twice, Stop from inside a task.
 //
+// Costs (measured in bench/results/sched.md):
+//   - Post: three atomic read-modify-writes on the task's and the front queue's lines (the
+//     double-post check, the active-post count, the front push), plus a Notify when the
+//     front queue was empty; one post in latency_sample_period also reads the clock.
+//   - PostOneShot: Post plus a pop from a thread-local free list (TaskPool): no heap
+//     allocation once the pool is warm, for callables of up to 24 bytes; see PostOneShot.
+//   - Observability: Stats() (per-worker counters) and LatencyHistogram() (sampled
+//     post-to-start latency, log2 buckets), both written by their worker with relaxed
+//     stores and merged on read.
+//
 // Thread safety: every method may be called from any thread (including from inside tasks),
 // except Start and Stop, which must be called by the owner (one thread, not a task), and
-// Stats, which must not run concurrently with Start or Stop (it reads the worker list they
-// change).
+// Stats and LatencyHistogram, which must not run concurrently with Start or Stop (they read
+// the worker list those change).
 #ifndef FAIRSCHED_SCHED_TASK_SCHEDULER_H_
 #define FAIRSCHED_SCHED_TASK_SCHEDULER_H_
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -112,7 +132,9 @@
 #include "queues/mcsp_queue.h"
 #include "queues/mpsc_queue.h"
 #include "sched/io_backend.h"
+#include "sched/latency_histogram.h"
 #include "sched/task.h"
+#include "sched/task_pool.h"
 #include "sync/primitives.h"
 #include "sync/role_lock.h"
 #include "sync/signal.h"
@@ -172,6 +194,12 @@ struct TaskSchedulerOptions {
   // nothing; a short spin saves the wake-up syscall round trip when work arrives again
   // soon. Zero disables spinning. Clamped to [0, 1 ms].
   std::chrono::nanoseconds spin_before_park = std::chrono::microseconds(20);
+  // Post-to-start latency sampling (LatencyHistogram()): every posting thread stamps one in
+  // this many of its posts that run at once (no deadline), rounded up to a power of two;
+  // 1 stamps every such post, 0 turns the histogram off. A stamp costs the poster one
+  // steady-clock read and the executor another; unstamped posts pay a thread-local
+  // counter increment (see bench/results/sched.md for the measured cost).
+  std::uint32_t latency_sample_period = 64;
 };
 
 // Per-worker counters. Each is written only by its worker (a relaxed load + store, no
@@ -197,7 +225,12 @@ class BasicTaskScheduler {
 
  public:
   explicit BasicTaskScheduler(TaskSchedulerOptions options = {})
-      : options_(Sanitized(std::move(options))), ready_(options_.ready_block_size) {}
+      : options_(Sanitized(std::move(options))),
+        latency_sample_mask_(options_.latency_sample_period - 1),
+        ready_(options_.ready_block_size) {
+    FAIRSCHED_CHECK(TaskClock::now() >= TaskDeadline{},
+                    "the steady clock reads before its epoch (LazyNow relies on it)");
+  }
   ~BasicTaskScheduler() { Stop(); }
   BasicTaskScheduler(const BasicTaskScheduler&) = delete;
   BasicTaskScheduler& operator=(const BasicTaskScheduler&) = delete;
@@ -242,6 +275,10 @@ class BasicTaskScheduler {
       StartWorkers(1);
     }
     stopping_.store(false, std::memory_order_relaxed);  // not started again: restartable
+    // The workers are joined: their task caches are ours now. Return them, and the shared
+    // tier, to the heap (threads that posted keep their small thread-local caches).
+    for (const auto& worker : workers_) TaskPool::Release(worker->task_cache);
+    pool_.ReleaseShared();
   }
 
   // Posts `task` with the deadline it carries (by default: run as soon as possible).
@@ -251,6 +288,12 @@ class BasicTaskScheduler {
                     "Post of a task that is already queued (posted and not yet started)");
     // Relaxed: only checked by Wakeup/Signal for misuse; correctness never depends on it.
     task->owner_.store(this, std::memory_order_relaxed);
+    // Sampled post-time stamp for the latency histogram (see Task::StampPostTime); only for
+    // posts that run at once. The counter is per thread, so posters share nothing here.
+    if (task->deadline_ == kTaskDeadlineNow && sample_latency_ &&
+        (++t_posts_ & latency_sample_mask_) == 0) {
+      task->StampPostTime(TaskClock::now());
+    }
     // Relaxed: counts posts not yet finished. The decrement that follows the execution is
     // ordered after this increment through the queues' release/acquire chain, and an RMW
     // always reads the latest value, so the counter never dips below the true number.
@@ -270,14 +313,27 @@ class BasicTaskScheduler {
     task->SetWait();
     Post(task);
   }
-  // Runs `f()` (or `f(Task*)`) once; the task is allocated here and freed after the call.
+  // Runs `f()` (or `f(Task*)`) once, in a Task the scheduler owns. The Task* passed to
+  // `f` is valid only during the call: do not post it again (aborts) or keep it.
+  // Cost: the task comes from a TaskPool (sched/task_pool.h) and goes back to it after
+  // the call, so once the pool is warm a one-shot post allocates nothing when `f` fits in
+  // the task (Task::kStoresInline: up to 24 bytes, e.g. three pointers); a bigger `f` costs
+  // one allocation for the callable, as with SetCallback. On top of Post it costs a pop
+  // from a thread-local list, and one mutex hand-over per TaskPool::kBatch posts when the
+  // poster is not a worker of this scheduler (the tasks come back from the workers in
+  // batches).
   template <typename F>
   void PostOneShot(F&& f) {
-    Post(new Task([fn = std::forward<F>(f)](Task* self) mutable {
-      Task::Call(fn, self);
-      delete self;  // destroys this lambda too: nothing is touched after it
-    }));
+    // A task of this scheduler posting: its worker's own cache (no sharing at all).
+    Worker* worker = current_ == this ? current_worker_ : nullptr;
+    Task* task = pool_.Take(worker != nullptr ? worker->task_cache : TaskPool::ThreadCache());
+    task->SetCallback(std::forward<F>(f));
+    task->flags_ = Task::kFlagOneShot;
+    Post(task);
   }
+  // Tasks PostOneShot had to allocate because the pool had none to reuse (since
+  // construction). Stays far below the number of one-shot posts once the pool is warm.
+  std::uint64_t OneShotAllocations() const { return pool_.Allocations(); }
 
   // Wakes `task` early: if it waits (deadline or PostWait), it runs as soon as possible with
   // IsExpired() false. If it is queued but not waiting yet, it will not wait. If it is
@@ -345,6 +401,19 @@ class BasicTaskScheduler {
       return {};
     }
   }
+  // Post-to-start latency of the sampled posts (see latency_sample_period): from the Post
+  // call to the start of the callback, for posts without a deadline; merged over the
+  // workers (each counts its own, with relaxed stores). Same snapshot rules and the same
+  // restriction as Stats().
+  fairsched::LatencyHistogram LatencyHistogram() const {
+    fairsched::LatencyHistogram merged;
+    for (const auto& worker : workers_) {
+      for (std::size_t i = 0; i < fairsched::LatencyHistogram::kBuckets; ++i) {
+        merged.counts[i] += worker->latency[i].load(std::memory_order_relaxed);
+      }
+    }
+    return merged;
+  }
   const TaskSchedulerOptions& options() const { return options_; }
   // The IO backend, for its registration methods (thread-safe; see the backend's header).
   IoBackendT& io() { return io_; }
@@ -360,6 +429,11 @@ class BasicTaskScheduler {
     Atomic<std::uint64_t> role_sleeps{0};
     Atomic<std::uint64_t> wakes_sent{0};
     Atomic<std::uint64_t> idle_wakeups{0};
+    // Post-to-start latency counts, log2 buckets (single writer, like the counters above).
+    Atomic<std::uint64_t> latency[fairsched::LatencyHistogram::kBuckets] = {};
+    // Free one-shot tasks: this worker's executions give back here, its tasks' one-shot
+    // posts take from here. Only this worker touches it while it runs (Stop afterwards).
+    TaskPool::Cache task_cache;
   };
 
   static TaskSchedulerOptions Sanitized(TaskSchedulerOptions options) {
@@ -369,6 +443,10 @@ class BasicTaskScheduler {
     options.execute_batch_size = std::max<std::size_t>(options.execute_batch_size, 1);
     options.spin_before_park = std::clamp<std::chrono::nanoseconds>(
         options.spin_before_park, std::chrono::nanoseconds::zero(), std::chrono::milliseconds(1));
+    if (options.latency_sample_period != 0) {
+      options.latency_sample_period =
+          std::bit_ceil(std::min<std::uint32_t>(options.latency_sample_period, 1u << 30));
+    }
     return options;
   }
 
@@ -402,7 +480,7 @@ class BasicTaskScheduler {
     // Notify is a flag that the next WaitUntil consumes, so it is never lost.
     io_.Notify();
     // If nobody holds the role, nobody will take this task unless a worker comes by: a
-    // busy worker checks the front queue after every task, but if every worker is parked
+    // busy worker takes the role once it runs out of ready tasks, but if every worker is parked
     // we must wake one. seq_cst loads, after our seq_cst push: either we see the role free
     // and a parked worker (and wake it), or the parker's re-check after registering sees
     // our task, or the releasing role holder's check after its seq_cst Unlock sees it.
@@ -424,6 +502,7 @@ class BasicTaskScheduler {
 
   void WorkerMain(Worker* worker, std::size_t index) {
     current_ = this;
+    current_worker_ = worker;
 #if defined(__linux__)
     // "<name>-<index>", cut to the 15 characters Linux keeps; only for debuggers and top.
     const std::string thread_name = (options_.name + "-" + std::to_string(index)).substr(0, 15);
@@ -432,10 +511,21 @@ class BasicTaskScheduler {
     (void)index;
 #endif
     bool woke_from_park = false;
+    // Whether the last execution batch ended because the ready queue had nothing for this
+    // worker (Pop returned nothing) or a timer was due, rather than at execute_batch_size.
+    bool batch_ended_early = true;
     while (true) {
       // Acquire: pairs with Stop's release store; Stop sets it only when empty.
       if (exit_.load(std::memory_order_acquire)) break;
-      if (role_.TryLock()) {
+      // The sched-role only after a batch that ended early, i.e. when this worker ran out of
+      // ready tasks (or a timer is due). Posts in the front queue cannot start before the
+      // tasks already ready (FIFO), so moving them earlier gains nothing, while moving a
+      // batch per few executed tasks lets the ready queue grow without bound under a fast
+      // poster, and every task then goes cold between being received and being run.
+      // Expired timers go to the ready queue's tail too, so they lose nothing either.
+      // (Decided on Pop's answer, not on a peek: a stale peek could keep a worker away
+      // from the role forever.)
+      if (batch_ended_early && role_.TryLock()) {
         Bump(worker->sched_role_taken);
         const ScheduleResult result = Schedule(worker);
         // seq_cst unlock, then seq_cst look at the front queue: the holder's half of the
@@ -451,6 +541,7 @@ class BasicTaskScheduler {
         }
       }
       const std::size_t executed = ExecuteBatch(worker);
+      batch_ended_early = executed < options_.execute_batch_size;
       if (executed > 0) {
         woke_from_park = false;
         continue;
@@ -463,6 +554,7 @@ class BasicTaskScheduler {
     ready_signal_.Send();
     io_.Notify();
     current_ = nullptr;
+    current_worker_ = nullptr;
   }
 
   void WakeOne(Worker* worker) {
@@ -526,6 +618,29 @@ class BasicTaskScheduler {
     return found();
   }
 
+  // The sched-role's "now", read from the steady clock at most once per pass and only when a
+  // decision needs it. A clock read costs about 50 ns on a KVM guest (kvm-clock), more than
+  // the rest of a pass that receives one task, and most passes only receive tasks posted to
+  // run at once, whose deadline (kTaskDeadlineNow, or a post-time stamp, see
+  // Task::StampPostTime) lies before the clock's epoch: due without looking. Relies on the
+  // steady clock never reading before its epoch (CLOCK_MONOTONIC counts from boot; checked
+  // in the constructor).
+  class LazyNow {
+   public:
+    TaskDeadline Get() {
+      if (!read_) {
+        now_ = TaskClock::now();
+        read_ = true;
+      }
+      return now_;
+    }
+    bool IsDue(TaskDeadline deadline) { return deadline < TaskDeadline{} || deadline <= Get(); }
+
+   private:
+    TaskDeadline now_{};
+    bool read_ = false;
+  };
+
   struct ScheduleResult {
     std::size_t ready = 0;  // tasks made ready by this role take
     bool backlog = false;   // the front queue is not empty (batch bound, or a push in flight)
@@ -585,7 +700,7 @@ class BasicTaskScheduler {
       if (poll_io) io_.Poll(io_sink);
       poll_io = true;
       if (stopping) io_.CancelAll(io_sink);  // Stop: end every IO registration
-      const TaskDeadline now = TaskClock::now();
+      LazyNow now;
       std::size_t moved = io_sink.TakeMadeReady();
       // Front queue -> wait/ready, one task per Pop (O(1) each, FIFO): at most batch_size
       // per role take. Pop is done with a task before returning it, so a waker may push it
@@ -598,12 +713,16 @@ class BasicTaskScheduler {
       }
       // Expired (or, when stopping, all) wait queue -> ready.
       for (std::size_t n = 0; n < options_.batch_size; ++n) {
-        Task* task = stopping ? wait_.PopExpired(kNoDeadline) : wait_.PopExpired(now);
+        // Only a finite deadline can have passed: no clock read for an empty wait queue or
+        // one holding only PostWait tasks.
+        Task* task = stopping                                 ? wait_.PopExpired(kNoDeadline)
+                     : wait_.NextDeadline() == kNoDeadline ? nullptr
+                                                           : wait_.PopExpired(now.Get());
         if (task == nullptr) break;
         // Lost the race to a waker: the waker pushes the task into the front queue and the
         // front path readies it. Making it ready here too would run it twice.
         if (!task->TryWaitingToReady()) continue;
-        MakeReady(task, /*expired=*/!stopping || task->deadline_ <= now);
+        MakeReady(task, /*expired=*/!stopping || now.IsDue(task->deadline_));
         ++moved;
       }
       PublishNearestDeadline();
@@ -643,18 +762,18 @@ class BasicTaskScheduler {
   }
 
   // Sched-role: a task taken from the front queue. Returns 1 if it went to the ready queue.
-  std::size_t ReceiveFromFront(Task* task, TaskDeadline now, bool stopping) {
+  std::size_t ReceiveFromFront(Task* task, LazyNow& now, bool stopping) {
     if (task->IsWoken()) {
       // Woken: either pushed here by a waker that won it while it waited (it is still in
       // the wait queue), or posted after a wakeup that landed while it ran (remembered).
       if (wait_.Contains(task)) wait_.Remove(task);
-      MakeReady(task, task->deadline_ <= now);
+      MakeReady(task, now.IsDue(task->deadline_));
       return 1;
     }
     FAIRSCHED_DCHECK(!task->IsWaiting(),
                      "a waiting task was posted again (posting a task that is already queued)");
     const TaskDeadline deadline = task->deadline_;
-    if (deadline <= now) {
+    if (now.IsDue(deadline)) {
       // Due now. The state stays 0: a wakeup racing with this only sets kWoken and pushes
       // nothing, so the task is still in exactly one queue.
       MakeReady(task, true);
@@ -679,7 +798,9 @@ class BasicTaskScheduler {
 
   void MakeReady(Task* task, bool expired) {
     // Plain write: the executor reads it after the ready queue's release/acquire handoff.
-    task->flags_ = expired ? Task::kFlagExpired : 0;
+    // The one-shot mark and the post-time stamp mark travel on from the post.
+    task->flags_ = static_cast<std::uint8_t>((task->flags_ & Task::kFlagsKeptUntilRun) |
+                                             (expired ? Task::kFlagExpired : 0));
     ready_.PushPending(task);
   }
 
@@ -693,12 +814,11 @@ class BasicTaskScheduler {
     }
   }
 
-  // True if a worker that just finished a task should go to the sched-role now: the role is
-  // free and posts wait in the front queue, or the nearest timer is due. Relaxed loads: a
-  // heuristic that bounds lateness; correctness never depends on it.
-  bool RoleWorkDue() const {
-    if (role_.IsLocked()) return false;
-    if (!front_.IsEmpty()) return true;
+  // True if the nearest timer is due: a worker that has just finished a task goes to the
+  // sched-role now (if it is free), so long tasks on every worker do not delay timers by a
+  // whole batch. Relaxed load: a heuristic that bounds lateness; correctness never depends
+  // on it. No clock read while no finite deadline waits.
+  bool TimerDue() const {
     const std::int64_t next = nearest_deadline_.load(std::memory_order_relaxed);
     if (next == kNoDeadline.time_since_epoch().count()) return false;
     return TaskClock::now().time_since_epoch().count() >= next;
@@ -716,9 +836,10 @@ class BasicTaskScheduler {
       if (parked_.load(std::memory_order_relaxed) > 0 && ReadySeemsNonEmpty(worker)) {
         WakeOne(worker);
       }
-      Execute(task);
+      if (task->IsStamped()) RecordPostToStart(worker, task);
+      Execute(worker, task);
       ++executed;
-      if (RoleWorkDue()) break;
+      if (!role_.IsLocked() && TimerDue()) break;
     }
     if (executed > 0) {
       const auto done = static_cast<std::int64_t>(executed);
@@ -742,14 +863,44 @@ class BasicTaskScheduler {
   // itself, before any frame is unwound: the throw site stays on the stack for the core
   // dump or debugger. (A catch-and-abort, or a noexcept frame, makes gcc's runtime unwind
   // to that frame first.) internal::TaskTerminateHandler prints the message.
-  static void Execute(Task* task) {
+  void Execute(Worker* worker, Task* task) {
     internal::t_running_task = true;
     task->BeginExecution();
-    task->Run();  // may delete or re-post the task: do not touch it afterwards
+    // Read before the call: any other task may be deleted or re-posted by its callback.
+    const bool one_shot = (task->flags_ & Task::kFlagOneShot) != 0;
+    task->Run();  // may delete or re-post the task: do not touch it afterwards...
     internal::t_running_task = false;
+    if (one_shot) RecycleOneShot(worker, task);  // ...unless the scheduler owns it
+  }
+
+  // A one-shot task whose callback returned: blank it and give it back to the pool. Only
+  // this thread can reach it now (the callback, the only other holder of the pointer, has
+  // returned), so plain and relaxed accesses suffice.
+  void RecycleOneShot(Worker* worker, Task* task) {
+    FAIRSCHED_CHECK(task->queued_.load(std::memory_order_relaxed) == 0,
+                    "a PostOneShot task was posted again (its Task* is only valid during "
+                    "its callback)");
+    task->Reset();  // destroys the callable and its captures
+    task->flags_ = 0;
+    task->deadline_ = kTaskDeadlineNow;
+    // A Wakeup of the one-shot from its own callback left a bit no run will consume.
+    task->state_.store(0, std::memory_order_relaxed);
+    pool_.Give(worker->task_cache, task);
+  }
+
+  // Executor, just before a stamped task starts: counts its post-to-start latency. Relaxed
+  // single-writer counter (see WorkerStats); the stamp was published with the task.
+  static void RecordPostToStart(Worker* worker, const Task* task) {
+    const auto waited = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        TaskClock::now() - task->PostTime());
+    const auto ns = static_cast<std::uint64_t>(std::max<std::int64_t>(waited.count(), 0));
+    Bump(worker->latency[fairsched::LatencyHistogram::BucketOf(ns)]);
   }
 
   TaskSchedulerOptions options_;
+  const bool sample_latency_ = options_.latency_sample_period != 0;
+  const std::uint32_t latency_sample_mask_;  // period - 1 (period is a power of two)
+  TaskPool pool_;  // one-shot tasks
   // Shared with producers (any thread).
   MpscQueue<Task> front_;
   IoBackendT io_;
@@ -764,7 +915,7 @@ class BasicTaskScheduler {
   fairsched::Signal ready_signal_;
   // Workers parked (or about to park) on ready_signal_.
   alignas(kCacheLineSize) Atomic<int> parked_{0};
-  // The wait queue's nearest deadline (steady-clock ticks), for RoleWorkDue.
+  // The wait queue's nearest deadline (steady-clock ticks), for TimerDue.
   Atomic<std::int64_t> nearest_deadline_{kNoDeadline.time_since_epoch().count()};
   Mutex empty_mu_;
   ConditionVariable empty_cv_;
@@ -773,6 +924,8 @@ class BasicTaskScheduler {
   std::vector<std::thread> threads_;
 
   static inline thread_local BasicTaskScheduler* current_ = nullptr;
+  static inline thread_local Worker* current_worker_ = nullptr;  // on current_'s workers
+  static inline thread_local std::uint32_t t_posts_ = 0;  // this thread's posts (sampling)
 };
 
 using TaskScheduler = BasicTaskScheduler<>;

@@ -1,13 +1,22 @@
 // Signal implementation: see signal.h for the protocol and its lost-wakeup argument.
 #include "sync/signal.h"
 
+#if defined(__linux__)
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <ctime>
+#endif
+
 namespace fairsched {
 
 void Signal::Send() {
   // seq_cst (it includes release, so the sender's prior writes travel with the bit): the
   // exchange must be ordered before the load of waiters_ below in the single total order,
   // which acquire/release alone would not guarantee (store->load reordering).
-  if (flag_.exchange(true, std::memory_order_seq_cst)) {
+  if (flag_.exchange(1, std::memory_order_seq_cst) != 0) {
     // The bit was already set: its receiver has not consumed it yet, and whoever consumes
     // it will also see our writes (the bit is cleared with acquire after our release, and
     // our exchange is later in the flag's modification order). Nobody to wake.
@@ -16,13 +25,7 @@ void Signal::Send() {
   // seq_cst: the other half of the Dekker pattern (see signal.h). If this reads 0, every
   // receiver that registers later re-checks the bit after registering and sees it.
   if (waiters_.load(std::memory_order_seq_cst) == 0) return;
-  {
-    // A receiver registered in waiters_ holds mu_ from its registration until it is inside
-    // cv_.wait; taking mu_ here means we run either before its re-check (it then sees the
-    // bit) or after it started waiting (it then gets the notification).
-    MutexLock lock(mu_);
-  }
-  cv_.notify_one();
+  WakeOne();
 }
 
 void Signal::Receive() { ReceiveUntil(Clock::time_point::max()); }
@@ -40,33 +43,86 @@ bool Signal::ReceiveTimed(std::chrono::nanoseconds timeout) {
 
 bool Signal::ReceiveUntil(Clock::time_point deadline) {
   if (TryClear()) return true;
-  MutexLock lock(mu_);
+#if !defined(__linux__)
+  MutexLock lock(mu_);  // held from registration into the wait (see signal.h)
+#endif
   // seq_cst: registration must precede our re-check of the bit in the total order (see
-  // signal.h). Modified only under mu_, so the count itself never races.
+  // signal.h).
   waiters_.fetch_add(1, std::memory_order_seq_cst);
   bool received = false;
   while (true) {
     // seq_cst re-check (also an acquire: pairs with the sender's release). An exchange, not
     // a load, so exactly one receiver consumes each set bit.
-    if (flag_.exchange(false, std::memory_order_seq_cst)) {
+    if (flag_.exchange(0, std::memory_order_seq_cst) != 0) {
       received = true;
       break;
     }
+    // Report a timeout only once the clock says so (sleeps may end early or spuriously),
+    // so we never return false early.
+    if (deadline != Clock::time_point::max() && Clock::now() >= deadline) break;
+#if defined(__linux__)
+    SleepWhileClear(deadline);
+#else
     if (deadline == Clock::time_point::max()) {
       cv_.wait(lock);
     } else {
-      // Loop on spurious wakeups; report a timeout only once the clock says so, so we
-      // never return false early.
-      if (Clock::now() >= deadline) break;
       cv_.wait_until(lock, deadline);
     }
+#endif
   }
   // Relaxed: only the count matters to senders, and a sender that still sees us counted
-  // merely takes the mutex for nothing.
+  // merely makes one system call (or takes the mutex) for nothing.
   waiters_.fetch_sub(1, std::memory_order_relaxed);
   return received;
 }
 
 bool Signal::TryReceive() { return TryClear(); }
+
+#if defined(__linux__)
+
+// The futex word is flag_ itself: an atomic 32-bit integer has the integer's size and
+// representation on Linux's compilers, which is what the kernel reads and compares. Private futexes: the Signal is never shared between
+// processes, and the kernel can then skip the shared-mapping lookup.
+static_assert(sizeof(Atomic<std::uint32_t>) == sizeof(std::uint32_t) &&
+              Atomic<std::uint32_t>::is_always_lock_free);
+
+void Signal::SleepWhileClear(Clock::time_point deadline) {
+  // FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline, the clock behind
+  // std::chrono::steady_clock on Linux, so the deadline needs no conversion and spurious
+  // returns do not stretch it. The kernel compares the word with 0 atomically with queueing
+  // us: a Send that set the bit after our re-check makes this return at once (EAGAIN).
+  timespec until{};
+  timespec* until_arg = nullptr;
+  if (deadline != Clock::time_point::max()) {
+    const auto since_epoch =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.time_since_epoch());
+    until.tv_sec = static_cast<time_t>(since_epoch.count() / 1'000'000'000);
+    until.tv_nsec = static_cast<long>(since_epoch.count() % 1'000'000'000);
+    until_arg = &until;
+  }
+  // EINTR, EAGAIN and ETIMEDOUT all mean "look at the bit and the clock again", which the
+  // caller's loop does.
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&flag_), FUTEX_WAIT_BITSET_PRIVATE, 0u,
+          until_arg, nullptr, FUTEX_BITSET_MATCH_ANY);
+}
+
+void Signal::WakeOne() {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&flag_), FUTEX_WAKE_PRIVATE, 1, nullptr,
+          nullptr, 0);
+}
+
+#else
+
+void Signal::WakeOne() {
+  {
+    // A receiver registered in waiters_ holds mu_ from its registration until it is inside
+    // cv_.wait; taking mu_ here means we run either before its re-check (it then sees the
+    // bit) or after it started waiting (it then gets the notification).
+    MutexLock lock(mu_);
+  }
+  cv_.notify_one();
+}
+
+#endif
 
 }  // namespace fairsched

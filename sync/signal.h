@@ -6,22 +6,30 @@
 // The scheduler uses one Signal to wake idle workers (the "ready" signal) and one, inside
 // NoIoBackend, to wake the sched-role holder (the "front" signal).
 //
-// Textbook version: mutex + condition variable + bool. This one keeps the bool atomic so the
-// two most common operations never touch the mutex (docs/algorithms.md, "Signal"):
+// Textbook version: mutex + condition variable + bool. This one keeps the bit atomic so the
+// three most common operations are one or two atomic instructions (docs/algorithms.md, "Signal"):
 //   - Send when the bit is already set: one atomic exchange, return.
 //   - Send when nobody sleeps: one exchange plus one load of the waiter count, return.
 //   - Receive when the bit is set: one atomic exchange, return.
-// The mutex is taken only when a receiver must really sleep, and by a Send that finds a
-// sleeper to wake.
+// Only a receiver that must really sleep, and a Send that finds a sleeper to wake, go to the
+// kernel. How they sleep depends on the platform:
+//   - Linux: directly on the bit with futex(2): FUTEX_WAIT "sleep if the bit is still
+//     clear", FUTEX_WAKE "wake one sleeper". One system call on each side, no mutex: a
+//     wake-up is the sender's futex_wake plus the receiver's return from futex_wait (the
+//     mutex + condition variable version costs a condition-variable wait, its internal
+//     futexes, and a mutex round trip on both sides).
+//   - elsewhere: a mutex and a condition variable, taken only on those slow paths.
 //
 // Lost-wakeup protection (a receiver decides to sleep while a sender takes its fast path):
-// a receiver that is about to sleep first registers in `waiters_`, then re-checks the bit,
-// all while holding the mutex; a sender first sets the bit, then reads `waiters_`. Both
-// sides use sequentially consistent operations, so in the single total order either the
-// receiver's re-check comes after the Send's exchange (and sees the bit: no sleep), or the
-// sender's load comes after the receiver's registration (and the sender takes the mutex,
-// which it can only get once the receiver is inside the condition-variable wait, so the
-// notification cannot fall into the gap between check and wait). This is the Dekker
+// a receiver that is about to sleep first registers in `waiters_`, then re-checks the bit;
+// a sender first sets the bit, then reads `waiters_`. Both sides use sequentially
+// consistent operations, so in the single total order either the receiver's re-check comes
+// after the Send's exchange (and sees the bit: no sleep), or the sender's load comes after
+// the receiver's registration (and the sender wakes it). The wake cannot fall into the gap
+// between the re-check and the sleep: with futex, FUTEX_WAIT itself re-reads the bit in
+// the kernel, atomically with queueing the sleeper, and returns at once if it is set; with
+// the condition variable, the receiver holds the mutex from its registration until it is
+// inside the wait, and the sender takes that mutex before notifying. This is the Dekker
 // pattern; with acquire/release alone both sides could read the stale value and the
 // receiver would sleep with the bit set.
 //
@@ -72,23 +80,32 @@ class Signal {
   bool TryReceive();
 
   // Snapshot of the bit (does not clear it).
-  bool IsSet() const { return flag_.load(std::memory_order_acquire); }
+  bool IsSet() const { return flag_.load(std::memory_order_acquire) != 0; }
 
  private:
   // Fast path shared by all receives: clears the bit if set. A relaxed load first avoids
   // writing the cache line (and bouncing it between cores) when the bit is clear.
   bool TryClear() {
     // Relaxed: only a hint; the exchange below is what decides.
-    if (!flag_.load(std::memory_order_relaxed)) return false;
+    if (flag_.load(std::memory_order_relaxed) == 0) return false;
     // Acquire: pairs with the release half of Send's exchange, so the sender's earlier
     // writes are visible to us once we own the bit.
-    return flag_.exchange(false, std::memory_order_acquire);
+    return flag_.exchange(0, std::memory_order_acquire) != 0;
   }
+  // Slow path of Send (signal.cc): wakes one sleeping receiver.
+  void WakeOne();
+#if defined(__linux__)
+  // Slow path of a receive: sleeps until the bit may be set or `deadline` has passed.
+  void SleepWhileClear(Clock::time_point deadline);
+#endif
 
-  Atomic<bool> flag_{false};
-  Atomic<std::uint32_t> waiters_{0};  // receivers inside the slow path (changed under mu_)
+  // The bit, 0 or 1. 32 bits wide because it is also the futex word on Linux.
+  Atomic<std::uint32_t> flag_{0};
+  Atomic<std::uint32_t> waiters_{0};  // receivers inside the slow path
+#if !defined(__linux__)
   Mutex mu_;
   ConditionVariable cv_;
+#endif
 };
 
 }  // namespace fairsched

@@ -32,7 +32,10 @@ class FairschedAdapter {
     Task task;
   };
 
-  explicit FairschedAdapter(int workers) { sched_.Start(workers); }
+  explicit FairschedAdapter(int workers, TaskSchedulerOptions options = {})
+      : sched_(std::move(options)) {
+    sched_.Start(workers);
+  }
   ~FairschedAdapter() { sched_.Stop(); }
 
   template <typename J>
@@ -51,6 +54,16 @@ class FairschedAdapter {
   void PostOneShot(F f) {
     sched_.PostOneShot(std::move(f));
   }
+  // Wake-up benchmark: park `job` until WakeJob.
+  template <typename J>
+  void PostJobWaiting(J* job) {
+    sched_.PostWait(&job->hook.task);
+  }
+  template <typename J>
+  void WakeJob(J* job) {
+    sched_.Wakeup(&job->hook.task);
+  }
+  Scheduler& scheduler() { return sched_; }
 
   WorkerTotals Totals() const {
     WorkerTotals sum;
@@ -75,6 +88,40 @@ struct FairschedDefault : FairschedAdapter<TaskScheduler> {
 struct FairschedTrivialPolicy : FairschedAdapter<TrivialPolicyTaskScheduler> {
   static constexpr const char* kName = "fairsched_trivial_policy";
   using FairschedAdapter::FairschedAdapter;
+};
+
+// The default scheduler, re-posting jobs as fresh one-shots (a small closure per post, like
+// the peers) instead of re-posting the job's own Task.
+struct FairschedOneShot : FairschedAdapter<TaskScheduler> {
+  static constexpr const char* kName = "fairsched_oneshot";
+  using FairschedAdapter::FairschedAdapter;
+  template <typename J>
+  void PostJob(J* job) {
+    PostOneShot([job] { job->Execute(); });
+  }
+};
+
+// The default scheduler with the latency histogram off / stamping every post (its cost).
+struct FairschedHistogramOff : FairschedAdapter<TaskScheduler> {
+  static constexpr const char* kName = "fairsched_hist_off";
+  explicit FairschedHistogramOff(int workers)
+      : FairschedAdapter(workers, TaskSchedulerOptions{.latency_sample_period = 0}) {}
+};
+struct FairschedHistogramEvery : FairschedAdapter<TaskScheduler> {
+  static constexpr const char* kName = "fairsched_hist_every";
+  explicit FairschedHistogramEvery(int workers)
+      : FairschedAdapter(workers, TaskSchedulerOptions{.latency_sample_period = 1}) {}
+};
+
+// The default scheduler with another spin before parking (wake-up benchmarks).
+template <int kSpinUs>
+struct FairschedSpin : FairschedAdapter<TaskScheduler> {
+  static constexpr const char* kName = kSpinUs == 0     ? "fairsched_spin0"
+                                       : kSpinUs == 100 ? "fairsched_spin100"
+                                                        : "fairsched_spin_other";
+  explicit FairschedSpin(int workers)
+      : FairschedAdapter(workers, TaskSchedulerOptions{
+                                      .spin_before_park = std::chrono::microseconds(kSpinUs)}) {}
 };
 
 // The default scheduler with the timing wheel as its wait queue (timer benchmark only).

@@ -1,28 +1,38 @@
-// Scheduler benchmarks: fairsched against its trivial-policy build, the talk's TrivialSched,
-// oneTBB's task_arena and asio's thread_pool, in one run. One generic driver per measurement,
-// templated on a small adapter per contestant (peer_adapters.h, fairsched_adapter.h).
+// Scheduler benchmarks: fairsched against its trivial-policy build, the textbook pool
+// (TrivialSched), oneTBB's task_arena and asio's thread_pool, in one run. One generic driver
+// per measurement, templated on a small adapter per contestant (peer_adapters.h,
+// fairsched_adapter.h). Every task body is empty: these measure the scheduler.
 //
-//   throughput/<mode>/body_ns:B/workers:W/<contestant>   tasks/s (items_per_second)
-//     mode oneshot: the benchmark thread posts kExecutionsPerRound one-shot callables.
-//     mode repost:  kExecutionsPerRound / 10 jobs are posted from outside; each runs 10
-//                   times, re-posting itself from inside its own execution.
-//     B: calibrated busy-loop body, 0 (empty), 100 or 1000 ns. W: 1, 2, 4 workers.
-//     fairsched rows also carry lock_contended_per_task and sched_role_per_task (Stats()).
-//   latency/gap_ns:G/workers:W/<contestant>      post-to-start latency p50/p99 (ns) of empty
-//     tasks posted from outside one every G ns (busy-paced).
-//   timer_lateness/workers:W/<contestant>        how late deadline tasks start (p50/p99 ns)
-//     while 2*W re-posting 1 us jobs keep every worker busy. Also run for fairsched with
-//     the timing wheel (queues/timer_wheel.h) as its wait queue.
-//   physical_limit/body_ns:B                     one thread calling the same prepared job
-//     callbacks in a loop: the cost floor with no scheduling at all.
+//   w1/workers:W/<c>        one outside thread posts 5,000,000 one-shot callables and waits
+//                           until all ran (fairsched: PostOneShot). tasks/s.
+//   w2/workers:W/<c>        1,000,000 jobs posted from outside, each re-posting itself from
+//                           inside until it has run 10 times (10,000,000 runs). The peers and
+//                           fairsched_oneshot post a fresh small closure per run; fairsched
+//                           re-posts the job's own Task.
+//   loop/w1, loop/w2        one thread calling the same prepared callbacks (5,000,000 once;
+//                           1,000,000 ten times) in a loop: the cost with no scheduler.
+//   Counters: worker_cpu_ns_per_task (CPU time of every thread but the benchmark thread,
+//   per task), one_shot_allocs_per_task (fairsched: PostOneShot tasks the pool allocated).
+//
+//   wake/post/gap_us:G/workers:W/<c>   an outside thread posts one task after the scheduler
+//                           was idle for G us and waits for it to run; p50/p99 of post ->
+//                           start (us), and worker CPU per wake-up (us).
+//   wake/wakeup/gap_us:G/workers:W/<c> the same, but the task waits (PostWait) and another
+//                           thread calls Wakeup: Wakeup -> start (fairsched only).
+//   idle_cpu/<c>            2 workers, a burst of tasks, then 1 s idle: CPU used (% of a core).
+//   timer_lateness/workers:W/<c>       how late deadline tasks start (p50/p99 ns) while
+//                           2*W re-posting 1 us jobs keep every worker busy.
 #include <benchmark/benchmark.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench/sched/busy_work.h"
@@ -34,165 +44,263 @@
 namespace fairsched::bench {
 namespace {
 
-constexpr std::uint32_t kExecutionsPerRound = 20'000;
-constexpr int kRepostExecutions = 10;
+constexpr std::uint32_t kW1Tasks = 5'000'000;
+constexpr std::uint32_t kW2Jobs = 1'000'000;
+constexpr int kW2Runs = 10;
 
 template <typename A>
-concept HasTotals = requires(A& a) {
-  a.Totals();
+concept HasScheduler = requires(A& a) {
+  a.scheduler();
+};
+
+double CpuSeconds(int who) {
+  rusage usage{};
+  getrusage(who, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+}
+
+// CPU time of every thread of the process except the calling one.
+class OtherThreadsCpu {
+ public:
+  OtherThreadsCpu() : process_(CpuSeconds(RUSAGE_SELF)), self_(CpuSeconds(RUSAGE_THREAD)) {}
+  double Seconds() const {
+    return (CpuSeconds(RUSAGE_SELF) - process_) - (CpuSeconds(RUSAGE_THREAD) - self_);
+  }
+
+ private:
+  double process_, self_;
 };
 
 template <typename A>
-struct Round {
-  A* adapter = nullptr;
-  std::uint64_t body_iterations = 0;
-  Completion done;
-  Atomic<bool> stop{false};
-};
+std::uint64_t OneShotAllocations(A& adapter) {
+  if constexpr (HasScheduler<A>) {
+    return adapter.scheduler().OneShotAllocations();
+  } else {
+    return 0;
+  }
+}
 
-// A job that runs its body `remaining` times, re-posting itself in between, then arrives.
+// A job that runs `remaining` times, re-posting itself in between, then arrives.
 template <typename A>
 struct Job {
   typename A::Hook hook;
-  Round<A>* round = nullptr;
+  A* adapter = nullptr;
+  Completion* done = nullptr;
   std::uint32_t index = 0;
   int remaining = 0;  // only touched by the execution in progress; posts order executions
+  Atomic<bool>* stop = nullptr;     // timer benchmark's load jobs only
+  std::uint64_t body_iterations = 0;  // BusyWork per run (timer benchmark's load jobs only)
 
   void Execute() {
-    BusyWork(round->body_iterations);
-    // Relaxed stop: a load job only has to notice eventually; the Completion carries the
-    // synchronisation with the waiter.
-    if (--remaining > 0 && !round->stop.load(std::memory_order_relaxed)) {
-      round->adapter->PostJob(this);
+    BusyWork(body_iterations);
+    // Relaxed stop: a load job only has to notice eventually.
+    if (--remaining > 0 && (stop == nullptr || !stop->load(std::memory_order_relaxed))) {
+      adapter->PostJob(this);
       return;
     }
-    round->done.Arrive(index);
-  }
-};
-
-template <typename A>
-std::vector<std::unique_ptr<Job<A>>> MakeJobs(A& adapter, Round<A>& round, std::uint32_t n) {
-  std::vector<std::unique_ptr<Job<A>>> jobs;
-  jobs.reserve(n);
-  for (std::uint32_t i = 0; i < n; ++i) {
-    jobs.push_back(std::make_unique<Job<A>>());
-    jobs.back()->round = &round;
-    jobs.back()->index = i;
-    adapter.InitJob(jobs.back().get());
-  }
-  return jobs;
-}
-
-double Percentile(std::vector<std::int64_t>& v, double p) {
-  if (v.empty()) return 0;
-  const std::size_t k = std::min(v.size() - 1, static_cast<std::size_t>(p * v.size()));
-  std::nth_element(v.begin(), v.begin() + k, v.end());
-  return static_cast<double>(v[k]);
-}
-
-// ---- throughput -----------------------------------------------------------------------
-
-template <typename A>
-void Throughput(benchmark::State& state, bool repost, int workers, int body_ns) {
-  A adapter(workers);
-  Round<A> round;
-  round.adapter = &adapter;
-  round.body_iterations = IterationsFor(body_ns);
-  const std::uint32_t jobs_per_round =
-      repost ? kExecutionsPerRound / kRepostExecutions : kExecutionsPerRound;
-  auto jobs = MakeJobs(adapter, round, repost ? jobs_per_round : 0);
-  Round<A>* r = &round;
-
-  WorkerTotals before{};
-  if constexpr (HasTotals<A>) before = adapter.Totals();
-  for (auto _ : state) {
-    round.done.Reset(jobs_per_round);
-    if (repost) {
-      for (auto& job : jobs) {
-        job->remaining = kRepostExecutions;
-        adapter.PostJob(job.get());
-      }
-    } else {
-      for (std::uint32_t i = 0; i < jobs_per_round; ++i) {
-        adapter.PostOneShot([r, i] {
-          BusyWork(r->body_iterations);
-          r->done.Arrive(i);
-        });
-      }
-    }
-    round.done.Wait();
-  }
-  const auto executed = static_cast<double>(state.iterations()) * kExecutionsPerRound;
-  state.SetItemsProcessed(static_cast<std::int64_t>(executed));
-  if constexpr (HasTotals<A>) {
-    const WorkerTotals after = adapter.Totals();
-    const double tasks = static_cast<double>(after.tasks_executed - before.tasks_executed);
-    if (tasks > 0) {
-      state.counters["lock_contended_per_task"] =
-          static_cast<double>(after.ready_lock_contended - before.ready_lock_contended) / tasks;
-      state.counters["sched_role_per_task"] =
-          static_cast<double>(after.sched_role_taken - before.sched_role_taken) / tasks;
-    }
-  }
-}
-
-// ---- post-to-start latency -----------------------------------------------------------
-
-template <typename A>
-struct StampedJob {
-  typename A::Hook hook;
-  Completion* done = nullptr;
-  std::int64_t* sample = nullptr;
-  std::uint32_t index = 0;
-  BenchClock::time_point posted;  // written before the post, read by the execution
-
-  void Execute() {
-    *sample = (BenchClock::now() - posted).count();
     done->Arrive(index);
   }
 };
 
 template <typename A>
-void Latency(benchmark::State& state, int workers, std::int64_t gap_ns) {
-  A adapter(workers);
-  const auto n = static_cast<std::uint32_t>(std::clamp<std::int64_t>(
-      10'000'000 / gap_ns, 100, 2'000));  // about 10 ms of posting per round
-  Completion done;
-  std::vector<std::int64_t> round_samples(n);
-  std::vector<StampedJob<A>> jobs(n);
+std::vector<Job<A>> MakeJobs(A& adapter, Completion& done, std::uint32_t n) {
+  std::vector<Job<A>> jobs(n);
   for (std::uint32_t i = 0; i < n; ++i) {
+    jobs[i].adapter = &adapter;
     jobs[i].done = &done;
-    jobs[i].sample = &round_samples[i];
     jobs[i].index = i;
     adapter.InitJob(&jobs[i]);
   }
-  std::vector<std::int64_t> samples;
-  for (auto _ : state) {
-    done.Reset(n);
-    const auto start = BenchClock::now();
-    for (std::uint32_t i = 0; i < n; ++i) {
-      const auto target = start + std::chrono::nanoseconds(gap_ns * i);
-      auto now = BenchClock::now();
-      while (now < target) {
-        CpuRelax();
-        now = BenchClock::now();
-      }
-      jobs[i].posted = now;
-      adapter.PostJob(&jobs[i]);
-    }
-    done.Wait();
-    samples.insert(samples.end(), round_samples.begin(), round_samples.end());
-  }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * n);
-  state.counters["p50_ns"] = Percentile(samples, 0.50);
-  state.counters["p99_ns"] = Percentile(samples, 0.99);
+  return jobs;
 }
 
-// ---- timer lateness under load -------------------------------------------------------
+double Percentile(std::vector<double>& v, double p) {
+  if (v.empty()) return 0;
+  const std::size_t k = std::min(v.size() - 1, static_cast<std::size_t>(p * v.size()));
+  std::nth_element(v.begin(), v.begin() + k, v.end());
+  return v[k];
+}
+
+// ---- W1, W2 -----------------------------------------------------------------------------
 
 template <typename A>
-concept HasTimers = requires(A& a, StampedJob<A>* j, BenchClock::time_point t) {
+void W1(benchmark::State& state, int workers) {
+  A adapter(workers);
+  Completion done;
+  Completion* d = &done;
+  const std::uint64_t allocs_before = OneShotAllocations(adapter);
+  const OtherThreadsCpu cpu;
+  for (auto _ : state) {
+    done.Reset(kW1Tasks);
+    for (std::uint32_t i = 0; i < kW1Tasks; ++i) adapter.PostOneShot([d, i] { d->Arrive(i); });
+    done.Wait();
+  }
+  const double tasks = static_cast<double>(state.iterations()) * kW1Tasks;
+  state.SetItemsProcessed(static_cast<std::int64_t>(tasks));
+  state.counters["worker_cpu_ns_per_task"] = cpu.Seconds() * 1e9 / tasks;
+  if constexpr (HasScheduler<A>) {
+    state.counters["one_shot_allocs_per_task"] =
+        static_cast<double>(OneShotAllocations(adapter) - allocs_before) / tasks;
+  }
+}
+
+template <typename A>
+void W2(benchmark::State& state, int workers) {
+  A adapter(workers);
+  Completion done;
+  std::vector<Job<A>> jobs = MakeJobs(adapter, done, kW2Jobs);
+  const std::uint64_t allocs_before = OneShotAllocations(adapter);
+  const OtherThreadsCpu cpu;
+  for (auto _ : state) {
+    done.Reset(kW2Jobs);
+    for (Job<A>& job : jobs) {
+      job.remaining = kW2Runs;
+      adapter.PostJob(&job);
+    }
+    done.Wait();
+  }
+  const double tasks = static_cast<double>(state.iterations()) * kW2Jobs * kW2Runs;
+  state.SetItemsProcessed(static_cast<std::int64_t>(tasks));
+  state.counters["worker_cpu_ns_per_task"] = cpu.Seconds() * 1e9 / tasks;
+  if constexpr (HasScheduler<A>) {
+    state.counters["one_shot_allocs_per_task"] =
+        static_cast<double>(OneShotAllocations(adapter) - allocs_before) / tasks;
+  }
+}
+
+// ---- the loop without a scheduler -----------------------------------------------------
+
+struct PreparedCallback {
+  void (*fn)(PreparedCallback*);
+  Completion* done;
+  std::uint32_t index;
+  int remaining;
+};
+
+void RunPrepared(PreparedCallback* self) {
+  if (--self->remaining == 0) self->done->Arrive(self->index);
+}
+
+void Loop(benchmark::State& state, std::uint32_t callbacks, int runs) {
+  Completion done;
+  std::vector<PreparedCallback> prepared(callbacks);
+  for (std::uint32_t i = 0; i < callbacks; ++i) prepared[i] = {&RunPrepared, &done, i, 0};
+  // The call goes through a pointer the compiler cannot see through, like a scheduler's.
+  benchmark::DoNotOptimize(prepared.data());
+  for (auto _ : state) {
+    done.Reset(callbacks);
+    for (PreparedCallback& c : prepared) c.remaining = runs;
+    for (int run = 0; run < runs; ++run) {
+      for (PreparedCallback& c : prepared) c.fn(&c);
+    }
+    done.Wait();
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * callbacks * runs);
+}
+
+// ---- wake-up latency ------------------------------------------------------------------
+
+template <typename A>
+struct WakeJob {
+  typename A::Hook hook;
+  BenchClock::time_point posted;  // written before the post/wakeup, read by the run
+  double latency_us = 0;
+  Atomic<bool> ran{false};
+
+  void Execute() {
+    latency_us = std::chrono::duration<double, std::micro>(BenchClock::now() - posted).count();
+    // Release: the poster reads latency_us after seeing ran.
+    ran.store(true, std::memory_order_release);
+  }
+};
+
+void SpinFor(std::chrono::microseconds gap) {
+  const auto until = BenchClock::now() + gap;
+  while (BenchClock::now() < until) CpuRelax();
+}
+
+template <typename A>
+concept HasWakeup = requires(A& a, WakeJob<A>* j) {
+  a.PostJobWaiting(j);
+  a.WakeJob(j);
+};
+
+// `wakeup`: the job waits (PostWait) and is woken by Wakeup; else it is posted.
+template <typename A>
+void WakeLatency(benchmark::State& state, int workers, int gap_us, bool wakeup) {
+  constexpr int kSamples = 200;
+  A adapter(workers);
+  WakeJob<A> job;
+  adapter.InitJob(&job);
+  std::vector<double> samples;
+  double worker_cpu = 0;
+  for (auto _ : state) {
+    const OtherThreadsCpu cpu;
+    for (int i = 0; i < kSamples; ++i) {
+      job.ran.store(false, std::memory_order_relaxed);
+      if constexpr (HasWakeup<A>) {
+        if (wakeup) adapter.PostJobWaiting(&job);
+      }
+      SpinFor(std::chrono::microseconds(gap_us));  // the scheduler goes idle
+      job.posted = BenchClock::now();
+      if constexpr (HasWakeup<A>) {
+        if (wakeup) {
+          adapter.WakeJob(&job);
+        } else {
+          adapter.PostJob(&job);
+        }
+      } else {
+        adapter.PostJob(&job);
+      }
+      while (!job.ran.load(std::memory_order_acquire)) CpuRelax();
+      samples.push_back(job.latency_us);
+    }
+    worker_cpu += cpu.Seconds();
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * kSamples);
+  state.counters["p50_us"] = Percentile(samples, 0.50);
+  state.counters["p99_us"] = Percentile(samples, 0.99);
+  state.counters["worker_cpu_us_per_wake"] =
+      worker_cpu * 1e6 / (static_cast<double>(state.iterations()) * kSamples);
+}
+
+// ---- idle CPU -------------------------------------------------------------------------
+
+template <typename A>
+void IdleCpu(benchmark::State& state) {
+  for (auto _ : state) {
+    A adapter(2);
+    Completion done;
+    Completion* d = &done;
+    done.Reset(1000);
+    for (std::uint32_t i = 0; i < 1000; ++i) adapter.PostOneShot([d, i] { d->Arrive(i); });
+    done.Wait();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const double before = CpuSeconds(RUSAGE_SELF);
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    state.counters["cpu_percent_of_one_core"] = (CpuSeconds(RUSAGE_SELF) - before) * 100.0;
+  }
+}
+
+// ---- timer lateness under load --------------------------------------------------------
+
+template <typename A>
+concept HasTimers = requires(A& a, WakeJob<A>* j, BenchClock::time_point t) {
   a.PostJobAt(j, t);
+};
+
+template <typename A>
+struct TimerJob {
+  typename A::Hook hook;
+  Completion* done = nullptr;
+  std::uint32_t index = 0;
+  BenchClock::time_point deadline;
+  double lateness_ns = 0;
+  void Execute() {
+    lateness_ns = static_cast<double>((BenchClock::now() - deadline).count());
+    done->Arrive(index);
+  }
 };
 
 template <typename A>
@@ -200,140 +308,136 @@ void TimerLateness(benchmark::State& state, int workers) {
   constexpr std::uint32_t kTimers = 200;
   constexpr auto kSpacing = std::chrono::microseconds(100);  // deadlines over ~20 ms
   A adapter(workers);
-  Round<A> load;
-  load.adapter = &adapter;
-  load.body_iterations = IterationsFor(1000);
+  Completion load_done;
+  Atomic<bool> stop{false};
   const auto load_jobs = static_cast<std::uint32_t>(2 * workers);
-  auto jobs = MakeJobs(adapter, load, load_jobs);
-
+  std::vector<Job<A>> jobs = MakeJobs(adapter, load_done, load_jobs);
+  for (Job<A>& job : jobs) {  // load jobs: 1 us bodies, re-posting until stopped
+    job.stop = &stop;
+    job.body_iterations = IterationsFor(1000);
+  }
   Completion timers_done;
-  std::vector<std::int64_t> round_samples(kTimers);
-  std::vector<StampedJob<A>> timers(kTimers);
+  std::vector<TimerJob<A>> timers(kTimers);
   for (std::uint32_t i = 0; i < kTimers; ++i) {
     timers[i].done = &timers_done;
-    timers[i].sample = &round_samples[i];
     timers[i].index = i;
     adapter.InitJob(&timers[i]);
   }
-  std::vector<std::int64_t> samples;
+  std::vector<double> samples;
   for (auto _ : state) {
-    load.stop.store(false, std::memory_order_relaxed);
-    load.done.Reset(load_jobs);
-    for (auto& job : jobs) {
-      job->remaining = INT_MAX;
-      adapter.PostJob(job.get());
+    stop.store(false, std::memory_order_relaxed);
+    load_done.Reset(load_jobs);
+    for (Job<A>& job : jobs) {
+      job.remaining = INT_MAX;
+      adapter.PostJob(&job);
     }
     timers_done.Reset(kTimers);
     const auto base = BenchClock::now() + std::chrono::milliseconds(1);
     for (std::uint32_t i = 0; i < kTimers; ++i) {
-      // `posted` holds the deadline: the sample is then start time minus deadline.
-      timers[i].posted = base + kSpacing * i;
-      adapter.PostJobAt(&timers[i], timers[i].posted);
+      timers[i].deadline = base + kSpacing * i;
+      adapter.PostJobAt(&timers[i], timers[i].deadline);
     }
     timers_done.Wait();
-    load.stop.store(true, std::memory_order_relaxed);
-    load.done.Wait();
-    samples.insert(samples.end(), round_samples.begin(), round_samples.end());
+    stop.store(true, std::memory_order_relaxed);
+    load_done.Wait();
+    for (const auto& t : timers) samples.push_back(t.lateness_ns);
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * kTimers);
-  state.counters["min_ns"] =
-      samples.empty() ? 0 : static_cast<double>(*std::min_element(samples.begin(), samples.end()));
+  state.counters["min_ns"] = *std::min_element(samples.begin(), samples.end());
   state.counters["p50_ns"] = Percentile(samples, 0.50);
   state.counters["p99_ns"] = Percentile(samples, 0.99);
 }
 
-// ---- physical limit ------------------------------------------------------------------
-
-struct PreparedCallback {
-  void (*fn)(PreparedCallback*);
-  Completion* done;
-  std::uint64_t body_iterations;
-  std::uint32_t index;
-};
-
-void RunPrepared(PreparedCallback* self) {
-  BusyWork(self->body_iterations);
-  self->done->Arrive(self->index);
-}
-
-void PhysicalLimit(benchmark::State& state, int body_ns) {
-  Completion done;
-  std::vector<PreparedCallback> callbacks(kExecutionsPerRound);
-  for (std::uint32_t i = 0; i < kExecutionsPerRound; ++i) {
-    callbacks[i] = {&RunPrepared, &done, IterationsFor(body_ns), i};
-  }
-  // The call goes through a pointer the compiler cannot see through, like a scheduler's.
-  benchmark::DoNotOptimize(callbacks.data());
-  for (auto _ : state) {
-    done.Reset(kExecutionsPerRound);
-    for (PreparedCallback& c : callbacks) c.fn(&c);
-    done.Wait();
-  }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * kExecutionsPerRound);
-}
-
 // ---- registration --------------------------------------------------------------------
 
-constexpr int kWorkers[] = {1, 2, 4};
-constexpr int kBodies[] = {0, 100, 1000};
-
-template <typename A>
-void RegisterThroughput(bool repost, int body, int workers) {
-  const std::string name = std::string("throughput/") + (repost ? "repost" : "oneshot") +
-                           "/body_ns:" + std::to_string(body) +
-                           "/workers:" + std::to_string(workers) + "/" + A::kName;
-  benchmark::RegisterBenchmark(
-      name.c_str(), [=](benchmark::State& s) { Throughput<A>(s, repost, workers, body); })
+template <typename F>
+void Register(const std::string& name, F f, int repetitions) {
+  benchmark::RegisterBenchmark(name.c_str(), f)
       ->UseRealTime()
+      ->Iterations(1)
+      ->Repetitions(repetitions)
       ->Unit(benchmark::kMillisecond);
 }
 
 template <typename... As>
-void RegisterAll() {
-  for (bool repost : {false, true}) {
-    for (int body : kBodies) {
-      for (int workers : kWorkers) (RegisterThroughput<As>(repost, body, workers), ...);
-    }
+struct Contestants {
+  template <typename F>
+  static void ForEach(F f) {
+    (f(static_cast<As*>(nullptr)), ...);
   }
-  for (std::int64_t gap : {1'000, 50'000}) {
+};
+
+using Peers = Contestants<TrivialSchedAdapter, TbbAdapter, AsioAdapter>;
+using Ours = Contestants<FairschedDefault, FairschedTrivialPolicy>;
+
+void RegisterAll(int reps) {
+  // Idle CPU first: RUSAGE_SELF counts every thread, so nothing may linger from earlier
+  // benchmarks; TBB (whose workers outlive its arena for a while) goes last.
+  auto idle = [&]<typename A>(A*) {
+    Register("idle_cpu/" + std::string(A::kName), [](benchmark::State& s) { IdleCpu<A>(s); }, 3);
+  };
+  Contestants<FairschedDefault, FairschedTrivialPolicy, FairschedSpin<100>, TrivialSchedAdapter,
+              AsioAdapter, TbbAdapter>::ForEach(idle);
+
+  for (int workers : {1, 2}) {
+    const std::string w = "/workers:" + std::to_string(workers) + "/";
+    auto w1 = [&]<typename A>(A*) {
+      Register("w1" + w + A::kName, [=](benchmark::State& s) { W1<A>(s, workers); }, reps);
+    };
+    auto w2 = [&]<typename A>(A*) {
+      Register("w2" + w + A::kName, [=](benchmark::State& s) { W2<A>(s, workers); }, reps);
+    };
+    Ours::ForEach(w1);
+    Peers::ForEach(w1);
+    Ours::ForEach(w2);
+    Contestants<FairschedOneShot>::ForEach(w2);
+    Peers::ForEach(w2);
+  }
+  // The latency histogram's cost: off, default (1 in 64 posts), every post.
+  auto hist = [&]<typename A>(A*) {
+    Register("w1/workers:1/" + std::string(A::kName),
+             [](benchmark::State& s) { W1<A>(s, 1); }, reps);
+    Register("w2/workers:1/" + std::string(A::kName),
+             [](benchmark::State& s) { W2<A>(s, 1); }, reps);
+  };
+  Contestants<FairschedHistogramOff, FairschedHistogramEvery>::ForEach(hist);
+  Register("loop/w1", [](benchmark::State& s) { Loop(s, kW1Tasks, 1); }, reps);
+  Register("loop/w2", [](benchmark::State& s) { Loop(s, kW2Jobs, kW2Runs); }, reps);
+
+  for (int gap : {10, 1000}) {
     for (int workers : {1, 2}) {
-      auto one = [&]<typename A>(A*) {
-        const std::string name = "latency/gap_ns:" + std::to_string(gap) +
-                                 "/workers:" + std::to_string(workers) + "/" + A::kName;
-        benchmark::RegisterBenchmark(name.c_str(),
-                                     [=](benchmark::State& s) { Latency<A>(s, workers, gap); })
-            ->UseRealTime()
-            ->Unit(benchmark::kMillisecond);
+      const std::string suffix =
+          "/gap_us:" + std::to_string(gap) + "/workers:" + std::to_string(workers) + "/";
+      auto post = [&]<typename A>(A*) {
+        Register("wake/post" + suffix + A::kName,
+                 [=](benchmark::State& s) { WakeLatency<A>(s, workers, gap, false); }, reps);
       };
-      (one(static_cast<As*>(nullptr)), ...);
+      auto wake = [&]<typename A>(A*) {
+        Register("wake/wakeup" + suffix + A::kName,
+                 [=](benchmark::State& s) { WakeLatency<A>(s, workers, gap, true); }, reps);
+      };
+      using Spins = Contestants<FairschedSpin<0>, FairschedSpin<100>>;
+      Ours::ForEach(post);
+      Spins::ForEach(post);
+      Peers::ForEach(post);
+      Ours::ForEach(wake);
+      Spins::ForEach(wake);
     }
   }
+
   for (int workers : {1, 2}) {
     auto one = [&]<typename A>(A*) {
       if constexpr (HasTimers<A>) {
-        const std::string name =
-            "timer_lateness/workers:" + std::to_string(workers) + "/" + A::kName;
-        benchmark::RegisterBenchmark(name.c_str(),
-                                     [=](benchmark::State& s) { TimerLateness<A>(s, workers); })
+        benchmark::RegisterBenchmark(
+            ("timer_lateness/workers:" + std::to_string(workers) + "/" + A::kName).c_str(),
+            [=](benchmark::State& s) { TimerLateness<A>(s, workers); })
             ->UseRealTime()
+            ->Repetitions(reps)
             ->Unit(benchmark::kMillisecond);
       }
     };
-    (one(static_cast<As*>(nullptr)), ...);
-  }
-  for (int workers : {1, 2}) {
-    const std::string name =
-        "timer_lateness/workers:" + std::to_string(workers) + "/" + FairschedTimerWheel::kName;
-    benchmark::RegisterBenchmark(
-        name.c_str(), [=](benchmark::State& s) { TimerLateness<FairschedTimerWheel>(s, workers); })
-        ->UseRealTime()
-        ->Unit(benchmark::kMillisecond);
-  }
-  for (int body : kBodies) {
-    const std::string name = "physical_limit/body_ns:" + std::to_string(body);
-    benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& s) { PhysicalLimit(s, body); })
-        ->UseRealTime()
-        ->Unit(benchmark::kMillisecond);
+    Contestants<FairschedDefault, FairschedTrivialPolicy, FairschedTimerWheel, AsioAdapter>::ForEach(
+        one);
   }
 }
 
@@ -341,13 +445,13 @@ void RegisterAll() {
 }  // namespace fairsched::bench
 
 int main(int argc, char** argv) {
-  using namespace fairsched::bench;
-  RegisterAll<FairschedDefault, FairschedTrivialPolicy, TrivialSchedAdapter, TbbAdapter,
-              AsioAdapter>();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  // FAIRSCHED_BENCH_REPETITIONS overrides the default 5 repetitions (e.g. 1 for a quick look).
+  const char* reps_env = std::getenv("FAIRSCHED_BENCH_REPETITIONS");
+  fairsched::bench::RegisterAll(reps_env != nullptr ? std::max(1, std::atoi(reps_env)) : 5);
   benchmark::AddCustomContext("busy_work_ns_per_iteration",
-                              std::to_string(BusyWorkNsPerIteration()));
+                              std::to_string(fairsched::bench::BusyWorkNsPerIteration()));
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;
