@@ -8,7 +8,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -353,6 +355,40 @@ TEST(MutexStressTest, HandOffRacesWithDeadlinesAndCancellation) {
     ASSERT_FALSE(mutex.IsLocked()) << "the lock was lost in round " << round;
   }
   EXPECT_GT(granted, 0);
+}
+
+// The example of coro/README.md ("Mutex, semaphore, event").
+coro::Mutex readme_mutex;
+std::map<std::string, int> readme_table;  // guarded by readme_mutex
+
+Task<> Add(std::string key) {
+  MutexGuard guard = co_await readme_mutex.LockGuard();
+  ++readme_table[key];
+  co_await Yield();
+}
+
+Task<bool> AddWithin(std::string key, std::chrono::milliseconds budget) {
+  if (co_await readme_mutex.TryLockUntil(DeadlineAfter(budget)) != WaitStatus::kOk) {
+    co_return false;
+  }
+  MutexGuard guard(readme_mutex, std::adopt_lock);
+  ++readme_table[key];
+  co_return true;
+}
+
+TEST(MutexTest, ReadmeExample) {
+  TaskScheduler sched;
+  sched.Start(2);
+  std::vector<JoinHandle<void>> adds;
+  std::vector<JoinHandle<bool>> timed;
+  for (int i = 0; i < 10; ++i) {
+    adds.push_back(Spawn(sched, Add("a")));
+    timed.push_back(Spawn(sched, AddWithin("b", seconds(60))));
+  }
+  for (JoinHandle<void>& handle : adds) handle.Get();
+  for (JoinHandle<bool>& handle : timed) EXPECT_TRUE(handle.Get());
+  EXPECT_EQ(readme_table["a"], 10);
+  EXPECT_EQ(readme_table["b"], 10);
 }
 
 #ifndef NDEBUG
