@@ -120,16 +120,15 @@ TEST(EventDeathTest, DestroyingAnEventWithWaitersDies) {
   auto run = [] {
     TaskScheduler sched;
     sched.Start(1);
-    auto event = std::make_unique<Event>();
-    std::atomic<bool> started{false};
-    auto waiter = [&]() -> Task<> {
-      started.store(true);
-      co_await event->Wait();
+    auto* event = new Event();
+    auto waiter = [event]() -> Task<> { co_await event->Wait(); };
+    // Runs after the waiter has queued: one worker, posted in this order.
+    auto destroyer = [event]() -> Task<> {
+      delete event;
+      co_return;
     };
     Spawn(sched, waiter()).Detach();
-    while (!started.load()) std::this_thread::yield();
-    std::this_thread::sleep_for(milliseconds(20));
-    event.reset();
+    Spawn(sched, destroyer()).Get();
   };
   EXPECT_DEATH(run(), "destroyed while coroutines wait");
 }

@@ -216,16 +216,15 @@ TEST(SemaphoreDeathTest, DestroyingASemaphoreWithWaitersDies) {
   auto run = [] {
     TaskScheduler sched;
     sched.Start(1);
-    auto semaphore = std::make_unique<Semaphore>(0);
-    std::atomic<bool> started{false};
-    auto waiter = [&]() -> Task<> {
-      started.store(true);
-      co_await semaphore->Acquire();
+    auto* semaphore = new Semaphore(0);
+    auto waiter = [semaphore]() -> Task<> { co_await semaphore->Acquire(); };
+    // Runs after the waiter has queued: one worker, posted in this order.
+    auto destroyer = [semaphore]() -> Task<> {
+      delete semaphore;
+      co_return;
     };
     Spawn(sched, waiter()).Detach();
-    while (!started.load()) std::this_thread::yield();
-    std::this_thread::sleep_for(milliseconds(20));
-    semaphore.reset();
+    Spawn(sched, destroyer()).Get();
   };
   EXPECT_DEATH(run(), "destroyed while coroutines wait");
 }
