@@ -224,6 +224,12 @@ class CoroutineState {
   CoroutineState& operator=(const CoroutineState&) = delete;
 
   void Start() { ops_->post(scheduler_, &task_, kTaskDeadlineNow); }
+  // Instead of Start: runs the coroutine's first step on the calling thread (a plain thread
+  // that helps, see coro/task_list.h), as the task callback would on a worker. The task has
+  // never been posted, so a wakeup that lands during this step is remembered by the
+  // scheduler task and the post that follows a suspension runs at once; after the first
+  // suspension the coroutine continues on the scheduler's workers like any other.
+  void StartOnThisThread() { Run(); }
 
   // --- References (see "Wakers and lifetime"). ---
   // Relaxed increment: the caller already holds a reference, so the count cannot be zero
