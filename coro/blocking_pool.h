@@ -33,6 +33,7 @@
 #include <cstddef>
 #include <deque>
 #include <exception>
+#include <iterator>
 #include <optional>
 #include <stdexcept>
 #include <thread>
@@ -147,17 +148,35 @@ class BlockingPool {
   // (true: it will never run). Otherwise opens an uncancellable wait for its end, unless it
   // already ended; `*must_wait` says whether to co_await WaitWoken.
   bool WithdrawOrKeepWaiting(internal::BlockingCall* call, bool* must_wait) {
-    MutexLock lock(mu_);
-    *must_wait = false;
-    if (call->stage == internal::BlockingCall::Stage::kQueued) {
+    std::deque<Waker> room;
+    {
+      MutexLock lock(mu_);
+      *must_wait = false;
+      if (call->stage == internal::BlockingCall::Stage::kRunning) {
+        call->waker = PrepareWait(WaitMode::kUncancellable);
+        *must_wait = true;
+      }
+      if (call->stage != internal::BlockingCall::Stage::kQueued) return false;
       Unlink(call);
-      return true;
+      room.swap(room_waiters_);
     }
-    if (call->stage == internal::BlockingCall::Stage::kRunning) {
-      call->waker = PrepareWait(WaitMode::kUncancellable);
-      *must_wait = true;
+    GiveRoom(std::move(room));  // the withdrawn call's place, as a pool thread's take would
+    return true;
+  }
+
+  // Outside the lock, after a call left the queue (taken or withdrawn): wakes the oldest
+  // room waiter that is still waiting (a waker that returns false belongs to a coroutine
+  // that left: cancelled) and gives the others back, in order, ahead of newer waiters.
+  void GiveRoom(std::deque<Waker> room) {
+    while (!room.empty()) {
+      const bool woke = room.front().Wakeup();
+      room.pop_front();
+      if (woke) break;
     }
-    return false;
+    if (room.empty()) return;
+    MutexLock lock(mu_);
+    room_waiters_.insert(room_waiters_.begin(), std::make_move_iterator(room.begin()),
+                         std::make_move_iterator(room.end()));
   }
 
   bool IsDone(internal::BlockingCall* call) {
@@ -183,20 +202,9 @@ class BlockingPool {
         call = head_;
         Unlink(call);
         call->stage = internal::BlockingCall::Stage::kRunning;
-        // Room for one: wake waiters until one of them is still waiting (a waker that
-        // returns false belongs to a coroutine that left: cancelled or timed out).
-        room.swap(room_waiters_);
+        room.swap(room_waiters_);  // room for one: see GiveRoom
       }
-      while (!room.empty()) {
-        const bool woke = room.front().Wakeup();
-        room.pop_front();
-        if (woke) break;
-      }
-      if (!room.empty()) {  // give the rest back, in order, ahead of newer waiters
-        MutexLock lock(mu_);
-        room_waiters_.insert(room_waiters_.begin(), std::make_move_iterator(room.begin()),
-                             std::make_move_iterator(room.end()));
-      }
+      GiveRoom(std::move(room));
       call->run(call);
       Waker waker;
       {
