@@ -33,7 +33,6 @@
 #include <cstddef>
 #include <deque>
 #include <exception>
-#include <iterator>
 #include <optional>
 #include <stdexcept>
 #include <thread>
@@ -94,14 +93,13 @@ class BlockingPool {
   // Refuses new calls, runs the queued ones, joins the threads. Idempotent; not from a
   // pool thread.
   void Stop() {
-    std::deque<Waker> room_waiters;
     {
       MutexLock lock(mu_);
       stopping_ = true;
-      room_waiters.swap(room_waiters_);
+      for (const Waker& waiter : room_waiters_) waiter.Wakeup();  // they see stopping_
+      room_waiters_.clear();
     }
     work_cv_.notify_all();
-    for (const Waker& waiter : room_waiters) waiter.Wakeup();  // they see stopping_
     for (std::thread& thread : threads_) {
       if (thread.joinable()) thread.join();
     }
@@ -148,35 +146,30 @@ class BlockingPool {
   // (true: it will never run). Otherwise opens an uncancellable wait for its end, unless it
   // already ended; `*must_wait` says whether to co_await WaitWoken.
   bool WithdrawOrKeepWaiting(internal::BlockingCall* call, bool* must_wait) {
-    std::deque<Waker> room;
-    {
-      MutexLock lock(mu_);
-      *must_wait = false;
-      if (call->stage == internal::BlockingCall::Stage::kRunning) {
-        call->waker = PrepareWait(WaitMode::kUncancellable);
-        *must_wait = true;
-      }
-      if (call->stage != internal::BlockingCall::Stage::kQueued) return false;
-      Unlink(call);
-      room.swap(room_waiters_);
+    MutexLock lock(mu_);
+    *must_wait = false;
+    if (call->stage == internal::BlockingCall::Stage::kRunning) {
+      call->waker = PrepareWait(WaitMode::kUncancellable);
+      *must_wait = true;
     }
-    GiveRoom(std::move(room));  // the withdrawn call's place, as a pool thread's take would
+    if (call->stage != internal::BlockingCall::Stage::kQueued) return false;
+    Unlink(call);
+    GiveRoomLocked();  // the withdrawn call's place, as a pool thread's take would
     return true;
   }
 
-  // Outside the lock, after a call left the queue (taken or withdrawn): wakes the oldest
-  // room waiter that is still waiting (a waker that returns false belongs to a coroutine
-  // that left: cancelled) and gives the others back, in order, ahead of newer waiters.
-  void GiveRoom(std::deque<Waker> room) {
-    while (!room.empty()) {
-      const bool woke = room.front().Wakeup();
-      room.pop_front();
-      if (woke) break;
+  // Under mu_, after a call left the queue (taken or withdrawn): wakes the oldest room
+  // waiter that is still waiting (a waker that returns false belongs to a coroutine that
+  // left: cancelled). Under the lock on purpose: if the waiters were taken out and woken
+  // outside it, a room freed meanwhile by another thread would find the list empty and be
+  // lost for the waiters not yet put back (seen as a hang in the stress test). Waking only
+  // closes a wait and posts a task; it never calls back into the pool.
+  void GiveRoomLocked() {
+    while (!room_waiters_.empty()) {
+      const Waker waiter = std::move(room_waiters_.front());
+      room_waiters_.pop_front();
+      if (waiter.Wakeup()) return;
     }
-    if (room.empty()) return;
-    MutexLock lock(mu_);
-    room_waiters_.insert(room_waiters_.begin(), std::make_move_iterator(room.begin()),
-                         std::make_move_iterator(room.end()));
   }
 
   bool IsDone(internal::BlockingCall* call) {
@@ -194,7 +187,6 @@ class BlockingPool {
   void ThreadMain() {
     while (true) {
       internal::BlockingCall* call;
-      std::deque<Waker> room;
       {
         MutexLock lock(mu_);
         work_cv_.wait(lock, [this] { return head_ != nullptr || stopping_; });
@@ -202,9 +194,8 @@ class BlockingPool {
         call = head_;
         Unlink(call);
         call->stage = internal::BlockingCall::Stage::kRunning;
-        room.swap(room_waiters_);  // room for one: see GiveRoom
+        GiveRoomLocked();
       }
-      GiveRoom(std::move(room));
       call->run(call);
       Waker waker;
       {
