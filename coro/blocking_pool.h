@@ -59,7 +59,7 @@ class BlockingPoolStopped : public std::runtime_error {
 };
 
 struct BlockingPoolOptions {
-  int threads = 4;                // >= 1
+  int threads = 4;                 // >= 1
   std::size_t queue_bound = 1024;  // >= 1: calls queued and not yet started
 };
 
@@ -72,7 +72,7 @@ struct BlockingCall {
   enum class Stage : std::uint8_t { kQueued, kRunning, kDone };
   void (*run)(BlockingCall* call) = nullptr;
   Stage stage = Stage::kQueued;
-  Waker waker;  // the coroutine's current wait for this call
+  Waker waker;                   // the coroutine's current wait for this call
   BlockingCall* prev = nullptr;  // the pool's intrusive FIFO queue
   BlockingCall* next = nullptr;
 };
@@ -255,8 +255,7 @@ Task<std::invoke_result_t<F&>> RunBlocking(BlockingPool& pool, F fn) {
   // 1. Queue the call, waiting (cancellably) for room while the queue is full.
   while (true) {
     Waker room;
-    if (pool.TrySubmit(&call, WaitMode::kCancellable, &room) ==
-        BlockingPool::Submit::kQueued) {
+    if (pool.TrySubmit(&call, WaitMode::kCancellable, &room) == BlockingPool::Submit::kQueued) {
       break;
     }
     const WakeReason why = co_await WaitWoken();

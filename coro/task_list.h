@@ -215,9 +215,9 @@ class TaskList {
   // decrement of `remaining` under `mu` that the waiter reads under `mu`.
   struct Shared {
     mutable Mutex mu;
-    ConditionVariable done_cv;  // plain-thread waiter: remaining reached 0
-    Waker waiter;               // coroutine waiter: remaining reached 0
-    std::deque<Entry> pending;  // added, not yet started
+    ConditionVariable done_cv;          // plain-thread waiter: remaining reached 0
+    Waker waiter;                       // coroutine waiter: remaining reached 0
+    std::deque<Entry> pending;          // added, not yet started
     std::optional<Entry> caller_first;  // the plain-thread waiter's own first task
     std::size_t added = 0;
     std::size_t remaining = 0;  // added and not yet finished or dropped
@@ -278,9 +278,9 @@ class TaskList {
 
   template <typename Scheduler>
   static void StartSlot(const std::shared_ptr<Shared>& shared, Entry entry, bool on_this_thread) {
-    auto* state = new internal::SpawnedState<void>(
-        shared->scheduler, &internal::kSchedulerOps<Scheduler>, Slot(shared, std::move(entry)),
-        SpawnOptions{});
+    auto* state =
+        new internal::SpawnedState<void>(shared->scheduler, &internal::kSchedulerOps<Scheduler>,
+                                         Slot(shared, std::move(entry)), SpawnOptions{});
     state->Detach();  // a slot never throws (it catches its tasks' exceptions)
     if (on_this_thread) {
       state->StartOnThisThread();

@@ -394,7 +394,8 @@ void BM_MemoryCoro(benchmark::State& state) {
     std::vector<coro::JoinHandle<void>> handles;
     handles.reserve(kSuspended);
     const std::size_t heap_vector = HeapInUse();
-    for (int i = 0; i < kSuspended; ++i) handles.push_back(coro::Spawn(sched, SuspendedCoroutine()));
+    for (int i = 0; i < kSuspended; ++i)
+      handles.push_back(coro::Spawn(sched, SuspendedCoroutine()));
     const coro::FrameAllocatorStats after = coro::FrameAllocator::ThisThreadFrameStats();
     heap = static_cast<double>(HeapInUse() - heap_vector) / kSuspended;
     requested = static_cast<double>(after.bytes_requested - one.bytes_requested) / kSuspended;
@@ -464,10 +465,29 @@ void BM_MemoryCallback(benchmark::State& state) {
   ReportMemory(state, sizeof(Task), 0);
 }
 
-BENCHMARK(BM_SpawnCoro)->Name("spawn_complete/coro")->ArgName("workers")->Arg(1)->Arg(2)->UseRealTime();
-BENCHMARK(BM_SpawnCallback)->Name("spawn_complete/callback_task")->ArgName("workers")->Arg(1)->Arg(2)->UseRealTime();
-BENCHMARK(BM_SpawnAsio)->Name("spawn_complete/asio")->ArgName("workers")->Arg(1)->Arg(2)->UseRealTime();
-BENCHMARK(BM_SpawnFiber)->Name("spawn_complete/boost_fiber")->ArgName("workers")->Arg(1)->UseRealTime();
+BENCHMARK(BM_SpawnCoro)
+    ->Name("spawn_complete/coro")
+    ->ArgName("workers")
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime();
+BENCHMARK(BM_SpawnCallback)
+    ->Name("spawn_complete/callback_task")
+    ->ArgName("workers")
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime();
+BENCHMARK(BM_SpawnAsio)
+    ->Name("spawn_complete/asio")
+    ->ArgName("workers")
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime();
+BENCHMARK(BM_SpawnFiber)
+    ->Name("spawn_complete/boost_fiber")
+    ->ArgName("workers")
+    ->Arg(1)
+    ->UseRealTime();
 BENCHMARK(BM_YieldCoro)->Name("yield_round_trip/coro")->UseRealTime();
 BENCHMARK(BM_YieldCallback)->Name("yield_round_trip/callback_task")->UseRealTime();
 BENCHMARK(BM_YieldAsio)->Name("yield_round_trip/asio")->UseRealTime();

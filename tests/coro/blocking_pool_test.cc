@@ -52,8 +52,8 @@ TEST(BlockingPoolTest, ReturnsTheValueOnTheSchedulerNotOnThePoolThread) {
     };
     const std::string value = co_await RunBlocking(pool, call);
     // Resumed by the scheduler: a worker, not the pool thread that ran the call.
-    co_return value == "blocking result" && std::this_thread::get_id() != call_thread &&
-        internal::CurrentState() != nullptr;
+    co_return value == "blocking result" &&
+        std::this_thread::get_id() != call_thread&& internal::CurrentState() != nullptr;
   };
   EXPECT_TRUE(Spawn(sched, job()).Get());
 }

@@ -79,8 +79,8 @@ Task<void> InnerTask(std::atomic<int>* inner_done) {
   inner_done->fetch_add(1);
 }
 template <typename Scheduler>
-Task<void> OuterTask(Scheduler* sched, std::atomic<int>* inner_done,
-                     std::atomic<int>* outer_done, std::atomic<int>* inner_missing) {
+Task<void> OuterTask(Scheduler* sched, std::atomic<int>* inner_done, std::atomic<int>* outer_done,
+                     std::atomic<int>* inner_missing) {
   TaskList<void> inner(*sched);
   for (int j = 0; j < 20; ++j) inner.Add(InnerTask(inner_done));
   const int before = inner_done->load();
@@ -143,7 +143,7 @@ TEST(TaskListTest, ResultsComeBackInAddOrder) {
   sched.Start(2);
   auto square = [](int i) -> Task<int> {
     if (i % 3 == 0) co_await Yield();
-    co_return i * i;
+    co_return i* i;
   };
   TaskList<int> list(sched);
   for (int i = 0; i < 40; ++i) list.Add(square(i));
@@ -298,7 +298,8 @@ TEST(TaskListStressTest, ManyNestedListsFromThreadsAndCoroutines) {
     std::vector<std::thread> threads;
     for (int t = 0; t < 3; ++t) {
       threads.emplace_back([&] {
-        TaskList<void> outer(sched, TaskListOptions{.max_parallel = static_cast<std::size_t>(1 + round % 3)});
+        TaskList<void> outer(
+            sched, TaskListOptions{.max_parallel = static_cast<std::size_t>(1 + round % 3)});
         for (int i = 0; i < 10; ++i) {
           outer.Add(OuterTask(&sched, &inner_done, &outer_done, &inner_missing));
         }
