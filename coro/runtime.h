@@ -224,6 +224,12 @@ class CoroutineState {
   CoroutineState& operator=(const CoroutineState&) = delete;
 
   void Start() { ops_->post(scheduler_, &task_, kTaskDeadlineNow); }
+  // Instead of Start: runs the coroutine's first step on the calling thread (a plain thread
+  // that helps, see coro/task_list.h), as the task callback would on a worker. The task has
+  // never been posted, so a wakeup that lands during this step is remembered by the
+  // scheduler task and the post that follows a suspension runs at once; after the first
+  // suspension the coroutine continues on the scheduler's workers like any other.
+  void StartOnThisThread() { Run(); }
 
   // --- References (see "Wakers and lifetime"). ---
   // Relaxed increment: the caller already holds a reference, so the count cannot be zero
@@ -280,12 +286,18 @@ class CoroutineState {
     wait_prepared_ = true;
     const std::uint64_t epoch = ++epoch_;
     const bool cancellable = mode == WaitMode::kCancellable;
+    // RequestCancel publishes the reason before it runs the callbacks and sets
+    // kCancelRequested in the word, so IsCancelled() can already be true while the bit is
+    // not set yet. A cancellable wait opened then must still be born cancelled (the stress
+    // test saw kSignal/kDeadline after IsCancelled() under TSan). Acquire, as for the bit.
+    const bool cancel_published =
+        cancellable && cancel_reason_.load(std::memory_order_acquire) != CancelReason::kNone;
     std::uint64_t old = word_.load(std::memory_order_relaxed);
     std::uint64_t desired;
     do {
       desired = (epoch << kEpochShift) |
                 (old & (kCancelRequested | kPendingWakeup | kPendingSignal | kReasonMask));
-      if (cancellable && (old & kCancelRequested) != 0) {
+      if (cancellable && (cancel_published || (old & kCancelRequested) != 0)) {
         desired = Closed(desired, ShutdownOrCancelled());
       } else if (external && (old & (kPendingWakeup | kPendingSignal)) != 0) {
         const WakeReason reason =

@@ -1,0 +1,270 @@
+// Tests for coro::BlockingPool / RunBlocking (coro/blocking_pool.h): results and exceptions
+// come back on the scheduler, the queue bound makes coroutines wait without blocking their
+// worker, Stop never drops a submitted call, cancellation before and after a call started,
+// and a stress run with random cancellations.
+#include "coro/blocking_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "coro/runtime.h"
+#include "sched/task_scheduler.h"
+#include "tests/stress.h"
+
+namespace fairsched::coro {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// A gate the blocking calls wait on (they block a pool thread, as real blocking IO does).
+class Gate {
+ public:
+  void Open() { open_.store(true); }
+  void Pass() const {
+    while (!open_.load()) std::this_thread::sleep_for(milliseconds(1));
+  }
+
+ private:
+  std::atomic<bool> open_{false};
+};
+
+void WaitUntilTrue(const std::function<bool()>& condition) {
+  while (!condition()) std::this_thread::sleep_for(milliseconds(1));
+}
+
+TEST(BlockingPoolTest, ReturnsTheValueOnTheSchedulerNotOnThePoolThread) {
+  TaskScheduler sched;
+  sched.Start(2);
+  BlockingPool pool({.threads = 2, .queue_bound = 4});
+  auto job = [&]() -> Task<bool> {
+    std::thread::id call_thread;
+    auto call = [&call_thread] {
+      call_thread = std::this_thread::get_id();
+      return std::string("blocking result");
+    };
+    const std::string value = co_await RunBlocking(pool, call);
+    // Resumed by the scheduler: a worker, not the pool thread that ran the call.
+    co_return value == "blocking result" &&
+        std::this_thread::get_id() != call_thread&& internal::CurrentState() != nullptr;
+  };
+  EXPECT_TRUE(Spawn(sched, job()).Get());
+}
+
+TEST(BlockingPoolTest, ExceptionsAndVoidCalls) {
+  TaskScheduler sched;
+  sched.Start(1);
+  BlockingPool pool({.threads = 1, .queue_bound = 1});
+  std::atomic<int> side_effect{0};
+  auto job = [&]() -> Task<std::string> {
+    auto increment = [&side_effect] { side_effect.fetch_add(1); };
+    co_await RunBlocking(pool, increment);
+    auto fail = []() -> int { throw std::runtime_error("disk on fire"); };
+    try {
+      co_await RunBlocking(pool, fail);
+    } catch (const std::runtime_error& e) {
+      co_return e.what();
+    }
+    co_return "no exception";
+  };
+  EXPECT_EQ(Spawn(sched, job()).Get(), "disk on fire");
+  EXPECT_EQ(side_effect.load(), 1);
+}
+
+TEST(BlockingPoolTest, FullQueueMakesCoroutinesWaitWithoutBlockingTheirWorker) {
+  TaskScheduler sched;
+  sched.Start(1);
+  BlockingPool pool({.threads = 1, .queue_bound = 2});
+  Gate gate;
+  std::atomic<int> calls_started{0};
+  auto job = [&](int i) -> Task<int> {
+    auto call = [&, i] {
+      calls_started.fetch_add(1);
+      gate.Pass();
+      return i;
+    };
+    co_return co_await RunBlocking(pool, call);
+  };
+  std::vector<JoinHandle<int>> handles;
+  handles.push_back(Spawn(sched, job(0)));  // runs on the pool thread, blocked at the gate
+  WaitUntilTrue([&] { return calls_started.load() == 1; });
+  for (int i = 1; i <= 4; ++i) handles.push_back(Spawn(sched, job(i)));  // 2 queue, 2 wait
+  WaitUntilTrue([&] { return pool.queued() == 2; });
+  // The only worker is free although two coroutines wait for room: it runs this one.
+  auto other = []() -> Task<int> { co_return 7; };
+  EXPECT_EQ(Spawn(sched, other()).Get(), 7);
+  std::this_thread::sleep_for(milliseconds(10));
+  EXPECT_EQ(pool.queued(), 2u);  // the bound holds
+  EXPECT_EQ(calls_started.load(), 1);
+  gate.Open();
+  for (int i = 0; i <= 4; ++i) EXPECT_EQ(handles[i].Get(), i);
+  EXPECT_EQ(calls_started.load(), 5);
+}
+
+TEST(BlockingPoolTest, StopRunsEveryQueuedCallAndRefusesNewOnes) {
+  TaskScheduler sched;
+  sched.Start(2);
+  BlockingPool pool({.threads = 1, .queue_bound = 64});
+  Gate gate;
+  std::atomic<int> ran{0};
+  auto job = [&]() -> Task<int> {
+    auto call = [&] {
+      gate.Pass();
+      return ran.fetch_add(1) + 1;
+    };
+    co_return co_await RunBlocking(pool, call);
+  };
+  std::vector<JoinHandle<int>> handles;
+  for (int i = 0; i < 20; ++i) handles.push_back(Spawn(sched, job()));
+  WaitUntilTrue([&] { return pool.queued() == 19; });  // one runs, 19 queued
+  std::thread stopper([&] { pool.Stop(); });
+  std::this_thread::sleep_for(milliseconds(10));
+  gate.Open();
+  stopper.join();
+  EXPECT_EQ(ran.load(), 20);  // Stop ran every submitted call
+  int sum = 0;
+  for (JoinHandle<int>& handle : handles) sum += handle.Get();
+  EXPECT_EQ(sum, 20 * 21 / 2);  // and every awaiter got its own result
+  auto late = [&]() -> Task<std::string> {
+    auto call = [] { return 1; };
+    try {
+      co_await RunBlocking(pool, call);
+    } catch (const BlockingPoolStopped& e) {
+      co_return e.what();
+    }
+    co_return "accepted";
+  };
+  EXPECT_EQ(Spawn(sched, late()).Get(), "coro::BlockingPool is stopping");
+}
+
+TEST(BlockingPoolTest, CancelBeforeTheCallStartsNeverRunsIt) {
+  TaskScheduler sched;
+  sched.Start(2);
+  BlockingPool pool({.threads = 1, .queue_bound = 8});
+  Gate gate;
+  std::atomic<int> ran{0};
+  auto job = [&](bool blocks) -> Task<std::string> {
+    auto call = [&, blocks] {
+      if (blocks) gate.Pass();
+      ran.fetch_add(1);
+      return 1;
+    };
+    try {
+      co_await RunBlocking(pool, call);
+    } catch (const BlockingCallCancelled&) {
+      co_return "cancelled";
+    }
+    co_return "ran";
+  };
+  JoinHandle<std::string> first = Spawn(sched, job(true));
+  WaitUntilTrue([&] { return pool.queued() == 0; });  // the first call has started
+  JoinHandle<std::string> second = Spawn(sched, job(false));
+  WaitUntilTrue([&] { return pool.queued() == 1; });
+  EXPECT_TRUE(second.Cancel());
+  EXPECT_EQ(second.Get(), "cancelled");
+  EXPECT_EQ(pool.queued(), 0u);  // withdrawn from the queue
+  gate.Open();
+  EXPECT_EQ(first.Get(), "ran");
+  pool.Stop();
+  EXPECT_EQ(ran.load(), 1);  // the cancelled call never ran
+}
+
+TEST(BlockingPoolTest, CancelAfterTheCallStartedWaitsForItsResult) {
+  TaskScheduler sched;
+  sched.Start(2);
+  BlockingPool pool({.threads = 1, .queue_bound = 8});
+  Gate gate;
+  std::atomic<bool> started{false};
+  auto job = [&]() -> Task<std::string> {
+    auto call = [&] {
+      started.store(true);
+      gate.Pass();
+      return std::string("finished");
+    };
+    std::string value = co_await RunBlocking(pool, call);
+    co_return value + (IsCancelled() ? " then cancelled" : "");
+  };
+  JoinHandle<std::string> handle = Spawn(sched, job());
+  WaitUntilTrue([&] { return started.load(); });
+  EXPECT_TRUE(handle.Cancel());
+  EXPECT_FALSE(handle.WaitFor(milliseconds(20)));  // still waiting for the running call
+  gate.Open();
+  EXPECT_EQ(handle.Get(), "finished then cancelled");
+}
+
+TEST(BlockingPoolTest, CancelWhileWaitingForRoom) {
+  TaskScheduler sched;
+  sched.Start(1);
+  BlockingPool pool({.threads = 1, .queue_bound = 1});
+  Gate gate;
+  std::atomic<int> started{0}, ran{0};
+  auto job = [&]() -> Task<std::string> {
+    auto call = [&] {
+      started.fetch_add(1);
+      gate.Pass();
+      ran.fetch_add(1);
+      return 0;
+    };
+    try {
+      co_await RunBlocking(pool, call);
+    } catch (const BlockingCallCancelled& e) {
+      co_return e.what();
+    }
+    co_return "ran";
+  };
+  JoinHandle<std::string> running = Spawn(sched, job());
+  WaitUntilTrue([&] { return started.load() == 1; });
+  JoinHandle<std::string> queued = Spawn(sched, job());
+  WaitUntilTrue([&] { return pool.queued() == 1; });
+  JoinHandle<std::string> waiting = Spawn(sched, job());
+  std::this_thread::sleep_for(milliseconds(10));  // it waits for room now
+  EXPECT_TRUE(waiting.Cancel());
+  EXPECT_EQ(waiting.Get(), "coro::RunBlocking: cancelled while waiting for queue room");
+  gate.Open();
+  EXPECT_EQ(running.Get(), "ran");
+  EXPECT_EQ(queued.Get(), "ran");
+  EXPECT_EQ(ran.load(), 2);
+}
+
+TEST(BlockingPoolStressTest, EveryCallRunsOnceOrIsReportedCancelled) {
+  const int coroutines = static_cast<int>(testing::StressIterations(400, 4));
+  TaskScheduler sched;
+  sched.Start(2);
+  BlockingPool pool({.threads = 3, .queue_bound = 4});
+  std::atomic<int> ran{0}, got_result{0}, got_cancelled{0}, wrong{0};
+  auto job = [&](int i) -> Task<void> {
+    for (int k = 0; k < 5; ++k) {
+      auto call = [&, i, k] {
+        ran.fetch_add(1);
+        if ((i + k) % 7 == 0) std::this_thread::yield();
+        return i * 10 + k;
+      };
+      try {
+        if (co_await RunBlocking(pool, call) != i * 10 + k) wrong.fetch_add(1);
+        got_result.fetch_add(1);
+      } catch (const BlockingCallCancelled&) {
+        got_cancelled.fetch_add(1);
+      }
+    }
+  };
+  std::vector<JoinHandle<void>> handles;
+  for (int i = 0; i < coroutines; ++i) {
+    handles.push_back(Spawn(sched, job(i)));
+    if (i % 3 == 0 && i > 0) handles[i - 1].Cancel();
+  }
+  for (JoinHandle<void>& handle : handles) handle.Get();
+  pool.Stop();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(ran.load(), got_result.load());  // no call ran without its result arriving
+  EXPECT_EQ(got_result.load() + got_cancelled.load(), coroutines * 5);
+}
+
+}  // namespace
+}  // namespace fairsched::coro
