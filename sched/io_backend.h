@@ -15,9 +15,11 @@
 //   - Poll(sink) [role]: non-blocking. Delivers every IO event the backend can see without
 //     sleeping (and hands queued submissions to the kernel). Called at EVERY role take, so a
 //     loaded scheduler whose role holder never sleeps still services IO: a task whose fd
-//     became ready is made ready at the next role take, which comes at least every
-//     `execute_batch_size` task executions of any worker. Must be cheap when nothing is
-//     registered (NoIoBackend: nothing at all; it inlines away).
+//     became ready is made ready at the next role take. A worker takes the role when it
+//     runs out of ready tasks or a timer is due; posts reach the ready queue only through
+//     role takes (at most `batch_size` per take), so under load a role take comes at the
+//     latest once the ready tasks of the previous take have started. Must be cheap when
+//     nothing is registered (NoIoBackend: nothing at all; it inlines away).
 //   - WaitUntil(deadline, sink) [role]: blocks until Notify was called since the previous
 //     WaitUntil returned (a Notify is never lost: one that comes first makes it return at
 //     once), or an IO event arrives (delivered into `sink` before returning), or

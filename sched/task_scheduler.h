@@ -86,9 +86,10 @@
 //     callback: the way to get rid of a task that waits (destroying a queued task aborts).
 //
 // API misuse caught in every build (it would corrupt the scheduler and costs next to
-// nothing to check): posting a task that is already queued, destroying a queued task.
-// Caught in builds without NDEBUG: posting a task without a callback, Wakeup/Signal/Cancel
-// of a task last posted to another scheduler, Start twice, Stop from inside a task.
+// nothing to check): posting a task that is already queued, destroying a queued task, Stop
+// from inside a task of this scheduler. Caught in builds without NDEBUG: posting a task
+// without a callback, Wakeup/Signal/Cancel of a task last posted to another scheduler,
+// Start twice.
 //
 // Costs (measured in bench/results/sched.md):
 //   - Post: three atomic read-modify-writes on the task's and the front queue's lines (the

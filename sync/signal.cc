@@ -43,7 +43,7 @@ bool Signal::ReceiveTimed(std::chrono::nanoseconds timeout) {
 
 bool Signal::ReceiveUntil(Clock::time_point deadline) {
   if (TryClear()) return true;
-#if !defined(__linux__)
+#if !FAIRSCHED_SIGNAL_USES_FUTEX
   MutexLock lock(mu_);  // held from registration into the wait (see signal.h)
 #endif
   // seq_cst: registration must precede our re-check of the bit in the total order (see
@@ -60,7 +60,7 @@ bool Signal::ReceiveUntil(Clock::time_point deadline) {
     // Report a timeout only once the clock says so (sleeps may end early or spuriously),
     // so we never return false early.
     if (deadline != Clock::time_point::max() && Clock::now() >= deadline) break;
-#if defined(__linux__)
+#if FAIRSCHED_SIGNAL_USES_FUTEX
     SleepWhileClear(deadline);
 #else
     if (deadline == Clock::time_point::max()) {
@@ -78,7 +78,7 @@ bool Signal::ReceiveUntil(Clock::time_point deadline) {
 
 bool Signal::TryReceive() { return TryClear(); }
 
-#if defined(__linux__)
+#if FAIRSCHED_SIGNAL_USES_FUTEX
 
 // The futex word is flag_ itself: an atomic 32-bit integer has the integer's size and
 // representation on Linux's compilers, which is what the kernel reads and compares. Private futexes: the Signal is never shared between

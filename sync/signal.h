@@ -50,6 +50,16 @@
 
 #include "sync/primitives.h"
 
+// Which sleeping mechanism this build uses. The futex path sleeps on the bit itself, which
+// needs a real 32-bit atomic in memory the kernel can read; the interleaving explorer's build
+// (FAIRSCHED_EXPLORE, sync/explore/) swaps in instrumented atomics the kernel cannot sleep on,
+// and its scheduler models mutexes and condition variables, so it takes the portable path.
+#if defined(__linux__) && !defined(FAIRSCHED_EXPLORE)
+#define FAIRSCHED_SIGNAL_USES_FUTEX 1
+#else
+#define FAIRSCHED_SIGNAL_USES_FUTEX 0
+#endif
+
 namespace fairsched {
 
 class Signal {
@@ -94,7 +104,7 @@ class Signal {
   }
   // Slow path of Send (signal.cc): wakes one sleeping receiver.
   void WakeOne();
-#if defined(__linux__)
+#if FAIRSCHED_SIGNAL_USES_FUTEX
   // Slow path of a receive: sleeps until the bit may be set or `deadline` has passed.
   void SleepWhileClear(Clock::time_point deadline);
 #endif
@@ -102,7 +112,7 @@ class Signal {
   // The bit, 0 or 1. 32 bits wide because it is also the futex word on Linux.
   Atomic<std::uint32_t> flag_{0};
   Atomic<std::uint32_t> waiters_{0};  // receivers inside the slow path
-#if !defined(__linux__)
+#if !FAIRSCHED_SIGNAL_USES_FUTEX
   Mutex mu_;
   ConditionVariable cv_;
 #endif
