@@ -1,17 +1,48 @@
-// The IO backend policy of the scheduler, and NoIoBackend, the default that does no IO.
+// The IO backend policy of the scheduler (how the sched-role holder sleeps, and how IO events
+// become ready tasks), and NoIoBackend, the default that does no IO.
 //
-// The sched-role holder, when nothing is ready and nothing is in the front queue, blocks in
-// `WaitUntil(deadline)` (deadline = the nearest wait-queue deadline, or kNoDeadline); any
-// thread that pushes into an empty front queue (Post, Wakeup, Signal) or needs the holder's
-// attention (Stop) calls `Notify()`. Because only the sched-role holder ever waits, an
-// epoll/io_uring backend can wait in epoll_wait/io_uring_enter instead and turn IO events
-// into task wakeups: the sched-role is a single-threaded "box" (DESIGN.md section 2).
+// The sched-role is a single-threaded "box" (DESIGN.md section 2): one worker at a time holds
+// it, and only the holder touches the wait queue and the producer side of the ready queue.
+// An IO backend lives inside that box. The holder polls it without blocking on every role
+// take, and, when nothing is ready, sleeps in it until the nearest task deadline; IO that
+// completed in the meantime is turned into ready tasks right there, in the same step that
+// moves posts and expired timers (no round trip through the front queue). The backends that
+// do real IO (epoll, io_uring) live in io/; the core only sees this concept.
 //
-// Contract:
-//   - WaitUntil returns when Notify was called since the previous WaitUntil returned (a
-//     Notify is never lost: one that comes before WaitUntil makes it return at once), or at
-//     `deadline`, or spuriously. It is called by one thread at a time (the role holder).
-//   - Notify is thread-safe, cheap when nobody waits, and may be called any number of times.
+// Contract. "Role" methods are called only by the sched-role holder, one thread at a time
+// (the thread changes from one role take to the next: a backend must not assume a fixed
+// thread); "any" methods are thread-safe.
+//   - Poll(sink) [role]: non-blocking. Delivers every IO event the backend can see without
+//     sleeping (and hands queued submissions to the kernel). Called at EVERY role take, so a
+//     loaded scheduler whose role holder never sleeps still services IO: a task whose fd
+//     became ready is made ready at the next role take, which comes at least every
+//     `execute_batch_size` task executions of any worker. Must be cheap when nothing is
+//     registered (NoIoBackend: nothing at all; it inlines away).
+//   - WaitUntil(deadline, sink) [role]: blocks until Notify was called since the previous
+//     WaitUntil returned (a Notify is never lost: one that comes first makes it return at
+//     once), or an IO event arrives (delivered into `sink` before returning), or
+//     `deadline` (kNoDeadline: none) passes, or spuriously.
+//   - Notify() [any]: wakes the holder sleeping in WaitUntil. Cheap when nobody sleeps (the
+//     backends in io/ do one atomic read-modify-write and touch the kernel only when the
+//     holder really sleeps); may be called any number of times.
+//   - CancelAll(sink) [role]: the shutdown hook. The scheduler calls it at every role take
+//     while Stop drains. The backend requests cancellation of every registration it holds;
+//     their final completions arrive through later Poll/WaitUntil calls, so tasks waiting
+//     for IO finish and the drain ends. Idempotent; cheap when nothing is registered.
+//   - The sink, IoReadySink::Wake(task, how) [role, only inside the calls above]: makes
+//     `task` ready as if by Wakeup (IoWake::kWakeup) or Signal (IoWake::kSignal), with the
+//     same state-machine rules (a task that is executing or not posted remembers the wakeup;
+//     a waiting one is taken out of the wait queue and made ready at once). Everything the
+//     backend wrote before Wake is visible in the task's callback. The backend must not
+//     touch the task after a kSignal wake that ends a registration (the task may delete
+//     itself once it sees the signal).
+//
+// Completion-based backends fit the same shape: io_uring (io/io_uring_backend.h) reaps its
+// completion queue in Poll/WaitUntil; a Windows IOCP backend (designed for, not built) would
+// call GetQueuedCompletionStatusEx with a zero timeout in Poll and with the deadline in
+// WaitUntil, turn each completion packet into a Wake, implement Notify with
+// PostQueuedCompletionStatus behind the same "is the holder asleep" flag, and CancelAll with
+// CancelIoEx. Any worker may issue IOCP operations directly (the port is thread-safe).
 #ifndef FAIRSCHED_SCHED_IO_BACKEND_H_
 #define FAIRSCHED_SCHED_IO_BACKEND_H_
 
@@ -22,17 +53,36 @@
 
 namespace fairsched {
 
-template <typename B>
-concept IoBackend = requires(B& backend, TaskDeadline deadline) {
-  backend.WaitUntil(deadline);
-  { backend.Notify() } -> std::same_as<void>;
+// How an IO event wakes its task: as Wakeup (IsExpired() false) or as Signal (also
+// ReceiveSignal() true).
+enum class IoWake { kWakeup, kSignal };
+
+// The role-only door through which a backend makes tasks ready. The scheduler passes one to
+// every role call; a backend must not keep it beyond the call.
+class IoReadySink {
+ public:
+  virtual void Wake(Task* task, IoWake how) = 0;
+
+ protected:
+  ~IoReadySink() = default;
 };
 
-// The "front signal" of the original design: a Signal the role holder sleeps on.
+template <typename B>
+concept IoBackend = requires(B& backend, TaskDeadline deadline, IoReadySink& sink) {
+  { backend.Poll(sink) } -> std::same_as<void>;
+  { backend.WaitUntil(deadline, sink) } -> std::same_as<void>;
+  { backend.Notify() } -> std::same_as<void>;
+  { backend.CancelAll(sink) } -> std::same_as<void>;
+};
+
+// The "front signal" of the original design: a Signal the role holder sleeps on. Poll and
+// CancelAll are empty inline functions, so the scheduler's hot path is unchanged.
 class NoIoBackend {
  public:
-  void WaitUntil(TaskDeadline deadline) { signal_.ReceiveUntil(deadline); }
+  void Poll(IoReadySink&) {}
+  void WaitUntil(TaskDeadline deadline, IoReadySink&) { signal_.ReceiveUntil(deadline); }
   void Notify() { signal_.Send(); }
+  void CancelAll(IoReadySink&) {}
 
  private:
   Signal signal_;

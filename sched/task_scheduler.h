@@ -7,11 +7,13 @@
 //           [wait: WaitQueueT, by deadline] <---------------+--> [ready: ReadyQueueT] --> workers
 //
 // There is no scheduler thread. Each worker loops:
-//   1. TryLock the sched-role. The holder moves up to `batch_size` tasks from the front
+//   1. TryLock the sched-role. The holder polls the IO backend without blocking (tasks
+//      whose IO completed become ready), moves up to `batch_size` tasks from the front
 //      queue to the wait or ready queue and expired ones from the wait queue to the ready
 //      queue, publishes them with one FlushPending and releases the role. If it found
 //      nothing to do and nothing is ready, it keeps the role and sleeps in
-//      IoBackend::WaitUntil(nearest deadline) until a post notifies it: nobody polls.
+//      IoBackend::WaitUntil(nearest deadline) until a post notifies it or IO arrives:
+//      nobody polls.
 //   2. Pops and executes ready tasks: at most `execute_batch_size`, and it stops early after
 //      any task when the role is free and role work is due (the front queue is not empty,
 //      or the nearest deadline has passed), so long tasks on every worker do not delay
@@ -340,6 +342,8 @@ class BasicTaskScheduler {
     }
   }
   const TaskSchedulerOptions& options() const { return options_; }
+  // The IO backend, for its registration methods (thread-safe; see the backend's header).
+  IoBackendT& io() { return io_; }
 
  private:
   struct alignas(kCacheLineSize) Worker {
@@ -519,17 +523,60 @@ class BasicTaskScheduler {
     bool exit = false;      // Stop asked the workers to exit
   };
 
+  // The IO backend's role-only door into the ready queue (see sched/io_backend.h): lives on
+  // the role holder's stack for one Schedule call and counts the tasks it made ready.
+  class RoleReadySink final : public IoReadySink {
+   public:
+    explicit RoleReadySink(BasicTaskScheduler* scheduler) : scheduler_(scheduler) {}
+    void Wake(Task* task, IoWake how) override {
+      made_ready_ += scheduler_->WakeFromRole(
+          task, how == IoWake::kSignal ? Task::kWoken | Task::kSignaled : Task::kWoken);
+    }
+    std::size_t TakeMadeReady() { return std::exchange(made_ready_, 0); }
+
+   private:
+    BasicTaskScheduler* scheduler_;
+    std::size_t made_ready_ = 0;
+  };
+
+  // Sched-role: Wake for a waker that holds the role (the IO backend). The same state
+  // transition as Wake, but a won waiting task sits in the wait queue that we hold, so it
+  // goes straight to the ready queue instead of through the front queue. Returns 1 if it
+  // made the task ready (published by the caller's FlushPending).
+  std::size_t WakeFromRole(Task* task, std::uint8_t bits) {
+    FAIRSCHED_DCHECK(task->owner_.load(std::memory_order_relaxed) == nullptr ||
+                         task->owner_.load(std::memory_order_relaxed) == this,
+                     "an IO backend woke a task posted to another scheduler");
+    // Lost (not waiting, or already woken): the bits are remembered and whoever owns the
+    // task's hand-off runs it; we must not touch the task again (a Signal may let it delete
+    // itself).
+    if (!task->TryWake(bits)) return 0;
+    // Won: kWaiting is set only by this role, right before the wait-queue push.
+    FAIRSCHED_DCHECK(wait_.Contains(task), "a waiting task is missing from the wait queue");
+    wait_.Remove(task);
+    MakeReady(task, /*expired=*/false);
+    return 1;
+  }
+
   // Runs with the sched-role held.
   ScheduleResult Schedule(Worker* worker) {
     ScheduleResult result;
+    RoleReadySink io_sink(this);
+    // Poll IO without blocking at every role take, so a loaded scheduler (whose holder
+    // never sleeps in WaitUntil) does not starve sockets. Not again after WaitUntil, which
+    // delivered what it saw.
+    bool poll_io = true;
     while (true) {
       if (exit_.load(std::memory_order_acquire)) {
         result.exit = true;
         return result;
       }
       const bool stopping = stopping_.load(std::memory_order_acquire);
+      if (poll_io) io_.Poll(io_sink);
+      poll_io = true;
+      if (stopping) io_.CancelAll(io_sink);  // Stop: end every IO registration
       const TaskDeadline now = TaskClock::now();
-      std::size_t moved = 0;
+      std::size_t moved = io_sink.TakeMadeReady();
       // Front queue -> wait/ready. PopAll only once the previous batch is fully handled,
       // so tasks keep their front-queue order across role holders.
       if (backlog_ == nullptr) backlog_ = front_.PopAll();
@@ -569,7 +616,8 @@ class BasicTaskScheduler {
       if (SpinFor(options_.spin_before_park, [this] { return !front_.IsEmpty(); })) continue;
       if (stopping && !wait_.IsEmpty()) continue;
       Bump(worker->role_sleeps);
-      io_.WaitUntil(wait_.NextDeadline());
+      io_.WaitUntil(wait_.NextDeadline(), io_sink);
+      poll_io = false;
     }
   }
 

@@ -20,28 +20,37 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
+// NoIoBackend never wakes a task: any call is a test failure.
+class FailingSink final : public IoReadySink {
+ public:
+  void Wake(Task*, IoWake) override { ADD_FAILURE() << "NoIoBackend woke a task"; }
+};
+
 TEST(NoIoBackendTest, NotifyBeforeWaitIsNotLost) {
   NoIoBackend io;
+  FailingSink sink;
   io.Notify();
   const auto start = TaskClock::now();
-  io.WaitUntil(TaskClock::now() + seconds(30));
+  io.WaitUntil(TaskClock::now() + seconds(30), sink);
   EXPECT_LT(TaskClock::now() - start, seconds(10));
 }
 
 TEST(NoIoBackendTest, WaitUntilDoesNotReturnEarly) {
   NoIoBackend io;
+  FailingSink sink;
   const TaskDeadline deadline = TaskClock::now() + milliseconds(15);
-  io.WaitUntil(deadline);
+  io.WaitUntil(deadline, sink);
   EXPECT_GE(TaskClock::now(), deadline);
 }
 
 TEST(NoIoBackendTest, NotifyFromAnotherThreadWakesWaiter) {
   NoIoBackend io;
+  FailingSink sink;
   std::thread notifier([&] {
     std::this_thread::sleep_for(milliseconds(5));
     io.Notify();
   });
-  io.WaitUntil(kNoDeadline);
+  io.WaitUntil(kNoDeadline, sink);
   notifier.join();
 }
 
@@ -53,11 +62,13 @@ std::atomic<TaskDeadline::rep> g_last_deadline{0};
 
 class RecordingIoBackend {
  public:
-  void WaitUntil(TaskDeadline deadline) {
+  void Poll(IoReadySink& sink) { inner_.Poll(sink); }
+  void WaitUntil(TaskDeadline deadline, IoReadySink& sink) {
     g_waits.fetch_add(1);
     g_last_deadline.store(deadline.time_since_epoch().count());
-    inner_.WaitUntil(deadline);
+    inner_.WaitUntil(deadline, sink);
   }
+  void CancelAll(IoReadySink& sink) { inner_.CancelAll(sink); }
   void Notify() {
     g_notifies.fetch_add(1);
     inner_.Notify();

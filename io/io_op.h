@@ -1,0 +1,165 @@
+// IoOp: one IO registration or operation handed to an IO backend (io/epoll_backend.h,
+// io/io_uring_backend.h), and the task it wakes. The Task-level IO API; the coroutine
+// sockets build on it.
+//
+// Like a Task, an IoOp is an intrusive object the user owns: the backend never allocates,
+// copies or frees one. Kinds:
+//   - Watch (both backends): a standing readiness registration on `fd` for `interest`
+//     (kIoReadable / kIoWritable), edge-triggered: every time the fd BECOMES ready, the
+//     readiness bits are added to the op and its task is woken as by Wakeup. The task reads
+//     and clears the bits with TakeReadiness() and then does its non-blocking reads/writes
+//     until EAGAIN (an edge is reported once). Wakeups that land while the task runs are
+//     remembered (Task rules), so no edge is lost. A watch lasts until cancelled.
+//   - Poll (both): one-shot readiness; completes with the ready bits as result.
+//   - Read, Write, Accept, Connect (io_uring only): the operation itself runs in the kernel;
+//     it completes with the syscall's result (bytes, the accepted fd, 0) or -errno. Accept
+//     returns a non-blocking, close-on-exec socket. An epoll backend completes them at once
+//     with -EOPNOTSUPP (epoll reports readiness; use Watch and do the syscall in the task).
+//
+// Lifecycle, the one rule to remember: every Submit ends with exactly ONE final completion,
+// a Signal to the op's task (ReceiveSignal() true in its callback). Before it, the op (and
+// any buffer or address it points at) belongs to the backend and must stay alive and
+// unchanged; after it, the backend never touches the op or the task again, so the task may
+// free both, or Prepare and Submit the op again. Result() is valid from then on: >= 0 on
+// success, -errno on failure, -ECANCELED if it was cancelled first. So a task that waits for
+// IO must not be Signalled by anyone else (use Wakeup or Cancel for that).
+//
+// Cancellation: Cancel(op) from any thread (typically the task itself, after the scheduler's
+// Cancel(task) woke it with IsCancelled()). The final completion follows (with -ECANCELED,
+// or with the real result if the operation finished first). The caller must know the op is
+// alive (it has not yet seen the final completion). Stop cancels every registration too.
+//
+// Misuse caught in every build: submitting an op that is already submitted, destroying an
+// op between Submit and its final completion (both abort with a message).
+#ifndef FAIRSCHED_IO_IO_OP_H_
+#define FAIRSCHED_IO_IO_OP_H_
+
+#include <sys/socket.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "sched/task.h"
+#include "sync/primitives.h"
+
+namespace fairsched {
+
+// Interest and readiness bits.
+inline constexpr std::uint32_t kIoReadable = 1;
+inline constexpr std::uint32_t kIoWritable = 2;
+inline constexpr std::uint32_t kIoHangup = 4;  // readiness only: peer closed (or half-closed)
+inline constexpr std::uint32_t kIoError = 8;   // readiness only: error pending on the fd
+
+enum class IoOpKind : std::uint8_t { kWatch, kPoll, kRead, kWrite, kAccept, kConnect };
+
+namespace internal {
+class IoOpRegistry;
+}  // namespace internal
+
+class IoOp {
+ public:
+  IoOp() = default;
+  ~IoOp() {
+    // Relaxed: the owner destroying its op is ordered after the final completion by the
+    // task hand-off; a racing destruction is a bug.
+    FAIRSCHED_CHECK(state_.load(std::memory_order_relaxed) == kIdle,
+                    "an IoOp was destroyed while submitted (Cancel it and wait for its final "
+                    "completion)");
+  }
+  IoOp(const IoOp&) = delete;
+  IoOp& operator=(const IoOp&) = delete;
+
+  // Setters: before Submit, or after the final completion. `task` is woken by this op.
+  void PrepareWatch(int fd, std::uint32_t interest, Task* task) {
+    Prepare(IoOpKind::kWatch, fd, task);
+    interest_ = interest;
+  }
+  void PreparePoll(int fd, std::uint32_t interest, Task* task) {
+    Prepare(IoOpKind::kPoll, fd, task);
+    interest_ = interest;
+  }
+  void PrepareRead(int fd, void* buffer, std::size_t length, Task* task) {
+    Prepare(IoOpKind::kRead, fd, task);
+    buffer_ = buffer;
+    length_ = length;
+  }
+  void PrepareWrite(int fd, const void* buffer, std::size_t length, Task* task) {
+    Prepare(IoOpKind::kWrite, fd, task);
+    buffer_ = const_cast<void*>(buffer);  // never written through for kWrite
+    length_ = length;
+  }
+  void PrepareAccept(int listen_fd, Task* task) { Prepare(IoOpKind::kAccept, listen_fd, task); }
+  // `address` must stay alive until the final completion.
+  void PrepareConnect(int fd, const sockaddr* address, socklen_t length, Task* task) {
+    Prepare(IoOpKind::kConnect, fd, task);
+    address_ = address;
+    address_length_ = length;
+  }
+
+  IoOpKind kind() const { return kind_; }
+  int fd() const { return fd_; }
+  Task* task() const { return task_; }
+  std::uint32_t interest() const { return interest_; }
+  void* buffer() const { return buffer_; }
+  std::size_t length() const { return length_; }
+  const sockaddr* address() const { return address_; }
+  socklen_t address_length() const { return address_length_; }
+
+  // After the final completion: >= 0 success, -errno failure (-ECANCELED: cancelled).
+  std::int32_t Result() const { return result_; }
+  // Whether the op is between Submit and its final completion. Relaxed: a snapshot; the
+  // task's own view is exact (the final Signal publishes the state change).
+  bool IsSubmitted() const { return state_.load(std::memory_order_relaxed) != kIdle; }
+  // Watch/Poll: the readiness bits (kIo*) reported since the last call, cleared. Relaxed:
+  // the bits are the only data; the Wakeup that follows the backend's fetch_or publishes
+  // them to the run it causes, and a later run reads them with the same RMW chain.
+  std::uint32_t TakeReadiness() { return readiness_.exchange(0, std::memory_order_relaxed); }
+
+  // Submission queue link (intrusive; not for users).
+  IoOp* next = nullptr;
+
+ private:
+  friend class internal::IoOpRegistry;
+
+  // State (one atomic byte; see internal::IoOpRegistry for the transitions).
+  static constexpr std::uint8_t kIdle = 0;    // not submitted, or finished
+  static constexpr std::uint8_t kQueued = 1;  // in the submission queue, not yet seen
+  static constexpr std::uint8_t kActive = 2;  // armed in the kernel by the sched-role
+  static constexpr std::uint8_t kCancel = 4;  // cancellation requested (with kQueued/kActive)
+
+  void Prepare(IoOpKind kind, int fd, Task* task) {
+    FAIRSCHED_DCHECK(!IsSubmitted(), "IoOp prepared while submitted");
+    kind_ = kind;
+    fd_ = fd;
+    task_ = task;
+    interest_ = 0;
+    buffer_ = nullptr;
+    length_ = 0;
+    address_ = nullptr;
+    address_length_ = 0;
+  }
+
+  // Inputs (written by the owner before Submit; read by the sched-role).
+  IoOpKind kind_ = IoOpKind::kWatch;
+  int fd_ = -1;
+  Task* task_ = nullptr;
+  std::uint32_t interest_ = 0;
+  void* buffer_ = nullptr;
+  std::size_t length_ = 0;
+  const sockaddr* address_ = nullptr;
+  socklen_t address_length_ = 0;
+  // Outputs.
+  std::int32_t result_ = 0;
+  Atomic<std::uint32_t> readiness_{0};
+  Atomic<std::uint8_t> state_{kIdle};
+  // Sched-role-only bookkeeping.
+  bool cancel_seen_ = false;  // the role has handled this op's cancellation request
+  bool completed_ = false;    // the kernel finished it; the final completion waits for the
+                              // cancel request that a canceller is pushing
+  IoOp* in_flight_prev_ = nullptr;
+  IoOp* in_flight_next_ = nullptr;
+};
+
+}  // namespace fairsched
+
+#endif  // FAIRSCHED_IO_IO_OP_H_
