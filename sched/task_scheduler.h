@@ -61,6 +61,9 @@
 //     workers' exit is drained too before Stop returns. A task that keeps re-posting itself
 //     forever keeps Stop from returning: such tasks must check IsStopping(). Stop is
 //     idempotent; calling it from inside a task of this scheduler aborts with a message.
+//     While stopping, the role holder also asks the IO backend to cancel every IO
+//     registration (IoBackend::CancelAll), so tasks waiting for IO get their final
+//     completion and the drain can end.
 //   - After Stop the scheduler is back in its not-started state: posts queue up again and
 //     run after the next Start (or in the destructor), and Start may be called again.
 //   - ~BasicTaskScheduler(): Stop() (drains, as above), also when never started (it then
