@@ -82,10 +82,11 @@ _benchmark = repository_rule(implementation = _benchmark_impl, local = True)
 def _peers_impl(rctx):
     # Libraries fairsched is benchmarked against; only bench/ depends on these.
     rctx.file("WORKSPACE", 'workspace(name = "fairsched_peers")\n')
-    rctx.file("BUILD", _HEADER.format(pkg = "libtbb-dev, libasio-dev, libconcurrentqueue-dev") +
+    rctx.file("BUILD", _HEADER.format(pkg = "libtbb-dev, libasio-dev, libconcurrentqueue-dev, libboost-fiber-dev") +
                        _system_cc_library("tbb", ["tbb"]) +
                        _system_cc_library("asio", ["pthread"]) +
-                       _system_cc_library("concurrentqueue", []))
+                       _system_cc_library("concurrentqueue", []) +
+                       _system_cc_library("boost_fiber", ["boost_fiber", "boost_context", "pthread"]))
 
 _peers = repository_rule(implementation = _peers_impl, local = True)
 
