@@ -74,8 +74,9 @@ std::string Frame(const std::string& payload) {
 
 // A blocking client socket on the test thread (the misbehaving peer). Every receive has a
 // timeout, so a broken server fails the test instead of hanging it. Syscalls retry on
-// EINTR: io_uring's completion notifications interrupt blocking calls of the thread that
-// created the ring (the test thread, which constructs the scheduler).
+// EINTR: io_uring runs a request's completion work on the thread that submitted it, and the
+// IoUringBackend constructor (on this thread) submits its first wake read, so that
+// completion can interrupt a blocking call of the test thread (seen: recv -> EINTR).
 class RawClient {
  public:
   explicit RawClient(const SocketAddress& address) {
