@@ -190,6 +190,19 @@ IoError ErrorOfWake(coro::WakeReason reason) {
   return IoError(IoErrorCode::kCancelled);
 }
 
+IoError CancellationError() {
+  switch (coro::CurrentCancelReason()) {
+    case coro::CancelReason::kNone:
+      return IoError();
+    case coro::CancelReason::kShutdown:
+      return IoError(IoErrorCode::kShutdown);
+    case coro::CancelReason::kRequested:
+    case coro::CancelReason::kDeadline:
+      break;
+  }
+  return IoError(IoErrorCode::kCancelled);
+}
+
 IoResult<SocketAddress> LocalAddressOf(int fd) {
   sockaddr_storage storage{};
   socklen_t length = sizeof(storage);

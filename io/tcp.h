@@ -19,6 +19,7 @@
 //     deadline) ends a blocked operation with kCancelled; the scheduler's Stop with
 //     kShutdown. In both cases the IO operation is released before the call returns (io_uring:
 //     the IoOp is cancelled and its final completion awaited; epoll: the wait is withdrawn).
+//     Once the coroutine is cancelled, every further operation fails at once the same way.
 //   - One reader and one writer may use a stream at the same time (two coroutines: one
 //     Reads, one Writes); two concurrent Reads (or Writes, or Accepts) are misuse (checked
 //     in debug builds).
@@ -152,6 +153,10 @@ int OpenListeningSocket(const SocketAddress& address, int backlog);
 // After a failed operation: the error for `result` (-errno), given how the wait ended.
 IoError ErrorOfResult(int result, bool timed_out);
 IoError ErrorOfWake(coro::WakeReason reason);
+// Inside a spawned coroutine: kCancelled / kShutdown if it is cancelled (or the scheduler is
+// stopping), else success. Every operation checks it first, so a cancelled coroutine's
+// socket operations fail at once on both backends, even those that would not wait.
+IoError CancellationError();
 
 // The shared state of one socket: the fd, the IoOps and their relay tasks, and the waiting
 // coroutines. Heap-allocated and reference-counted, because with epoll the backend hands the
@@ -242,7 +247,6 @@ class SocketCore {
   // (cancelled, shutdown, timeout) once the op is released.
   coro::Task<IoResult<std::int32_t>> RunOp(Direction side, TaskDeadline deadline) {
     static_assert(kCompletions);
-    if (coro::IsCancelled()) co_return ErrorOfWake(CancelledWake());
     IoOp& op = ops_[side];
     {
       MutexLock lock(mu_);
@@ -275,7 +279,7 @@ class SocketCore {
     }
     const std::int32_t result = op.Result();
     if (result == -ECANCELED) {
-      co_return timed_out ? IoError(IoErrorCode::kTimeout) : ErrorOfWake(CancelledWake());
+      co_return timed_out ? IoError(IoErrorCode::kTimeout) : CancellationError();
     }
     co_return result;
   }
@@ -284,12 +288,6 @@ class SocketCore {
 
  private:
   ~SocketCore() = default;
-
-  static coro::WakeReason CancelledWake() {
-    return coro::CurrentCancelReason() == coro::CancelReason::kShutdown
-               ? coro::WakeReason::kShutdown
-               : coro::WakeReason::kCancelled;
-  }
 
   void Unref();  // below: closes the fd and frees the core on the last reference
 
@@ -470,6 +468,7 @@ int ConnectProgress(int fd);
 template <typename Scheduler>
 coro::Task<IoResult<TcpStream<Scheduler>>> TcpStream<Scheduler>::Connect(
     Scheduler& scheduler, SocketAddress address, TaskDeadline deadline) {
+  if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
   internal::IgnoreSigpipeOnce();
   const int fd = internal::OpenTcpSocket(address.family());
   if (fd < 0) co_return IoError::FromErrno(-fd);
@@ -502,6 +501,7 @@ coro::Task<IoResult<std::size_t>> TcpStream<Scheduler>::Read(std::span<char> buf
                                                              TaskDeadline deadline) {
   Core* core = Checked();
   FAIRSCHED_DCHECK(!buffer.empty(), "Read into an empty buffer");
+  if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
   if constexpr (Core::kCompletions) {
     core->op(Core::kReadSide)
         .PrepareRead(core->fd(), buffer.data(), buffer.size(), core->relay(Core::kReadSide));
@@ -539,6 +539,7 @@ template <typename Scheduler>
 coro::Task<IoError> TcpStream<Scheduler>::Write(std::span<const char> data,
                                                 TaskDeadline deadline) {
   Core* core = Checked();
+  if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
   std::size_t done = 0;
   while (done < data.size()) {
     if constexpr (Core::kCompletions) {
@@ -594,6 +595,7 @@ template <typename Scheduler>
 coro::Task<IoResult<TcpStream<Scheduler>>> TcpListener<Scheduler>::Accept(
     TaskDeadline deadline) {
   Core* core = Checked();
+  if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
   while (true) {
     int fd;
     if constexpr (Core::kCompletions) {
