@@ -110,11 +110,12 @@ class BlobStore {
         Apply(*request, &out);
         if (options_.fault > 0 && unit(random) < options_.fault) {
           faults_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
-          if (unit(random) < 0.5) continue;                  // drop the answer
+          if (unit(random) < 0.5) continue;                 // drop the answer
           if (co_await coro::SleepFor(options_.fault_delay) != coro::WakeReason::kDeadline) break;
         }
       }
-      const IoError written = co_await stream.Write(out, coro::DeadlineAfter(std::chrono::seconds(5)));
+      const IoError written =
+          co_await stream.Write(out, coro::DeadlineAfter(std::chrono::seconds(5)));
       if (!written.ok()) break;
     }
     stream.Close();

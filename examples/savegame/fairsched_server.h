@@ -140,31 +140,38 @@ class FairschedServer {
     co_return co_await Fence(request, version, old_blob);
   }
 
+  // The result of one request/answer exchange with the store (CallStore).
+  struct StoreCall {
+    bool ok = false;                      // the store answered kOk
+    bool sent = false;                    // the request may have reached the store
+    SaveStatus status = SaveStatus::kOk;  // when !ok: the failure to report
+    std::uint64_t version = 0;
+    std::string blob;
+  };
+
   // The upload's outcome is unknown: settle it (protocol.h). Still under the profile lock.
   coro::Task<SaveStatus> Fence(SaveRequest request, std::uint64_t version,
                                const std::string& old_blob) {
     for (int attempt = 0; attempt < options_.fence_attempts; ++attempt) {
       StoreCall fence = co_await CallStore({StoreOp::kPut, request.user, version, old_blob});
       if (fence.ok) co_return SaveStatus::kUploadNotApplied;  // the upload can never apply now
-      if (fence.status == SaveStatus::kConflict) {
-        // The version moved: only our upload can have moved it (we hold the lock).
-        co_return ReadBlobHeader(fence.blob).last_request_id == request.request_id
-                   ? SaveStatus::kOk
-                   : SaveStatus::kUnknown;
-      }
+      if (fence.status == SaveStatus::kConflict)
+        co_return SettledByConflict(request, version, fence);
       if (fence.status == SaveStatus::kShuttingDown) break;
     }
     co_return SaveStatus::kUnknown;
   }
 
-  // One request/answer exchange with the store on a pooled connection.
-  struct StoreCall {
-    bool ok = false;    // the store answered kOk
-    bool sent = false;  // the request may have reached the store
-    SaveStatus status = SaveStatus::kOk;  // when !ok: the failure to report
-    std::uint64_t version = 0;
-    std::string blob;
-  };
+  // A fence was refused: version `version` was already replaced, by exactly one of our
+  // compare-and-sets on it (we hold the lock): the upload (the blob names this request) or
+  // an earlier fence whose answer was lost (the blob is the old one).
+  static SaveStatus SettledByConflict(const SaveRequest& request, std::uint64_t version,
+                                      const StoreCall& fence) {
+    if (fence.version != version + 1) return SaveStatus::kUnknown;  // not ours: cannot tell
+    return ReadBlobHeader(fence.blob).last_request_id == request.request_id
+               ? SaveStatus::kOk
+               : SaveStatus::kUploadNotApplied;
+  }
 
   coro::Task<StoreCall> CallStore(StoreRequest request) {
     StoreCall call;
@@ -172,8 +179,8 @@ class FairschedServer {
         request.op == StoreOp::kGet ? SaveStatus::kDownloadFailed : SaveStatus::kUploadNotApplied;
     std::unique_ptr<PooledConnection> connection = TakePooled();
     if (connection == nullptr) {
-      IoResult<Stream> connected = co_await Stream::Connect(
-          scheduler_, store_, coro::DeadlineAfter(options_.step_timeout));
+      IoResult<Stream> connected =
+          co_await Stream::Connect(scheduler_, store_, coro::DeadlineAfter(options_.step_timeout));
       if (!connected.ok()) {
         call.status = ShutdownOr(connected.error(), SaveStatus::kStoreUnavailable);
         co_return call;

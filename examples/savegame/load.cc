@@ -69,7 +69,8 @@ struct ThreadRecord {
   Atomic<std::int64_t> ok{0};
   Atomic<std::int64_t> errors{0};
   Mutex window_mu;
-  std::vector<std::uint32_t> window_us;  // guarded by window_mu: kOk latencies since the last report
+  std::vector<std::uint32_t>
+      window_us;  // guarded by window_mu: kOk latencies since the last report
   // Owned by the thread until it is joined:
   FleetResult result;
 };
@@ -208,8 +209,8 @@ FleetResult RunFleet(const SocketAddress& server, const FleetOptions& options) {
   for (int t = 0; t < threads; ++t) {
     const int count = options.connections / threads + (t < options.connections % threads ? 1 : 0);
     records.push_back(std::make_unique<ThreadRecord>());
-    workers.emplace_back(FleetThread, std::cref(server), std::cref(options), first, count,
-                         stop_at, records.back().get());
+    workers.emplace_back(FleetThread, std::cref(server), std::cref(options), first, count, stop_at,
+                         records.back().get());
     first += count;
   }
 
@@ -230,7 +231,8 @@ FleetResult RunFleet(const SocketAddress& server, const FleetOptions& options) {
       record->window_us.clear();
     }
     std::sort(window.begin(), window.end());
-    std::fprintf(options.progress, "%s  %-9s %3d/%llds  %7lld req/s  p50 %7.2f ms  p99 %7.2f ms  errors %lld%s",
+    std::fprintf(options.progress,
+                 "%s  %-9s %3d/%llds  %7lld req/s  p50 %7.2f ms  p99 %7.2f ms  errors %lld%s",
                  terminal ? "\r" : "", options.label.c_str(), second,
                  static_cast<long long>(
                      std::chrono::duration_cast<std::chrono::seconds>(options.duration).count()),

@@ -39,10 +39,10 @@ struct FleetResult {
   double seconds = 0;  // the sending phase
   std::int64_t sent = 0;
   std::array<std::int64_t, kSaveStatusCount> replies{};  // by SaveStatus
-  std::int64_t no_reply = 0;     // no reply before the drain timeout (or connection lost)
+  std::int64_t no_reply = 0;  // no reply before the drain timeout (or connection lost)
   std::int64_t connect_failures = 0;
-  std::vector<std::int64_t> acked;    // per user: kOk replies
-  std::vector<std::int64_t> unknown;  // per user: kUnknown replies or no reply
+  std::vector<std::int64_t> acked;           // per user: kOk replies
+  std::vector<std::int64_t> unknown;         // per user: kUnknown replies or no reply
   std::vector<std::uint32_t> ok_latency_us;  // every kOk request, send to reply, sorted
   std::int64_t ok() const { return replies[0]; }
 };

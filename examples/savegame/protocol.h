@@ -18,11 +18,12 @@
 //   - If the upload's answer does not come (the store dropped or delayed it, the deadline
 //     passed, the connection broke), the outcome is unknown. The server then sends a
 //     *fence*: the same compare-and-set on the downloaded version, with the blob unchanged.
-//     Exactly one of the two compare-and-sets on version v can apply. Fence applied: the
-//     upload never will, the request failed cleanly (kUploadNotApplied). Fence refused: the
-//     upload applied (the store returns its blob, whose last_request_id is this request):
-//     the save is acknowledged (kOk). Only if no fence gets an answer within its attempts is
-//     the reply kUnknown (reported separately; the check then allows that request either way).
+//     Exactly one compare-and-set on version v can apply. Fence applied: the upload never
+//     will, the request failed cleanly (kUploadNotApplied). Fence refused: version v + 1
+//     exists, written by the upload (the refusal carries the blob: its last_request_id is
+//     this request: acknowledged, kOk) or by an earlier fence whose answer was lost (the old
+//     blob: kUploadNotApplied). Only if no fence gets an answer within its attempts is the
+//     reply kUnknown (counted separately; the check then allows that request either way).
 //   So every kOk reply means "applied exactly once" and every other reply "not applied",
 //   and at the end each user's counter must equal the number of kOk replies for that user.
 #ifndef FAIRSCHED_EXAMPLES_SAVEGAME_PROTOCOL_H_
@@ -45,15 +46,15 @@ inline constexpr std::uint32_t kMaxFrame = 1 << 20;  // bytes of body; larger is
 
 // The server's answer to one save request.
 enum class SaveStatus : std::uint8_t {
-  kOk = 0,              // applied exactly once
-  kLockTimeout,         // the user's profile stayed locked past the deadline
-  kStoreUnavailable,    // no connection to the blob store within the deadline
-  kDownloadFailed,      // the download's answer did not come in time (nothing applied)
-  kUploadNotApplied,    // the upload failed and the fence proved it did not apply
-  kConflict,            // the store refused the compare-and-set (nothing applied)
-  kUnknown,             // the upload's outcome could not be settled
-  kShuttingDown,        // the server stopped while the request ran (not applied unless kOk)
-  kBadRequest,          // malformed request or user out of range
+  kOk = 0,            // applied exactly once
+  kLockTimeout,       // the user's profile stayed locked past the deadline
+  kStoreUnavailable,  // no connection to the blob store within the deadline
+  kDownloadFailed,    // the download's answer did not come in time (nothing applied)
+  kUploadNotApplied,  // the upload failed and the fence proved it did not apply
+  kConflict,          // the store refused the compare-and-set (nothing applied)
+  kUnknown,           // the upload's outcome could not be settled
+  kShuttingDown,      // the server stopped while the request ran (not applied unless kOk)
+  kBadRequest,        // malformed request or user out of range
 };
 inline constexpr int kSaveStatusCount = 9;
 const char* ToString(SaveStatus status);

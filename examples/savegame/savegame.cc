@@ -195,7 +195,8 @@ void PrintReports(std::FILE* out, const SavegameOptions& options,
                std::chrono::duration<double, std::milli>(options.blob_latency).count(),
                std::chrono::duration<double, std::micro>(options.cpu_cost).count(),
                std::chrono::duration<double, std::milli>(options.step_timeout).count(),
-               options.fault, std::chrono::duration<double, std::milli>(options.updater_tick).count());
+               options.fault,
+               std::chrono::duration<double, std::milli>(options.updater_tick).count());
 }
 
 }  // namespace fairsched::savegame

@@ -23,9 +23,9 @@ enum class BackendKind { kEpoll, kIoUring };
 const char* ToString(Design design);
 
 struct SavegameOptions {
-  int workers = 2;          // server threads, the same number for both designs
+  int workers = 2;  // server threads, the same number for both designs
   int users = 1000;
-  int connections = 128;    // client connections (closed loop: requests in flight)
+  int connections = 128;  // client connections (closed loop: requests in flight)
   int client_threads = 2;
   int store_workers = 1;
   std::chrono::nanoseconds duration = std::chrono::seconds(10);
@@ -44,7 +44,7 @@ struct SavegameOptions {
 struct DesignReport {
   Design design = Design::kFairsched;
   FleetResult fleet;
-  double requests_per_second = 0;   // kOk replies per second of the sending phase
+  double requests_per_second = 0;          // kOk replies per second of the sending phase
   std::vector<double> worker_cpu_seconds;  // per server thread, over the run
   std::int64_t faults_injected = 0;
   // The check.

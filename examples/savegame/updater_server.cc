@@ -54,7 +54,7 @@ struct UpdaterServer::Job {
 
 struct UpdaterServer::Worker {
   Mutex inbox_mu;
-  std::vector<std::unique_ptr<Job>> job_inbox;                   // guarded by inbox_mu
+  std::vector<std::unique_ptr<Job>> job_inbox;                  // guarded by inbox_mu
   std::vector<std::shared_ptr<ClientConnection>> client_inbox;  // guarded by inbox_mu
   // The thread's own:
   std::vector<std::shared_ptr<ClientConnection>> clients;
@@ -135,8 +135,8 @@ void UpdaterServer::AcceptAll() {
     const int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     // Relaxed: only a round-robin counter.
-    Worker& owner = *workers_[next_connection_.fetch_add(1, std::memory_order_relaxed) %
-                              workers_.size()];
+    Worker& owner =
+        *workers_[next_connection_.fetch_add(1, std::memory_order_relaxed) % workers_.size()];
     MutexLock lock(owner.inbox_mu);
     owner.client_inbox.push_back(std::make_shared<ClientConnection>(fd));
   }
@@ -167,8 +167,7 @@ bool UpdaterServer::ReadRequests(const std::shared_ptr<ClientConnection>& client
 
 void UpdaterServer::Pin(std::unique_ptr<Job> job) {
   // Relaxed: only a round-robin counter.
-  Worker& owner =
-      *workers_[next_job_.fetch_add(1, std::memory_order_relaxed) % workers_.size()];
+  Worker& owner = *workers_[next_job_.fetch_add(1, std::memory_order_relaxed) % workers_.size()];
   MutexLock lock(owner.inbox_mu);
   owner.job_inbox.push_back(std::move(job));
 }
@@ -347,9 +346,15 @@ void UpdaterServer::CallAnswered(Worker& worker, Job& job, const StoreResponse& 
     Finish(job, SaveStatus::kUploadNotApplied);  // the fence applied: the upload never will
     return;
   }
+  // Refused: version job.version was replaced by exactly one of our compare-and-sets on it
+  // (the upload, or an earlier fence whose answer was lost); the blob tells which.
+  if (answer_version != job.version + 1) {
+    Finish(job, SaveStatus::kUnknown);
+    return;
+  }
   Finish(job, ReadBlobHeader(answer_blob).last_request_id == job.request.request_id
                   ? SaveStatus::kOk
-                  : SaveStatus::kUnknown);
+                  : SaveStatus::kUploadNotApplied);
 }
 
 void UpdaterServer::Finish(Job& job, SaveStatus status) {

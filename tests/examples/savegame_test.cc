@@ -55,7 +55,7 @@ TEST_P(SavegameTest, EveryAcknowledgedSaveAppliedExactlyOnce) {
   EXPECT_EQ(r.fleet.connect_failures, 0);
   EXPECT_EQ(r.fleet.no_reply, 0);  // every request was answered
   const auto count = [&](SaveStatus s) { return r.fleet.replies[static_cast<int>(s)]; };
-  EXPECT_EQ(count(SaveStatus::kUnknown), 0);  // every unknown upload was settled by a fence
+  EXPECT_EQ(count(SaveStatus::kUnknown), 0);   // every unknown upload was settled by a fence
   EXPECT_EQ(count(SaveStatus::kConflict), 0);  // the profile lock serialises each user
   EXPECT_EQ(count(SaveStatus::kBadRequest), 0);
   std::int64_t answered = r.fleet.no_reply;
@@ -72,18 +72,18 @@ TEST_P(SavegameTest, EveryAcknowledgedSaveAppliedExactlyOnce) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Designs, SavegameTest,
-    ::testing::Values(Case{Design::kFairsched, BackendKind::kEpoll, false},
-                      Case{Design::kFairsched, BackendKind::kEpoll, true},
-                      Case{Design::kFairsched, BackendKind::kIoUring, true},
-                      Case{Design::kUpdater, BackendKind::kEpoll, false},
-                      Case{Design::kUpdater, BackendKind::kEpoll, true}),
-    [](const ::testing::TestParamInfo<Case>& info) {
-      return std::string(ToString(info.param.design)) +
-             (info.param.backend == BackendKind::kIoUring ? "_io_uring" : "_epoll") +
-             (info.param.faults ? "_faults" : "_clean");
-    });
+INSTANTIATE_TEST_SUITE_P(Designs, SavegameTest,
+                         ::testing::Values(Case{Design::kFairsched, BackendKind::kEpoll, false},
+                                           Case{Design::kFairsched, BackendKind::kEpoll, true},
+                                           Case{Design::kFairsched, BackendKind::kIoUring, true},
+                                           Case{Design::kUpdater, BackendKind::kEpoll, false},
+                                           Case{Design::kUpdater, BackendKind::kEpoll, true}),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           return std::string(ToString(info.param.design)) +
+                                  (info.param.backend == BackendKind::kIoUring ? "_io_uring"
+                                                                               : "_epoll") +
+                                  (info.param.faults ? "_faults" : "_clean");
+                         });
 
 }  // namespace
 }  // namespace fairsched::savegame
