@@ -309,8 +309,8 @@ std::optional<std::vector<std::uint64_t>> ReadAllCounters(const SocketAddress& s
   return counters;
 }
 
-std::map<std::string, double> ThreadCpuSeconds(const std::string& prefix) {
-  std::map<std::string, double> result;
+std::map<std::string, ThreadTimes> ThreadTimesOf(const std::string& prefix) {
+  std::map<std::string, ThreadTimes> result;
   DIR* dir = ::opendir("/proc/self/task");
   if (dir == nullptr) return result;
   while (dirent* entry = ::readdir(dir)) {
@@ -319,10 +319,10 @@ std::map<std::string, double> ThreadCpuSeconds(const std::string& prefix) {
     std::string name;
     std::ifstream(base + "/comm") >> name;
     if (name.rfind(prefix, 0) != 0) continue;
-    // schedstat: nanoseconds on the CPU, first field.
-    double nanos = 0;
-    std::ifstream(base + "/schedstat") >> nanos;
-    result[name] = nanos / 1e9;
+    // schedstat: nanoseconds on the CPU, nanoseconds waiting on a run queue, time slices.
+    double on_cpu = 0, waiting = 0;
+    std::ifstream(base + "/schedstat") >> on_cpu >> waiting;
+    result[name] = ThreadTimes{on_cpu / 1e9, waiting / 1e9};
   }
   ::closedir(dir);
   return result;

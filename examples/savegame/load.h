@@ -58,9 +58,15 @@ double QuantileMs(const std::vector<std::uint32_t>& sorted_us, double p);
 std::optional<std::vector<std::uint64_t>> ReadAllCounters(const SocketAddress& store, int users,
                                                           std::string* error);
 
-// CPU time (seconds) of each live thread of this process whose name starts with `prefix`,
-// by name ("savegame-0" -> 1.23). From /proc/self/task/*/{comm,schedstat}.
-std::map<std::string, double> ThreadCpuSeconds(const std::string& prefix);
+// Per thread, from /proc/self/task/*/schedstat: time on a CPU, and time spent runnable but
+// waiting for a CPU (the host's CPU contention as this thread felt it).
+struct ThreadTimes {
+  double cpu_seconds = 0;
+  double runqueue_wait_seconds = 0;
+};
+// Every live thread of this process whose name starts with `prefix`, by name
+// ("savegame-0" -> times).
+std::map<std::string, ThreadTimes> ThreadTimesOf(const std::string& prefix);
 
 }  // namespace fairsched::savegame
 

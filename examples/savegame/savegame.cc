@@ -38,15 +38,15 @@ T MustListen(IoResult<T> result, const char* what) {
   return std::move(result).value();
 }
 
-// CPU seconds per thread named `prefix`*, spent between two snapshots.
-std::vector<double> CpuSpent(const std::map<std::string, double>& before,
-                             const std::map<std::string, double>& after) {
-  std::vector<double> spent;
-  for (const auto& [name, seconds] : after) {
+// CPU seconds of each thread, and the sum of run-queue waits, between two snapshots.
+void TimesSpent(const std::map<std::string, ThreadTimes>& before,
+                const std::map<std::string, ThreadTimes>& after, DesignReport* report) {
+  for (const auto& [name, times] : after) {
     const auto it = before.find(name);
-    spent.push_back(seconds - (it == before.end() ? 0 : it->second));
+    const ThreadTimes start = it == before.end() ? ThreadTimes{} : it->second;
+    report->worker_cpu_seconds.push_back(times.cpu_seconds - start.cpu_seconds);
+    report->worker_wait_seconds += times.runqueue_wait_seconds - start.runqueue_wait_seconds;
   }
-  return spent;
 }
 
 // Every user's counter must equal its kOk replies; a kUnknown (or unanswered) request may
@@ -109,9 +109,9 @@ DesignReport Run(Design design, const SavegameOptions& options) {
     scheduler.Start(options.workers);
     FairschedServer<IoScheduler<Backend>> server(scheduler, server_options, store_address);
     const SocketAddress address = MustListen(server.Start(Loopback()), "savegame server");
-    const auto before = ThreadCpuSeconds("savegame-");
+    const auto before = ThreadTimesOf("savegame-");
     report.fleet = RunFleet(address, fleet);
-    report.worker_cpu_seconds = CpuSpent(before, ThreadCpuSeconds("savegame-"));
+    TimesSpent(before, ThreadTimesOf("savegame-"), &report);
     server.Stop();
     scheduler.Stop();
   } else {
@@ -121,9 +121,9 @@ DesignReport Run(Design design, const SavegameOptions& options) {
     updater.tick = options.updater_tick;
     UpdaterServer server(updater, store_address);
     const SocketAddress address = MustListen(server.Start(Loopback()), "updater server");
-    const auto before = ThreadCpuSeconds("updater-");
+    const auto before = ThreadTimesOf("updater-");
     report.fleet = RunFleet(address, fleet);
-    report.worker_cpu_seconds = CpuSpent(before, ThreadCpuSeconds("updater-"));
+    TimesSpent(before, ThreadTimesOf("updater-"), &report);
     server.Stop();
   }
   report.requests_per_second =
@@ -148,8 +148,9 @@ DesignReport RunDesign(Design design, const SavegameOptions& options) {
 
 void PrintReports(std::FILE* out, const SavegameOptions& options,
                   const std::vector<DesignReport>& reports) {
-  std::fprintf(out, "\n%-10s %9s %8s %8s %8s %9s %8s  %-20s %s\n", "design", "req/s", "p50 ms",
-               "p99 ms", "p999 ms", "ok", "errors", "CPU s per worker", "check");
+  std::fprintf(out, "\n%-10s %9s %8s %8s %8s %9s %8s  %-20s %11s  %s\n", "design", "req/s",
+               "p50 ms", "p99 ms", "p999 ms", "ok", "errors", "CPU s per worker", "runq wait s",
+               "check");
   for (const DesignReport& r : reports) {
     std::int64_t errors = r.fleet.no_reply;
     for (int s = 1; s < kSaveStatusCount; ++s) errors += r.fleet.replies[s];
@@ -160,10 +161,11 @@ void PrintReports(std::FILE* out, const SavegameOptions& options,
       cpu += part;
     }
     const std::vector<std::uint32_t>& latency = r.fleet.ok_latency_us;
-    std::fprintf(out, "%-10s %9.0f %8.2f %8.2f %8.2f %9lld %8lld  %-20s %s\n", ToString(r.design),
-                 r.requests_per_second, QuantileMs(latency, 0.5), QuantileMs(latency, 0.99),
-                 QuantileMs(latency, 0.999), static_cast<long long>(r.fleet.ok()),
-                 static_cast<long long>(errors), cpu.c_str(),
+    std::fprintf(out, "%-10s %9.0f %8.2f %8.2f %8.2f %9lld %8lld  %-20s %11.2f  %s\n",
+                 ToString(r.design), r.requests_per_second, QuantileMs(latency, 0.5),
+                 QuantileMs(latency, 0.99), QuantileMs(latency, 0.999),
+                 static_cast<long long>(r.fleet.ok()), static_cast<long long>(errors), cpu.c_str(),
+                 r.worker_wait_seconds,
                  r.check_passed ? ("ok (" + std::to_string(r.users_checked) + " users)").c_str()
                                 : ("FAILED: " + r.check_message).c_str());
   }
@@ -189,7 +191,8 @@ void PrintReports(std::FILE* out, const SavegameOptions& options,
   std::fprintf(out,
                "(%d workers, %d users, %d client connections, %.0f s per design, blob latency "
                "%.2f ms, CPU %.0f us per save, step deadline %.0f ms, fault %.3f, updater tick "
-               "%.1f ms; latency of acknowledged saves)\n",
+               "%.1f ms; latency of acknowledged saves; runq wait: time the server threads were "
+               "runnable but waited for a CPU)\n",
                options.workers, options.users, options.connections,
                std::chrono::duration<double>(options.duration).count(),
                std::chrono::duration<double, std::milli>(options.blob_latency).count(),

@@ -46,6 +46,7 @@ struct DesignReport {
   FleetResult fleet;
   double requests_per_second = 0;          // kOk replies per second of the sending phase
   std::vector<double> worker_cpu_seconds;  // per server thread, over the run
+  double worker_wait_seconds = 0;          // all server threads: runnable, waiting for a CPU
   std::int64_t faults_injected = 0;
   // The check.
   bool check_passed = false;
