@@ -60,6 +60,9 @@ class FairschedServer {
     return bound;
   }
 
+  // Uploads whose answer was lost and that a fence settled (or tried to).
+  std::int64_t fenced_uploads() const { return fenced_uploads_.load(std::memory_order_relaxed); }
+
   // Stops accepting, cancels every connection and request (a request cancelled after its
   // upload was sent may be left unsettled: stop only after the clients got their replies),
   // and closes the pooled store connections. Idempotent.
@@ -137,6 +140,8 @@ class FairschedServer {
     StoreCall upload = co_await CallStore({StoreOp::kPut, request.user, version, new_blob});
     if (upload.ok) co_return SaveStatus::kOk;
     if (upload.status == SaveStatus::kConflict || !upload.sent) co_return upload.status;
+    // Relaxed: a statistic, read after Stop.
+    fenced_uploads_.fetch_add(1, std::memory_order_relaxed);
     co_return co_await Fence(request, version, old_blob);
   }
 
@@ -248,6 +253,7 @@ class FairschedServer {
   Mutex mu_;
   ConditionVariable all_closed_;
   int open_ = 0;  // guarded by mu_: client connections being served
+  Atomic<std::int64_t> fenced_uploads_{0};
 };
 
 }  // namespace fairsched::savegame

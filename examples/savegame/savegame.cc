@@ -113,6 +113,7 @@ DesignReport Run(Design design, const SavegameOptions& options) {
     report.fleet = RunFleet(address, fleet);
     TimesSpent(before, ThreadTimesOf("savegame-"), &report);
     server.Stop();
+    report.fenced_uploads = server.fenced_uploads();
     scheduler.Stop();
   } else {
     UpdaterOptions updater;
@@ -125,6 +126,7 @@ DesignReport Run(Design design, const SavegameOptions& options) {
     report.fleet = RunFleet(address, fleet);
     TimesSpent(before, ThreadTimesOf("updater-"), &report);
     server.Stop();
+    report.fenced_uploads = server.fenced_uploads();
   }
   report.requests_per_second =
       report.fleet.seconds > 0 ? static_cast<double>(report.fleet.ok()) / report.fleet.seconds : 0;
@@ -180,9 +182,10 @@ void PrintReports(std::FILE* out, const SavegameOptions& options,
     if (r.fleet.connect_failures > 0) {
       kinds += " client_connect_failed=" + std::to_string(r.fleet.connect_failures);
     }
-    std::fprintf(out, "%-10s errors by kind:%s; store faults injected: %lld\n", ToString(r.design),
-                 kinds.empty() ? " none" : kinds.c_str(),
-                 static_cast<long long>(r.faults_injected));
+    std::fprintf(
+        out, "%-10s errors by kind:%s; store faults injected: %lld; uploads fenced: %lld\n",
+        ToString(r.design), kinds.empty() ? " none" : kinds.c_str(),
+        static_cast<long long>(r.faults_injected), static_cast<long long>(r.fenced_uploads));
   }
   if (reports.size() == 2 && reports[1].requests_per_second > 0) {
     std::fprintf(out, "fairsched / updater throughput: %.1fx\n",

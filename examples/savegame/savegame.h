@@ -48,6 +48,7 @@ struct DesignReport {
   std::vector<double> worker_cpu_seconds;  // per server thread, over the run
   double worker_wait_seconds = 0;          // all server threads: runnable, waiting for a CPU
   std::int64_t faults_injected = 0;
+  std::int64_t fenced_uploads = 0;  // uploads whose answer was lost, settled by a fence
   // The check.
   bool check_passed = false;
   std::int64_t users_checked = 0;

@@ -319,7 +319,7 @@ void UpdaterServer::CallFailed(Worker& worker, Job& job, SaveStatus io_status) {
     Finish(job, SaveStatus::kUnknown);
     return;
   }
-  ++job.fence_attempts;
+  if (job.fence_attempts++ == 0) fenced_uploads_.fetch_add(1, std::memory_order_relaxed);
   job.fencing = true;
   StartCall(worker, job, StoreOp::kPut, job.version, job.old_blob);
 }

@@ -43,6 +43,8 @@ class UpdaterServer {
   IoResult<SocketAddress> Start(const SocketAddress& address);
   // Stops the threads and closes every socket. Idempotent.
   void Stop();
+  // Uploads whose answer was lost and that a fence settled (or tried to).
+  std::int64_t fenced_uploads() const { return fenced_uploads_.load(std::memory_order_relaxed); }
 
  private:
   struct ClientConnection;
@@ -71,6 +73,7 @@ class UpdaterServer {
   Atomic<std::uint64_t> next_connection_{0};  // round-robin pinning of connections
   Atomic<std::uint64_t> next_job_{0};         // round-robin pinning of jobs
   Atomic<bool> stopping_{false};
+  Atomic<std::int64_t> fenced_uploads_{0};  // relaxed: a statistic
 };
 
 }  // namespace fairsched::savegame

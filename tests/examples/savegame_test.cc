@@ -66,8 +66,10 @@ TEST_P(SavegameTest, EveryAcknowledgedSaveAppliedExactlyOnce) {
     EXPECT_GT(r.faults_injected, 0);
     // Faults turn into clean failures (and some into saves settled by the fence).
     EXPECT_GT(count(SaveStatus::kDownloadFailed) + count(SaveStatus::kUploadNotApplied), 0);
+    EXPECT_GT(r.fenced_uploads, 0);  // lost upload answers were settled, not guessed
   } else {
     EXPECT_EQ(r.faults_injected, 0);
+    EXPECT_EQ(r.fenced_uploads, 0);
     EXPECT_EQ(r.fleet.ok(), r.fleet.sent) << "a save failed without faults";
   }
 }
