@@ -44,7 +44,7 @@ class EpollBackend {
   // `busy_poll_interval`: while registrations exist, the non-blocking Poll of a role take
   // makes its epoll_wait(0) syscall at most once per this interval (the other role takes
   // only apply submissions). A syscall at every role take cut a loaded scheduler's
-  // throughput by about 4x (bench/results/io.md); with the interval, IO on a loaded
+  // throughput by about 6x (bench/results/io.md); with the interval, IO on a loaded
   // scheduler is seen within this time plus one execution batch. Zero: every role take.
   // Aborts with a message if the kernel refuses an epoll instance or an eventfd (out of fds).
   explicit EpollBackend(
