@@ -2,6 +2,7 @@
 //   echo_server --backend=epoll|io_uring --workers=2 --address=127.0.0.1 --port=7000
 //               [--idle_timeout_ms=30000] [--write_timeout_ms=10000] [--max_frame=65536]
 //               [--seconds=N]  (run N seconds, then Stop; default: until SIGINT/SIGTERM)
+//               [--spin_us=20] (TaskSchedulerOptions::spin_before_park, in microseconds)
 // Prints the bound address, then, at exit, the server's counters.
 #include <signal.h>
 
@@ -33,13 +34,14 @@ struct Flags {
   long write_timeout_ms = 10000;
   long max_frame = 64 * 1024;
   long seconds = 0;
+  long spin_us = 20;
 };
 
 [[noreturn]] void Usage(const char* bad) {
   std::fprintf(stderr,
                "bad flag: %s\nusage: echo_server --backend=epoll|io_uring --workers=N "
                "--address=IP --port=P [--idle_timeout_ms=MS] [--write_timeout_ms=MS] "
-               "[--max_frame=BYTES] [--seconds=N]\n",
+               "[--max_frame=BYTES] [--seconds=N] [--spin_us=US]\n",
                bad);
   std::exit(2);
 }
@@ -71,6 +73,8 @@ Flags ParseFlags(int argc, char** argv) {
       flags.max_frame = number;
     } else if (name == "seconds" && numeric && number >= 0) {
       flags.seconds = number;
+    } else if (name == "spin_us" && numeric && number >= 0 && number <= 1000) {
+      flags.spin_us = number;
     } else {
       Usage(argv[i]);
     }
@@ -95,7 +99,9 @@ int Serve(const Flags& flags) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  Scheduler scheduler;
+  TaskSchedulerOptions scheduler_options;
+  scheduler_options.spin_before_park = std::chrono::microseconds(flags.spin_us);
+  Scheduler scheduler(scheduler_options);
   scheduler.Start(flags.workers);
   examples::EchoServerOptions options;
   options.idle_timeout = std::chrono::milliseconds(flags.idle_timeout_ms);

@@ -3,8 +3,10 @@
 // io/io_uring_backend.h). One template per socket type, parameterised by the scheduler; the
 // backend it carries picks the strategy at compile time:
 //   - epoll (readiness): each socket has ONE standing edge-triggered Watch for both
-//     directions. An operation first tries the non-blocking syscall; on EAGAIN it waits for
-//     the next readiness edge and retries.
+//     directions. An operation tries the non-blocking syscall; on EAGAIN it waits for the
+//     next readiness edge and retries. After a syscall that drained the socket (EAGAIN, or a
+//     short read/write) the next operation waits for an edge first instead of making a
+//     syscall that would only fail (edge-triggered epoll reports every later arrival).
 //   - io_uring (completions): an operation is one IoOp (Read, Write, Accept, Connect) that
 //     runs in the kernel; the coroutine waits for its final completion.
 //
@@ -214,17 +216,37 @@ class SocketCore {
     Unref();
   }
 
-  // ---- epoll: wait for the next readiness edge of `side` ----
-  // Called after the syscall returned EAGAIN. Returns ok to retry the syscall, or the error
-  // that ends the operation (timeout, cancelled, shutdown).
+  // ---- epoll: readiness of `side` ----
+  // Drained(side): the last syscall in that direction found the socket drained (EAGAIN, or
+  // a short read / short write). Edge-triggered epoll reports every later arrival of data
+  // (or buffer space) as a new edge, so the next operation skips the syscall that would only
+  // return EAGAIN and goes straight to WaitReady. Owned by the coroutine operating in that
+  // direction (one at a time).
+  //   One exception: edges coalesce, so a single edge may stand for data AND the peer's FIN
+  // (or a reset). A short read then returns the data and leaves the end of stream pending
+  // with no edge to come; so once the watch reported a hangup or an error, a short read does
+  // not count as drained (the next Read makes the syscall, which reports the end).
+  bool Drained(Direction side) const { return drained_[side]; }
+  void SetDrained(Direction side) { drained_[side] = true; }
+  void SetDrainedAfterShortRead() {
+    // Relaxed: a hangup that matters here came in the same edge whose ready_ flag this
+    // coroutine consumed under mu_ (after the relay stored this flag), so it is visible; a
+    // later hangup comes with its own edge, which sets ready_ again.
+    if (!hangup_.load(std::memory_order_relaxed)) drained_[kReadSide] = true;
+  }
+
+  // Waits for the next readiness edge of `side` unless one came since the last wait.
+  // Returns ok to try the syscall, or the error that ends the operation (timeout,
+  // cancelled, shutdown).
   coro::Task<IoError> WaitReady(Direction side, TaskDeadline deadline) {
     static_assert(!kCompletions);
+    drained_[side] = false;
     {
       MutexLock lock(mu_);
       FAIRSCHED_DCHECK(!waiting_[side], "two concurrent operations in one direction of a socket");
       if (watch_ended_) co_return IoError(IoErrorCode::kShutdown);
-      // An edge since the last check: the syscall may succeed now (edge-triggered: an edge
-      // that came after our syscall and before this lock is recorded here, not lost).
+      // An edge since the last wait: the syscall may succeed now. (An edge that came after
+      // the syscall that drained the socket is recorded here, not lost.)
       if (ready_[side]) {
         ready_[side] = false;
         co_return IoError();
@@ -262,7 +284,7 @@ class SocketCore {
     {
       auto cancel_op = [this, &op](coro::CancelReason) { scheduler_->io().Cancel(&op); };
       coro::CancelCallback on_cancel(cancel_op);
-      coro::WakeReason why = co_await coro::WaitWoken(deadline);
+      [[maybe_unused]] coro::WakeReason why = co_await coro::WaitWoken(deadline);
       while (true) {
         {
           MutexLock lock(mu_);
@@ -309,6 +331,9 @@ class SocketCore {
       {
         MutexLock lock(mu_);
         if (final_completion) watch_ended_ = true;
+        // Relaxed: published by mu_ to the coroutine that consumes ready_ (see
+        // SetDrainedAfterShortRead).
+        if ((bits & (kIoHangup | kIoError)) != 0) hangup_.store(true, std::memory_order_relaxed);
         if (final_completion || (bits & (kIoReadable | kIoHangup | kIoError)) != 0) {
           ready_[kReadSide] = true;
           wake[kReadSide] = std::move(waiter_[kReadSide]);
@@ -343,6 +368,8 @@ class SocketCore {
   bool waiting_[2] = {};         // epoll, guarded by mu_: a coroutine waits in WaitReady
   bool ready_[2] = {};           // epoll, guarded by mu_: an edge came since the last check
   bool watch_ended_ = false;     // epoll, guarded by mu_: the watch had its final completion
+  bool drained_[2] = {};         // epoll, owned by the operating coroutine (see Drained)
+  Atomic<bool> hangup_{false};   // epoll: the watch reported a hangup or an error (sticky)
   bool busy_[2] = {};            // io_uring, guarded by mu_: the op is submitted
 };
 
@@ -512,13 +539,19 @@ coro::Task<IoResult<std::size_t>> TcpStream<Scheduler>::Read(std::span<char> buf
     co_return static_cast<std::size_t>(result.value());
   } else {
     while (true) {
+      if (core->Drained(Core::kReadSide)) {
+        IoError waited = co_await core->WaitReady(Core::kReadSide, deadline);
+        if (!waited.ok()) co_return waited;
+      }
       const ssize_t n = ::recv(core->fd(), buffer.data(), buffer.size(), MSG_DONTWAIT);
-      if (n > 0) co_return static_cast<std::size_t>(n);
+      if (n > 0) {
+        if (static_cast<std::size_t>(n) < buffer.size()) core->SetDrainedAfterShortRead();
+        co_return static_cast<std::size_t>(n);
+      }
       if (n == 0) co_return IoError(IoErrorCode::kEndOfStream);
       if (errno == EINTR) continue;
       if (errno != EAGAIN && errno != EWOULDBLOCK) co_return IoError::FromErrno(errno);
-      IoError waited = co_await core->WaitReady(Core::kReadSide, deadline);
-      if (!waited.ok()) co_return waited;
+      core->SetDrained(Core::kReadSide);
     }
   }
 }
@@ -551,16 +584,20 @@ coro::Task<IoError> TcpStream<Scheduler>::Write(std::span<const char> data,
       if (result.value() < 0) co_return internal::ErrorOfResult(result.value(), false);
       done += static_cast<std::size_t>(result.value());
     } else {
+      if (core->Drained(Core::kWriteSide)) {
+        IoError waited = co_await core->WaitReady(Core::kWriteSide, deadline);
+        if (!waited.ok()) co_return waited;
+      }
       const ssize_t n =
           ::send(core->fd(), data.data() + done, data.size() - done, MSG_DONTWAIT | MSG_NOSIGNAL);
       if (n >= 0) {
         done += static_cast<std::size_t>(n);
+        if (done < data.size()) core->SetDrained(Core::kWriteSide);  // the buffer is full
         continue;
       }
       if (errno == EINTR) continue;
       if (errno != EAGAIN && errno != EWOULDBLOCK) co_return IoError::FromErrno(errno);
-      IoError waited = co_await core->WaitReady(Core::kWriteSide, deadline);
-      if (!waited.ok()) co_return waited;
+      core->SetDrained(Core::kWriteSide);
     }
   }
   co_return IoError();
@@ -609,12 +646,15 @@ coro::Task<IoResult<TcpStream<Scheduler>>> TcpListener<Scheduler>::Accept(
         co_return internal::ErrorOfResult(fd, false);
       }
     } else {
+      if (core->Drained(Core::kReadSide)) {
+        IoError waited = co_await core->WaitReady(Core::kReadSide, deadline);
+        if (!waited.ok()) co_return waited;
+      }
       fd = ::accept4(core->fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) {
         if (errno == EINTR) continue;
         if (errno != EAGAIN && errno != EWOULDBLOCK) co_return IoError::FromErrno(errno);
-        IoError waited = co_await core->WaitReady(Core::kReadSide, deadline);
-        if (!waited.ok()) co_return waited;
+        core->SetDrained(Core::kReadSide);
         continue;
       }
     }

@@ -2,7 +2,9 @@
 # Echo benchmark: fairsched's coroutine echo server (examples/echo_server.cc) on epoll and on
 # io_uring, and the same server written with Asio (bench/io/asio_echo_server.cc), all driven
 # by the same load generator (tools/loadgen) in one run, interleaved, repeated.
-#   bench/io/echo_bench.sh [repeats=3] [seconds=3] [out=/tmp/echo_bench]
+#   bench/io/echo_bench.sh [repeats=3] [seconds=3] [out=/tmp/echo_bench] [servers...]
+# servers: fairsched-epoll fairsched-io_uring asio (default), fairsched-epoll-nospin,
+# fairsched-io_uring-nospin (the scheduler's spin_before_park set to 0).
 # Points: 1, 64 and 1,000 connections x 64-byte and 4 KiB messages, plus the fairness pair
 # (1,000 connections of 64 bytes, without and with one connection flooding 64 frames deep).
 # Every server gets --workers=2; loadgen runs one epoll thread. Prints one RESULT line per
@@ -12,6 +14,9 @@ cd "$(dirname "$0")/../.."
 repeats=${1:-3}
 seconds=${2:-3}
 out=${3:-/tmp/echo_bench}
+shift $(( $# < 3 ? $# : 3 ))
+servers=("$@")
+if [ ${#servers[@]} -eq 0 ]; then servers=(fairsched-epoll fairsched-io_uring asio); fi
 mkdir -p "$out"
 ./bazelw build --config=opt //examples:echo_server //bench/io:asio_echo_server //tools/loadgen
 bin=$(./bazelw info --config=opt bazel-bin 2>/dev/null)
@@ -22,6 +27,8 @@ start_server() {  # name -> sets server_pid
   case "$1" in
     fairsched-epoll) "$bin/examples/echo_server" --backend=epoll --workers=2 --port=$port & ;;
     fairsched-io_uring) "$bin/examples/echo_server" --backend=io_uring --workers=2 --port=$port & ;;
+    fairsched-epoll-nospin) "$bin/examples/echo_server" --backend=epoll --workers=2 --spin_us=0 --port=$port & ;;
+    fairsched-io_uring-nospin) "$bin/examples/echo_server" --backend=io_uring --workers=2 --spin_us=0 --port=$port & ;;
     asio) "$bin/bench/io/asio_echo_server" --workers=2 --port=$port & ;;
   esac
   server_pid=$!
@@ -49,7 +56,7 @@ run() {  # server label loadgen-args...
 }
 
 for rep in $(seq "$repeats"); do
-  for server in fairsched-epoll fairsched-io_uring asio; do
+  for server in "${servers[@]}"; do
     port=$((port + 1))
     start_server "$server"
     for connections in 1 64 1000; do
@@ -62,4 +69,4 @@ for rep in $(seq "$repeats"); do
     stop_server
   done
 done
-python3 "$(dirname "$0")/echo_summary.py" "$out/results.txt"
+python3 bench/io/echo_summary.py "$out/results.txt"

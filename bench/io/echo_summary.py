@@ -30,16 +30,23 @@ def cell(runs, key, fmt="{:.0f}"):
 
 def main():
     runs = load(sys.argv[1])
-    servers = ["fairsched-epoll", "fairsched-io_uring", "asio"]
+    servers = [s for s in ["fairsched-epoll", "fairsched-io_uring", "fairsched-epoll-nospin",
+                           "fairsched-io_uring-nospin", "asio"]
+               if any(key[0] == s for key in runs)]
     labels = [f"c{c}_s{s}" for c in (1, 64, 1000) for s in (64, 4096)]
-    print("| point | " + " | ".join(servers) + " | epoll/asio | io_uring/asio | io_uring/epoll |")
-    print("|---|" + "---|" * (len(servers) + 3))
+    ratios = [(a, b) for a, b in [("fairsched-epoll", "asio"), ("fairsched-io_uring", "asio"),
+                                  ("fairsched-io_uring", "fairsched-epoll"),
+                                  ("fairsched-epoll-nospin", "asio"),
+                                  ("fairsched-io_uring-nospin", "asio")]
+              if a in servers and b in servers]
+    print("| point (requests/s) | " + " | ".join(servers) + " | " +
+          " | ".join(f"{a}/{b}" for a, b in ratios) + " |")
+    print("|---|" + "---|" * (len(servers) + len(ratios)))
     for label in labels:
         row = [cell(runs[(s, label)], "rps") for s in servers]
         m = {s: med([float(r["rps"]) for r in runs[(s, label)]]) for s in servers}
-        row += [f"{m['fairsched-epoll'] / m['asio']:.2f}", f"{m['fairsched-io_uring'] / m['asio']:.2f}",
-                f"{m['fairsched-io_uring'] / m['fairsched-epoll']:.2f}"]
-        print(f"| {label} rps | " + " | ".join(row) + " |")
+        row += [f"{m[a] / m[b]:.2f}" for a, b in ratios]
+        print(f"| {label} | " + " | ".join(row) + " |")
     print()
     for key, name, fmt in (("p50_us", "p50 us", "{:.1f}"), ("p99_us", "p99 us", "{:.1f}"),
                            ("server_cpu_us_per_req", "server CPU us/request", "{:.2f}")):

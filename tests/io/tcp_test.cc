@@ -277,8 +277,8 @@ TYPED_TEST(TcpTest, PeerDisconnectingMidMessageIsClosed) {
     ASSERT_TRUE(client.SendAll(frame.substr(0, cut)));
     client.Close();
   }
+  EXPECT_TRUE(WaitUntilTrue([&] { return this->server_->Stats().closed_by_peer == 3; }));
   this->ExpectServerHealthy(address);
-  EXPECT_EQ(this->server_->Stats().closed_by_peer, 3);
 }
 
 TYPED_TEST(TcpTest, HalfClosedPeerGetsEveryAnswer) {
@@ -290,8 +290,8 @@ TYPED_TEST(TcpTest, HalfClosedPeerGetsEveryAnswer) {
   ASSERT_EQ(::shutdown(client.fd(), SHUT_WR), 0);
   EXPECT_EQ(client.Receive(frames.size()), frames);
   EXPECT_TRUE(client.SeesClose());
+  EXPECT_TRUE(WaitUntilTrue([&] { return this->server_->Stats().closed_by_peer == 1; }));
   this->ExpectServerHealthy(address);
-  EXPECT_EQ(this->server_->Stats().closed_by_peer, 1);
 }
 
 TYPED_TEST(TcpTest, PeerThatNeverReadsIsDroppedAfterTheWriteDeadline) {

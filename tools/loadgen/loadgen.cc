@@ -182,7 +182,7 @@ void SetWrite(int epoll_fd, Connection* c, bool want) {
   if (c->want_write == want) return;
   c->want_write = want;
   epoll_event event{};
-  event.events = EPOLLIN | (want ? EPOLLOUT : 0);
+  event.events = want ? (EPOLLIN | EPOLLOUT) : EPOLLIN;
   event.data.ptr = c;
   epoll_ctl(epoll_fd, EPOLL_CTL_MOD, c->fd, &event);
 }
