@@ -49,6 +49,7 @@ class Mutex {
  public:
   Mutex() = default;
   ~Mutex() {
+    // Relaxed: whoever destroys the mutex must already be ordered after its last user.
     FAIRSCHED_DCHECK(state_.load(std::memory_order_relaxed) == 0,
                      "a coro::Mutex is destroyed while locked or while coroutines wait for it");
   }
@@ -80,6 +81,8 @@ class Mutex {
   bool TryLock() { return TryAcquireFast(CheckedSelf()); }
 
   void Unlock() {
+    // Relaxed: the owner bits are ours (only we change them while we own the lock) and the
+    // waiters bit is re-checked by the CAS below.
     std::uint64_t state = state_.load(std::memory_order_relaxed);
     FAIRSCHED_DCHECK(state != 0, "Unlock of a coro::Mutex that is not locked");
     FAIRSCHED_DCHECK((state & ~kHasWaiters) == Self(),
@@ -96,7 +99,8 @@ class Mutex {
     HandOff();
   }
 
-  // True if some coroutine owns the lock (a snapshot, for tests and assertions).
+  // True if some coroutine owns the lock (a snapshot, for tests and assertions; relaxed:
+  // it orders nothing).
   bool IsLocked() const { return state_.load(std::memory_order_relaxed) != 0; }
 
  private:
@@ -127,6 +131,7 @@ class Mutex {
 
   // List lock held. Either takes a free mutex or announces that we are about to queue.
   bool TryAcquireLocked([[maybe_unused]] std::uint64_t owner) {
+    // Relaxed: only a first guess for the CAS loop below, which orders what it needs.
     std::uint64_t state = state_.load(std::memory_order_relaxed);
     for (;;) {
       if (state == 0) {

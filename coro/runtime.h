@@ -514,10 +514,17 @@ class CoroutineState {
     }
     // Close it ourselves. Acquire on failure: a waker closed it first; we report its reason
     // and need its writes. Its scheduler wakeup is still coming and is absorbed later.
-    if (!word_.compare_exchange_strong(word, Closed(word, reason), std::memory_order_acquire,
-                                       std::memory_order_acquire)) {
-      last_reason_ = ReasonOf(word);
-      return true;
+    // The CAS also fails when only a flag changed while the wait stayed open (a
+    // CoroutineRef::Wakeup/Signal remembered as pending, a cancel request during an
+    // uncancellable wait): then the wait is still ours to close, so retry. (Reporting the
+    // word's reason bits there would return the previous wait's reason, e.g. a bogus
+    // kWakeup that a mutex waiter would take for the lock.)
+    while (!word_.compare_exchange_weak(word, Closed(word, reason), std::memory_order_acquire,
+                                        std::memory_order_acquire)) {
+      if ((word & kOpen) == 0) {
+        last_reason_ = ReasonOf(word);
+        return true;
+      }
     }
     // The wait is closed first, so cancelling does not wake this (running) task again.
     if (cancel != CancelReason::kNone) RequestCancel(cancel);

@@ -37,6 +37,7 @@ class Semaphore {
 
   explicit Semaphore(std::int64_t initial = 0) : state_(Encode(CheckedCount(initial))) {}
   ~Semaphore() {
+    // Relaxed: whoever destroys the semaphore must already be ordered after its last user.
     FAIRSCHED_DCHECK((state_.load(std::memory_order_relaxed) & kHasWaiters) == 0,
                      "a coro::Semaphore is destroyed while coroutines wait for it");
   }
@@ -68,6 +69,7 @@ class Semaphore {
   void Release(std::int64_t n = 1) {
     const std::uint64_t add = CheckedRequest(n);
     for (;;) {
+      // Relaxed: a first guess for the CAS loop (which orders what it needs).
       std::uint64_t state = state_.load(std::memory_order_relaxed);
       while ((state & kHasWaiters) == 0) {
         FAIRSCHED_DCHECK(CountOf(state) + add <= static_cast<std::uint64_t>(kMaxCount),
@@ -92,7 +94,7 @@ class Semaphore {
     }
   }
 
-  // The free permits (a snapshot; 0 while permits wait for a waiter that is being woken).
+  // The free permits (a snapshot for tests and monitoring; relaxed: it orders nothing).
   std::int64_t Available() const {
     return static_cast<std::int64_t>(CountOf(state_.load(std::memory_order_relaxed)));
   }
@@ -120,7 +122,7 @@ class Semaphore {
   // Takes n permits if they are free and nobody waits. Acquire: the releaser's writes
   // happen-before our use of the permits.
   bool TryAcquireFast(std::uint64_t n) {
-    std::uint64_t state = state_.load(std::memory_order_relaxed);
+    std::uint64_t state = state_.load(std::memory_order_relaxed);  // a first guess, as above
     while ((state & kHasWaiters) == 0 && CountOf(state) >= n) {
       if (state_.compare_exchange_weak(state, state - Encode(n), std::memory_order_acquire,
                                        std::memory_order_relaxed)) {
@@ -133,7 +135,7 @@ class Semaphore {
   // List lock held: take the permits, or set kHasWaiters before queueing (FIFO: with the
   // bit already set somebody is queued ahead of us, so we queue even if permits are free).
   bool TryAcquireLocked(std::uint64_t n) {
-    std::uint64_t state = state_.load(std::memory_order_relaxed);
+    std::uint64_t state = state_.load(std::memory_order_relaxed);  // a first guess, as above
     for (;;) {
       if ((state & kHasWaiters) != 0) return false;
       if (CountOf(state) >= n) {

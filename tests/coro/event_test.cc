@@ -92,15 +92,24 @@ TEST(EventStressTest, SetRacesWithDeadlinesAndCancellation) {
           local() % 4 == 0 ? kTaskDeadlineInfinite : DeadlineAfter(microseconds(local() % 200));
       const WaitStatus status = co_await event->Wait(deadline);
       statuses[static_cast<int>(status)].fetch_add(1);
-      if (status == WaitStatus::kOk) {
+      if (status == WaitStatus::kOk) {  // only Set ends a wait with kOk
         EXPECT_TRUE(event->IsSet());
         EXPECT_EQ(payload, round + 1);
       }
     };
     std::vector<JoinHandle<void>> handles;
     for (int i = 0; i < kWaiters; ++i) handles.push_back(Spawn(sched, waiter(random())));
+    // Cancels the even waiters; external Wakeup/Signal at the odd ones must not end their
+    // waits (only Set, the deadline or a cancellation does).
     std::thread canceller([&] {
-      for (int i = 0; i < kWaiters; i += 2) handles[i].Cancel();
+      for (int i = 0; i < kWaiters; ++i) {
+        if (i % 2 == 0) {
+          handles[i].Cancel();
+        } else {
+          handles[i].Signal();
+          handles[i].Wakeup();
+        }
+      }
     });
     std::this_thread::sleep_for(microseconds(random() % 150));
     payload = round + 1;

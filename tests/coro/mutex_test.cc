@@ -307,9 +307,10 @@ TEST(MutexStressTest, MutualExclusionOnFourWorkers) {
   EXPECT_FALSE(mutex.IsLocked());
 }
 
-// Unlock hands off while waiters' deadlines expire and other threads cancel them: each
-// TryLockUntil ends exactly once, the lock is never held twice, and never lost (the last
-// Unlock leaves the mutex free; a lost hand-off would leave it locked forever).
+// Unlock hands off while waiters' deadlines expire, another thread cancels some of them
+// and signals the others (CoroutineRef::Signal/Wakeup): each TryLockUntil ends exactly once, the
+// lock is never held twice, and never lost (the last Unlock leaves the mutex free; a lost hand-off
+// would leave it locked forever).
 TEST(MutexStressTest, HandOffRacesWithDeadlinesAndCancellation) {
   constexpr int kWaiters = 6;
   const int kRounds = static_cast<int>(StressIterations(300, 10));
@@ -340,8 +341,17 @@ TEST(MutexStressTest, HandOffRacesWithDeadlinesAndCancellation) {
         waiters.push_back(Spawn(sched, waiter(random()), {.child_of_current = false}));
       }
       co_await SleepFor(microseconds(random() % 150));
+      // Cancels the even waiters; fires external Wakeup/Signal at the odd ones, which must
+      // not end (or be mistaken for the grant of) a mutex wait.
       std::thread canceller([&] {
-        for (int i = 0; i < kWaiters; i += 2) waiters[i].Cancel();
+        for (int i = 0; i < kWaiters; ++i) {
+          if (i % 2 == 0) {
+            waiters[i].Cancel();
+          } else {
+            waiters[i].Signal();
+            waiters[i].Wakeup();
+          }
+        }
       });
       mutex.Unlock();  // races with the deadlines and the canceller
       canceller.join();
