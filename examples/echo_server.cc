@@ -4,6 +4,8 @@
 //               [--seconds=N]  (run N seconds, then Stop; default: until SIGINT/SIGTERM)
 //               [--spin_us=20] (TaskSchedulerOptions::spin_before_park, in microseconds)
 // Prints the bound address, then, at exit, the server's counters.
+#include "examples/echo_server.h"
+
 #include <signal.h>
 
 #include <chrono>
@@ -13,7 +15,6 @@
 #include <string>
 #include <thread>
 
-#include "examples/echo_server.h"
 #include "io/epoll_backend.h"
 #include "io/io_uring_backend.h"
 #include "io/tcp.h"

@@ -55,12 +55,12 @@ struct EchoServerOptions {
 struct EchoServerStats {
   std::int64_t accepted = 0;
   std::int64_t open = 0;
-  std::int64_t answered = 0;           // frames echoed completely
-  std::int64_t closed_by_peer = 0;     // end of stream or reset
-  std::int64_t dropped_idle = 0;       // idle deadline
+  std::int64_t answered = 0;             // frames echoed completely
+  std::int64_t closed_by_peer = 0;       // end of stream or reset
+  std::int64_t dropped_idle = 0;         // idle deadline
   std::int64_t dropped_slow_reader = 0;  // write deadline
-  std::int64_t dropped_oversized = 0;  // frame larger than max_frame
-  std::int64_t closed_by_stop = 0;     // cancelled by Stop
+  std::int64_t dropped_oversized = 0;    // frame larger than max_frame
+  std::int64_t closed_by_stop = 0;       // cancelled by Stop
 };
 
 template <typename Scheduler>
@@ -156,9 +156,9 @@ class EchoServer {
         outcome = &dropped_oversized_;
       }
       if (frames > 0) {
-        const IoError written = co_await stream.Write(
-            std::span<const char>(buffer.data() + begin, scan - begin),
-            coro::DeadlineAfter(options_.write_timeout));
+        const IoError written =
+            co_await stream.Write(std::span<const char>(buffer.data() + begin, scan - begin),
+                                  coro::DeadlineAfter(options_.write_timeout));
         if (!written.ok()) {
           outcome = OutcomeOf(written, &dropped_slow_reader_);
           break;

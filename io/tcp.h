@@ -364,13 +364,13 @@ class SocketCore {
   IoOp ops_[2];
   Task relays_[2];
   Mutex mu_;
-  coro::Waker waiter_[2];        // guarded by mu_: the coroutine waiting in each direction
-  bool waiting_[2] = {};         // epoll, guarded by mu_: a coroutine waits in WaitReady
-  bool ready_[2] = {};           // epoll, guarded by mu_: an edge came since the last check
-  bool watch_ended_ = false;     // epoll, guarded by mu_: the watch had its final completion
-  bool drained_[2] = {};         // epoll, owned by the operating coroutine (see Drained)
-  Atomic<bool> hangup_{false};   // epoll: the watch reported a hangup or an error (sticky)
-  bool busy_[2] = {};            // io_uring, guarded by mu_: the op is submitted
+  coro::Waker waiter_[2];       // guarded by mu_: the coroutine waiting in each direction
+  bool waiting_[2] = {};        // epoll, guarded by mu_: a coroutine waits in WaitReady
+  bool ready_[2] = {};          // epoll, guarded by mu_: an edge came since the last check
+  bool watch_ended_ = false;    // epoll, guarded by mu_: the watch had its final completion
+  bool drained_[2] = {};        // epoll, owned by the operating coroutine (see Drained)
+  Atomic<bool> hangup_{false};  // epoll: the watch reported a hangup or an error (sticky)
+  bool busy_[2] = {};           // io_uring, guarded by mu_: the op is submitted
 };
 
 void CloseFd(int fd);
@@ -493,8 +493,9 @@ int ConnectProgress(int fd);
 }  // namespace internal
 
 template <typename Scheduler>
-coro::Task<IoResult<TcpStream<Scheduler>>> TcpStream<Scheduler>::Connect(
-    Scheduler& scheduler, SocketAddress address, TaskDeadline deadline) {
+coro::Task<IoResult<TcpStream<Scheduler>>> TcpStream<Scheduler>::Connect(Scheduler& scheduler,
+                                                                         SocketAddress address,
+                                                                         TaskDeadline deadline) {
   if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
   internal::IgnoreSigpipeOnce();
   const int fd = internal::OpenTcpSocket(address.family());
@@ -569,8 +570,7 @@ coro::Task<IoError> TcpStream<Scheduler>::ReadExactly(std::span<char> buffer,
 }
 
 template <typename Scheduler>
-coro::Task<IoError> TcpStream<Scheduler>::Write(std::span<const char> data,
-                                                TaskDeadline deadline) {
+coro::Task<IoError> TcpStream<Scheduler>::Write(std::span<const char> data, TaskDeadline deadline) {
   Core* core = Checked();
   if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
   std::size_t done = 0;
@@ -629,8 +629,7 @@ IoResult<TcpListener<Scheduler>> TcpListener<Scheduler>::Listen(Scheduler& sched
 }
 
 template <typename Scheduler>
-coro::Task<IoResult<TcpStream<Scheduler>>> TcpListener<Scheduler>::Accept(
-    TaskDeadline deadline) {
+coro::Task<IoResult<TcpStream<Scheduler>>> TcpListener<Scheduler>::Accept(TaskDeadline deadline) {
   Core* core = Checked();
   if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
   while (true) {

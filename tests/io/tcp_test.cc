@@ -86,6 +86,16 @@ class RawClient {
     ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
     ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
     connected_ = ::connect(fd_, address.get(), address.length()) == 0;
+    if (!connected_ && errno == EINTR) {  // the connect goes on: wait for its outcome
+      pollfd entry{fd_, POLLOUT, 0};
+      while (::poll(&entry, 1, 10000) < 0 && errno == EINTR) {
+      }
+      int error = 0;
+      socklen_t length = sizeof(error);
+      ::getsockopt(fd_, SOL_SOCKET, SO_ERROR, &error, &length);
+      connected_ = (entry.revents & POLLOUT) != 0 && error == 0;
+      errno = error;
+    }
     EXPECT_TRUE(connected_) << std::strerror(errno);
   }
   ~RawClient() { Close(); }
@@ -216,8 +226,8 @@ TYPED_TEST(TcpTest, CoroutineClientEchoesOverIpv4AndIpv6) {
     EXPECT_EQ(address.family(), std::string(host) == "::1" ? AF_INET6 : AF_INET);
     std::vector<coro::JoinHandle<IoError>> clients;
     for (int i = 0; i < 8; ++i) {
-      clients.push_back(coro::Spawn(this->scheduler(),
-                                    EchoClient(&this->scheduler(), address, 50, 1 + i * 700)));
+      clients.push_back(
+          coro::Spawn(this->scheduler(), EchoClient(&this->scheduler(), address, 50, 1 + i * 700)));
     }
     for (auto& client : clients) {
       const IoError result = client.Get();
@@ -241,8 +251,8 @@ TYPED_TEST(TcpTest, ConnectRefusedIsAClearError) {
   socklen_t length = sizeof(any);
   ::getsockname(probe, reinterpret_cast<sockaddr*>(&any), &length);
   ::close(probe);
-  const SocketAddress address = SocketAddress::FromSockaddr(reinterpret_cast<sockaddr*>(&any),
-                                                            sizeof(any));
+  const SocketAddress address =
+      SocketAddress::FromSockaddr(reinterpret_cast<sockaddr*>(&any), sizeof(any));
   const IoError result =
       coro::Spawn(this->scheduler(), EchoClient(&this->scheduler(), address, 1, 1)).Get();
   EXPECT_EQ(result.code(), IoErrorCode::kRefused) << result.Message();
@@ -258,8 +268,8 @@ TYPED_TEST(TcpTest, AddressesParseAndBadOnesAreRejected) {
   ASSERT_TRUE(v6.ok());
   EXPECT_EQ(v6.value().family(), AF_INET6);
   EXPECT_EQ(v6.value().ToString(), "[::1]:9");
-  for (const char* bad : {"", "127.0.0.1", "::1:80", "[::1]80", "1.2.3.4:99999", "x:1",
-                          "127.0.0.1:", "[::1]:"}) {
+  for (const char* bad :
+       {"", "127.0.0.1", "::1:80", "[::1]80", "1.2.3.4:99999", "x:1", "127.0.0.1:", "[::1]:"}) {
     IoResult<SocketAddress> parsed = SocketAddress::Parse(bad);
     EXPECT_FALSE(parsed.ok()) << bad;
     if (!parsed.ok()) {
@@ -456,9 +466,9 @@ coro::Task<IoError> BlockedRead(Sched* scheduler, SocketAddress address, TaskDea
 TYPED_TEST(TcpTest, CancellingABlockedReadReleasesTheOperation) {
   SilentPeer peer;
   std::atomic<bool> reading{false};
-  coro::JoinHandle<IoError> reader = coro::Spawn(
-      this->scheduler(),
-      BlockedRead(&this->scheduler(), peer.address(), kTaskDeadlineInfinite, &reading));
+  coro::JoinHandle<IoError> reader =
+      coro::Spawn(this->scheduler(),
+                  BlockedRead(&this->scheduler(), peer.address(), kTaskDeadlineInfinite, &reading));
   ASSERT_TRUE(WaitUntilTrue([&] { return reading.load(); }));
   std::this_thread::sleep_for(milliseconds(20));  // let it block in the backend
   EXPECT_FALSE(reader.IsDone());
@@ -473,9 +483,8 @@ TYPED_TEST(TcpTest, ReadDeadlineIsATimeout) {
   std::atomic<bool> reading{false};
   const auto start = TaskClock::now();
   const IoError result =
-      coro::Spawn(this->scheduler(),
-                  BlockedRead(&this->scheduler(), peer.address(),
-                              coro::DeadlineAfter(milliseconds(100)), &reading))
+      coro::Spawn(this->scheduler(), BlockedRead(&this->scheduler(), peer.address(),
+                                                 coro::DeadlineAfter(milliseconds(100)), &reading))
           .Get();
   EXPECT_EQ(result.code(), IoErrorCode::kTimeout) << result.Message();
   EXPECT_GE(TaskClock::now() - start, milliseconds(100));
@@ -484,9 +493,9 @@ TYPED_TEST(TcpTest, ReadDeadlineIsATimeout) {
 TYPED_TEST(TcpTest, SchedulerStopEndsABlockedReadWithShutdown) {
   SilentPeer peer;
   std::atomic<bool> reading{false};
-  coro::JoinHandle<IoError> reader = coro::Spawn(
-      this->scheduler(),
-      BlockedRead(&this->scheduler(), peer.address(), kTaskDeadlineInfinite, &reading));
+  coro::JoinHandle<IoError> reader =
+      coro::Spawn(this->scheduler(),
+                  BlockedRead(&this->scheduler(), peer.address(), kTaskDeadlineInfinite, &reading));
   ASSERT_TRUE(WaitUntilTrue([&] { return reading.load(); }));
   std::this_thread::sleep_for(milliseconds(20));
   this->scheduler().Stop();
@@ -500,8 +509,7 @@ TYPED_TEST(TcpTest, SchedulerStopEndsABlockedReadWithShutdown) {
 // of these coroutines at random points. Every coroutine ends cleanly (ok, or kCancelled
 // when cancelled), no data is mixed up, and the backend ends with no live operation.
 template <typename Sched>
-coro::Task<IoError> RacingClient(Sched* scheduler, SocketAddress address, int rounds,
-                                 int seed) {
+coro::Task<IoError> RacingClient(Sched* scheduler, SocketAddress address, int rounds, int seed) {
   IoResult<TcpStream<Sched>> connected =
       co_await TcpStream<Sched>::Connect(*scheduler, address, coro::DeadlineAfter(seconds(10)));
   if (!connected.ok()) co_return connected.error();
@@ -535,8 +543,8 @@ TYPED_TEST(TcpTest, ReadsRacingDeadlinesAndCancelsStayConsistent) {
   const int rounds = static_cast<int>(testing::StressIterations(100, 5));
   std::vector<coro::JoinHandle<IoError>> handles;
   for (int c = 0; c < clients; ++c) {
-    handles.push_back(coro::Spawn(this->scheduler(),
-                                  RacingClient(&this->scheduler(), address, rounds, c)));
+    handles.push_back(
+        coro::Spawn(this->scheduler(), RacingClient(&this->scheduler(), address, rounds, c)));
   }
   // Cancel every fourth client after a while (at whatever point it is).
   std::this_thread::sleep_for(milliseconds(5));

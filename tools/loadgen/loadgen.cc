@@ -163,7 +163,7 @@ struct Connection {
   std::size_t out_offset = 0;          // bytes of the current outgoing frame already sent
   int out_frames = 0;                  // frames still to send (including the partial one)
   bool want_write = false;
-  std::vector<char> in;                // received bytes of the current frame
+  std::vector<char> in;  // received bytes of the current frame
   std::size_t in_size = 0;
 };
 
@@ -232,8 +232,8 @@ void RunWorker(Worker* worker, const std::string& frame) {
       if ((events[i].events & EPOLLOUT) != 0) ok = Pump(epoll_fd, c, frame);
       if (ok && (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0) {
         while (true) {
-          const ssize_t got = ::recv(c->fd, c->in.data() + c->in_size, c->in.size() - c->in_size,
-                                     MSG_DONTWAIT);
+          const ssize_t got =
+              ::recv(c->fd, c->in.data() + c->in_size, c->in.size() - c->in_size, MSG_DONTWAIT);
           if (got < 0 && errno == EINTR) continue;
           if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
           if (got <= 0) {
