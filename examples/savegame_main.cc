@@ -7,6 +7,7 @@
 //            [--users=1000] [--connections=128] [--duration=10] (seconds per design)
 //            [--blob_latency=0.5] (ms) [--cpu_cost=20] (us) [--fault=0] (fraction of store
 //            answers dropped or delayed) [--step_timeout=100] (ms) [--updater_tick=5] (ms)
+//            [--spin_us=20] (the fairsched schedulers' spin before a worker parks)
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -23,7 +24,7 @@ using namespace fairsched::savegame;
                "bad flag: %s\nusage: savegame [--design=both|fairsched|updater] "
                "[--backend=epoll|io_uring] [--workers=N] [--users=N] [--connections=N] "
                "[--duration=SECONDS] [--blob_latency=MS] [--cpu_cost=US] [--fault=FRACTION] "
-               "[--step_timeout=MS] [--updater_tick=MS]\n",
+               "[--step_timeout=MS] [--updater_tick=MS] [--spin_us=US]\n",
                bad);
   std::exit(2);
 }
@@ -70,6 +71,8 @@ int main(int argc, char** argv) {
       options.fault = number;
     } else if (name == "step_timeout" && numeric && number > 0 && number <= 60'000) {
       options.step_timeout = Scaled<std::chrono::milliseconds>(number);
+    } else if (name == "spin_us" && numeric && number >= 0 && number <= 1000) {
+      options.spin_before_park = Scaled<std::chrono::microseconds>(number);
     } else if (name == "updater_tick" && numeric && number >= 0 && number <= 10'000) {
       options.updater_tick = Scaled<std::chrono::milliseconds>(number);
     } else {

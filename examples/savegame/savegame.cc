@@ -20,9 +20,10 @@ namespace {
 template <typename Backend>
 using IoScheduler = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, Backend>;
 
-TaskSchedulerOptions Named(const char* name) {
+TaskSchedulerOptions Named(const char* name, const SavegameOptions& savegame) {
   TaskSchedulerOptions options;
   options.name = name;
+  options.spin_before_park = savegame.spin_before_park;
   return options;
 }
 
@@ -79,7 +80,7 @@ template <typename Backend>
 DesignReport Run(Design design, const SavegameOptions& options) {
   DesignReport report;
   report.design = design;
-  IoScheduler<Backend> store_scheduler(Named("blobstore"));
+  IoScheduler<Backend> store_scheduler(Named("blobstore", options));
   store_scheduler.Start(options.store_workers);
   BlobStoreOptions store_options;
   store_options.users = options.users;
@@ -105,7 +106,7 @@ DesignReport Run(Design design, const SavegameOptions& options) {
   fleet.label = ToString(design);
 
   if (design == Design::kFairsched) {
-    IoScheduler<Backend> scheduler(Named("savegame"));
+    IoScheduler<Backend> scheduler(Named("savegame", options));
     scheduler.Start(options.workers);
     FairschedServer<IoScheduler<Backend>> server(scheduler, server_options, store_address);
     const SocketAddress address = MustListen(server.Start(Loopback()), "savegame server");

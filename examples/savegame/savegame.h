@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "examples/savegame/load.h"
+#include "sched/task_scheduler.h"
 
 namespace fairsched::savegame {
 
@@ -37,6 +38,8 @@ struct SavegameOptions {
   std::chrono::nanoseconds updater_tick = std::chrono::milliseconds(5);
   std::chrono::nanoseconds drain_timeout = std::chrono::seconds(10);
   std::size_t blob_payload = 1024;
+  // TaskSchedulerOptions::spin_before_park of the server's and the store's schedulers.
+  std::chrono::nanoseconds spin_before_park = TaskSchedulerOptions().spin_before_park;
   BackendKind backend = BackendKind::kEpoll;
   std::FILE* progress = nullptr;  // live progress line, see FleetOptions
 };
