@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Echo benchmark: fairsched's coroutine echo server (examples/echo_server.cc) on epoll and on
+# io_uring, and the same server written with Asio (bench/io/asio_echo_server.cc), all driven
+# by the same load generator (tools/loadgen) in one run, interleaved, repeated.
+#   bench/io/echo_bench.sh [repeats=3] [seconds=3] [out=/tmp/echo_bench] [servers...]
+# servers: fairsched-epoll fairsched-io_uring asio (default), fairsched-epoll-nospin,
+# fairsched-io_uring-nospin (the scheduler's spin_before_park set to 0).
+# Points: 1, 64 and 1,000 connections x 64-byte and 4 KiB messages, plus the fairness pair
+# (1,000 connections of 64 bytes, without and with one connection flooding 64 frames deep).
+# Every server gets --workers=2; loadgen runs one epoll thread. Prints one RESULT line per
+# run to $out/results.txt and a summary (medians, min-max) through echo_summary.py.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+repeats=${1:-3}
+seconds=${2:-3}
+out=${3:-/tmp/echo_bench}
+shift $(( $# < 3 ? $# : 3 ))
+servers=("$@")
+if [ ${#servers[@]} -eq 0 ]; then servers=(fairsched-epoll fairsched-io_uring asio); fi
+mkdir -p "$out"
+./bazelw build --config=opt //examples:echo_server //bench/io:asio_echo_server //tools/loadgen
+bin=$(./bazelw info --config=opt bazel-bin 2>/dev/null)
+port=17000
+: > "$out/results.txt"
+
+start_server() {  # name -> sets server_pid
+  case "$1" in
+    fairsched-epoll) "$bin/examples/echo_server" --backend=epoll --workers=2 --port=$port & ;;
+    fairsched-io_uring) "$bin/examples/echo_server" --backend=io_uring --workers=2 --port=$port & ;;
+    fairsched-epoll-nospin) "$bin/examples/echo_server" --backend=epoll --workers=2 --spin_us=0 --port=$port & ;;
+    fairsched-io_uring-nospin) "$bin/examples/echo_server" --backend=io_uring --workers=2 --spin_us=0 --port=$port & ;;
+    asio) "$bin/bench/io/asio_echo_server" --workers=2 --port=$port & ;;
+  esac
+  server_pid=$!
+  for _ in $(seq 100); do
+    if (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; then return; fi
+    sleep 0.05
+  done
+  echo "server $1 did not start" >&2
+  exit 1
+}
+
+stop_server() {
+  kill -TERM "$server_pid"
+  wait "$server_pid" > /dev/null || true
+}
+
+run() {  # server label loadgen-args...
+  local server=$1 label=$2
+  shift 2
+  local line
+  line=$("$bin/tools/loadgen/loadgen" --port=$port --seconds="$seconds" --server_pid="$server_pid" "$@" \
+         | grep '^RESULT' || echo "RESULT failed=1")
+  echo "server=$server label=$label rep=$rep load=$(cut -d' ' -f1 /proc/loadavg) ${line#RESULT }" \
+    | tee -a "$out/results.txt"
+}
+
+for rep in $(seq "$repeats"); do
+  for server in "${servers[@]}"; do
+    port=$((port + 1))
+    start_server "$server"
+    for connections in 1 64 1000; do
+      for size in 64 4096; do
+        run "$server" "c${connections}_s${size}" --connections=$connections --size=$size
+      done
+    done
+    run "$server" fair_base --connections=1000 --size=64
+    run "$server" fair_flood --connections=1000 --size=64 --flood_connections=1 --flood_depth=64
+    stop_server
+  done
+done
+python3 bench/io/echo_summary.py "$out/results.txt"

@@ -1,0 +1,158 @@
+// The blob store of the savegame service: an in-memory, versioned key -> blob store behind a
+// fairsched coroutine TCP server (one coroutine per connection). Each kGet/kPut answer waits
+// `latency` first (a simulated storage round trip: a coroutine sleep, the worker runs other
+// connections meanwhile). Fault injection: a `fault` fraction of kGet/kPut answers is dropped
+// (half of them; the operation still applied) or delayed by `fault_delay` (the other half).
+// kCheck reads have neither. Protocol and compare-and-set rule: protocol.h.
+#ifndef FAIRSCHED_EXAMPLES_SAVEGAME_BLOB_STORE_H_
+#define FAIRSCHED_EXAMPLES_SAVEGAME_BLOB_STORE_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "coro/runtime.h"
+#include "coro/task.h"
+#include "examples/savegame/protocol.h"
+#include "examples/savegame/stream_frames.h"
+#include "io/tcp.h"
+#include "sync/primitives.h"
+
+namespace fairsched::savegame {
+
+struct BlobStoreOptions {
+  int users = 1000;
+  std::chrono::nanoseconds latency = std::chrono::microseconds(500);
+  double fault = 0;  // fraction of kGet/kPut answers dropped or delayed
+  std::chrono::nanoseconds fault_delay = std::chrono::milliseconds(300);
+};
+
+template <typename Scheduler>
+class BlobStore {
+ public:
+  BlobStore(Scheduler& scheduler, BlobStoreOptions options)
+      : scheduler_(scheduler), options_(options), shards_(kShards), entries_(options.users) {}
+  ~BlobStore() { Stop(); }
+  BlobStore(const BlobStore&) = delete;
+  BlobStore& operator=(const BlobStore&) = delete;
+
+  // Listens on `address` (port 0: any) and serves; returns the bound address.
+  IoResult<SocketAddress> Start(const SocketAddress& address) {
+    IoResult<TcpListener<Scheduler>> listener = TcpListener<Scheduler>::Listen(scheduler_, address);
+    if (!listener.ok()) return listener.error();
+    IoResult<SocketAddress> bound = listener.value().LocalAddress();
+    if (!bound.ok()) return bound.error();
+    acceptor_ = coro::Spawn(scheduler_, AcceptLoop(std::move(listener).value()));
+    return bound;
+  }
+
+  // Closes the listener and every connection; returns when all are closed. Idempotent.
+  void Stop() {
+    if (!acceptor_.IsValid()) return;
+    acceptor_.Cancel();  // connections are its children
+    acceptor_.Get();
+    MutexLock lock(mu_);
+    all_closed_.wait(lock, [this] { return open_ == 0; });
+  }
+
+  std::int64_t faults_injected() const { return faults_.load(std::memory_order_relaxed); }
+
+ private:
+  static constexpr int kShards = 64;
+  struct Entry {
+    std::uint64_t version = 0;
+    std::string blob;
+  };
+
+  coro::Task<void> AcceptLoop(TcpListener<Scheduler> listener) {
+    std::uint64_t connection_seed = 1;
+    while (true) {
+      IoResult<TcpStream<Scheduler>> accepted = co_await listener.Accept(kTaskDeadlineInfinite);
+      if (!accepted.ok()) {
+        const IoErrorCode code = accepted.error().code();
+        if (code == IoErrorCode::kCancelled || code == IoErrorCode::kShutdown) break;
+        co_await coro::SleepFor(std::chrono::milliseconds(1));  // e.g. out of fds
+        continue;
+      }
+      {
+        MutexLock lock(mu_);
+        ++open_;
+      }
+      coro::Spawn(scheduler_, Serve(std::move(accepted).value(), connection_seed++)).Detach();
+    }
+  }
+
+  coro::Task<void> Serve(TcpStream<Scheduler> stream, std::uint64_t seed) {
+    FrameBuffer in;
+    std::string out;
+    std::minstd_rand random(static_cast<std::uint32_t>(seed * 7919 + 1));
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    while (true) {
+      IoResult<std::string_view> frame = co_await ReadFrame(stream, in, kTaskDeadlineInfinite);
+      if (!frame.ok()) break;  // closed by the peer, or Stop
+      std::optional<StoreRequest> request = ParseStoreRequest(frame.value());
+      out.clear();
+      if (!request || request->user >= static_cast<std::uint32_t>(options_.users)) {
+        AppendStoreResponse({StoreStatus::kBadRequest, 0, {}}, &out);
+      } else if (request->op == StoreOp::kCheck) {
+        Apply(*request, &out);
+      } else {
+        // The request's blob points into `in`: copy it before sleeping (nothing reads
+        // meanwhile, but keep the rule simple: apply from owned bytes).
+        std::string blob(request->blob);
+        request->blob = blob;
+        if (options_.latency.count() > 0) {
+          if (co_await coro::SleepFor(options_.latency) != coro::WakeReason::kDeadline) break;
+        }
+        Apply(*request, &out);
+        if (options_.fault > 0 && unit(random) < options_.fault) {
+          faults_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+          if (unit(random) < 0.5) continue;                 // drop the answer
+          if (co_await coro::SleepFor(options_.fault_delay) != coro::WakeReason::kDeadline) break;
+        }
+      }
+      const IoError written =
+          co_await stream.Write(out, coro::DeadlineAfter(std::chrono::seconds(5)));
+      if (!written.ok()) break;
+    }
+    stream.Close();
+    // Under mu_, notify included: Stop may return (and the store be destroyed) once it sees 0.
+    MutexLock lock(mu_);
+    --open_;
+    all_closed_.notify_all();
+  }
+
+  // Runs one request against the table and encodes the answer into `out`.
+  void Apply(const StoreRequest& request, std::string* out) {
+    MutexLock lock(shards_[request.user % kShards]);
+    Entry& entry = entries_[request.user];
+    if (request.op == StoreOp::kPut) {
+      if (entry.version != request.expected_version) {
+        AppendStoreResponse({StoreStatus::kConflict, entry.version, entry.blob}, out);
+        return;
+      }
+      entry.blob.assign(request.blob);
+      ++entry.version;
+      AppendStoreResponse({StoreStatus::kOk, entry.version, {}}, out);
+      return;
+    }
+    AppendStoreResponse({StoreStatus::kOk, entry.version, entry.blob}, out);
+  }
+
+  Scheduler& scheduler_;
+  const BlobStoreOptions options_;
+  coro::JoinHandle<void> acceptor_;
+  std::vector<Mutex> shards_;   // shard i guards entries_[u] for u % kShards == i
+  std::vector<Entry> entries_;  // index: user
+  Atomic<std::int64_t> faults_{0};
+  Mutex mu_;
+  ConditionVariable all_closed_;
+  int open_ = 0;  // guarded by mu_: connections being served
+};
+
+}  // namespace fairsched::savegame
+
+#endif  // FAIRSCHED_EXAMPLES_SAVEGAME_BLOB_STORE_H_

@@ -1,0 +1,81 @@
+// The savegame server, "Updater" design: the baseline the talk replaced. No coroutines, no
+// scheduler, no readiness notification. A fixed set of threads; every client connection and
+// every request ("job") is pinned round-robin to one of them for its whole life (no
+// migration). Each thread runs a periodic update: every `tick` it accepts new connections
+// (thread 0), reads requests from its connections, and walks its job list, advancing each
+// job's state machine as far as it can with non-blocking calls (try-lock the profile,
+// non-blocking connect/send/recv to the blob store, send the reply). A job that cannot
+// progress waits for the next tick. Then the thread sleeps until the next tick.
+//
+// Same protocol, same steps, same per-step deadlines and the same fence as the fairsched
+// design (protocol.h, fairsched_server.h), so both answer with the same SaveStatus values
+// and the same exactly-once guarantee. Not supported: pipelined requests on one client
+// connection (the fleet never pipelines).
+#ifndef FAIRSCHED_EXAMPLES_SAVEGAME_UPDATER_SERVER_H_
+#define FAIRSCHED_EXAMPLES_SAVEGAME_UPDATER_SERVER_H_
+
+#include <chrono>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "examples/savegame/fairsched_server.h"
+#include "examples/savegame/protocol.h"
+#include "io/tcp.h"
+#include "sync/primitives.h"
+
+namespace fairsched::savegame {
+
+struct UpdaterOptions {
+  ServerOptions server;
+  int threads = 2;
+  std::chrono::nanoseconds tick = std::chrono::milliseconds(5);
+};
+
+class UpdaterServer {
+ public:
+  UpdaterServer(UpdaterOptions options, SocketAddress store);
+  ~UpdaterServer();
+  UpdaterServer(const UpdaterServer&) = delete;
+  UpdaterServer& operator=(const UpdaterServer&) = delete;
+
+  // Listens on `address` and starts the threads (named "updater-<i>").
+  IoResult<SocketAddress> Start(const SocketAddress& address);
+  // Stops the threads and closes every socket. Idempotent.
+  void Stop();
+  // Uploads whose answer was lost and that a fence settled (or tried to).
+  std::int64_t fenced_uploads() const { return fenced_uploads_.load(std::memory_order_relaxed); }
+
+ private:
+  struct ClientConnection;
+  struct StoreConnection;
+  struct Job;
+  struct Worker;
+
+  void WorkerMain(int index);
+  void AcceptAll();
+  // Reads requests from `client`; false when the connection ended.
+  bool ReadRequests(const std::shared_ptr<ClientConnection>& client);
+  void Pin(std::unique_ptr<Job> job);
+  // Advances `job` as far as it can without blocking; true when it is finished.
+  bool Advance(Worker& worker, Job& job);
+  void StartCall(Worker& worker, Job& job, StoreOp op, std::uint64_t version,
+                 std::string_view blob);
+  void CallFailed(Worker& worker, Job& job, SaveStatus io_status);
+  void CallAnswered(Worker& worker, Job& job, const StoreResponse& response);
+  void Finish(Job& job, SaveStatus status);
+
+  const UpdaterOptions options_;
+  const SocketAddress store_;
+  std::vector<Atomic<bool>> profile_locked_;  // index: user; try-locked by jobs
+  int listen_fd_ = -1;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  Atomic<std::uint64_t> next_connection_{0};  // round-robin pinning of connections
+  Atomic<std::uint64_t> next_job_{0};         // round-robin pinning of jobs
+  Atomic<bool> stopping_{false};
+  Atomic<std::int64_t> fenced_uploads_{0};  // relaxed: a statistic
+};
+
+}  // namespace fairsched::savegame
+
+#endif  // FAIRSCHED_EXAMPLES_SAVEGAME_UPDATER_SERVER_H_

@@ -1,0 +1,235 @@
+// The non-template parts of the coroutine TCP sockets (io/tcp.h): error messages, address
+// parsing and printing, and the plain socket syscalls.
+#include "io/tcp.h"
+
+#include <arpa/inet.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstring>
+#include <mutex>
+
+namespace fairsched {
+
+const char* ToString(IoErrorCode code) {
+  switch (code) {
+    case IoErrorCode::kOk:
+      return "ok";
+    case IoErrorCode::kTimeout:
+      return "timed out";
+    case IoErrorCode::kEndOfStream:
+      return "end of stream (the peer closed the connection)";
+    case IoErrorCode::kResetByPeer:
+      return "connection reset by peer";
+    case IoErrorCode::kRefused:
+      return "connection refused";
+    case IoErrorCode::kCancelled:
+      return "cancelled";
+    case IoErrorCode::kShutdown:
+      return "the scheduler is shutting down";
+    case IoErrorCode::kInvalidAddress:
+      return "invalid address";
+    case IoErrorCode::kSystem:
+      return "system error";
+  }
+  return "?";
+}
+
+IoError IoError::FromErrno(int sys_errno) {
+  switch (sys_errno) {
+    case 0:
+      return IoError();
+    case ECONNRESET:
+    case EPIPE:
+      return IoError(IoErrorCode::kResetByPeer, sys_errno);
+    case ECONNREFUSED:
+      return IoError(IoErrorCode::kRefused, sys_errno);
+    case ETIMEDOUT:
+      return IoError(IoErrorCode::kTimeout, sys_errno);
+    case ECANCELED:
+      return IoError(IoErrorCode::kCancelled, sys_errno);
+    default:
+      return IoError(IoErrorCode::kSystem, sys_errno);
+  }
+}
+
+std::string IoError::Message() const {
+  std::string message = ToString(code_);
+  if (sys_errno_ != 0) {
+    message += " (errno " + std::to_string(sys_errno_) + ": " + std::strerror(sys_errno_) + ")";
+  }
+  return message;
+}
+
+IoResult<SocketAddress> SocketAddress::FromHostPort(std::string_view host, std::uint16_t port) {
+  const std::string host_text(host);
+  SocketAddress address;
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&address.storage_);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&address.storage_);
+  if (inet_pton(AF_INET, host_text.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(port);
+    address.length_ = sizeof(sockaddr_in);
+    return address;
+  }
+  if (inet_pton(AF_INET6, host_text.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(port);
+    address.length_ = sizeof(sockaddr_in6);
+    return address;
+  }
+  return IoError(IoErrorCode::kInvalidAddress);
+}
+
+IoResult<SocketAddress> SocketAddress::Parse(std::string_view text) {
+  std::string_view host;
+  std::string_view port_text;
+  if (!text.empty() && text.front() == '[') {  // [v6]:port
+    const std::size_t close = text.find(']');
+    if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':') {
+      return IoError(IoErrorCode::kInvalidAddress);
+    }
+    host = text.substr(1, close - 1);
+    port_text = text.substr(close + 2);
+  } else {
+    const std::size_t colon = text.rfind(':');
+    if (colon == std::string_view::npos || text.find(':') != colon) {
+      return IoError(IoErrorCode::kInvalidAddress);  // no port, or a bare IPv6 address
+    }
+    host = text.substr(0, colon);
+    port_text = text.substr(colon + 1);
+  }
+  if (port_text.empty() || port_text.size() > 5) return IoError(IoErrorCode::kInvalidAddress);
+  unsigned port = 0;
+  for (const char c : port_text) {
+    if (c < '0' || c > '9') return IoError(IoErrorCode::kInvalidAddress);
+    port = port * 10 + static_cast<unsigned>(c - '0');
+  }
+  if (port > 65535) return IoError(IoErrorCode::kInvalidAddress);
+  return FromHostPort(host, static_cast<std::uint16_t>(port));
+}
+
+SocketAddress SocketAddress::FromSockaddr(const sockaddr* address, socklen_t length) {
+  SocketAddress result;
+  const socklen_t copied = std::min<socklen_t>(length, sizeof(result.storage_));
+  std::memcpy(&result.storage_, address, copied);
+  result.length_ = copied;
+  return result;
+}
+
+std::uint16_t SocketAddress::port() const {
+  if (family() == AF_INET) {
+    return ntohs(reinterpret_cast<const sockaddr_in*>(&storage_)->sin_port);
+  }
+  if (family() == AF_INET6) {
+    return ntohs(reinterpret_cast<const sockaddr_in6*>(&storage_)->sin6_port);
+  }
+  return 0;
+}
+
+std::string SocketAddress::ToString() const {
+  char host[INET6_ADDRSTRLEN] = {};
+  if (family() == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&storage_)->sin_addr, host,
+              sizeof(host));
+    return std::string(host) + ":" + std::to_string(port());
+  }
+  if (family() == AF_INET6) {
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&storage_)->sin6_addr, host,
+              sizeof(host));
+    return "[" + std::string(host) + "]:" + std::to_string(port());
+  }
+  return "<no address>";
+}
+
+namespace internal {
+
+void IgnoreSigpipeOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] { std::signal(SIGPIPE, SIG_IGN); });
+}
+
+int OpenTcpSocket(int family) {
+  const int fd = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+  return fd >= 0 ? fd : -errno;
+}
+
+int OpenListeningSocket(const SocketAddress& address, int backlog) {
+  const int fd = OpenTcpSocket(address.family());
+  if (fd < 0) return fd;
+  const int on = 1;
+  if (::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) != 0 ||
+      ::bind(fd, address.get(), address.length()) != 0 || ::listen(fd, backlog) != 0) {
+    const int error = errno;
+    ::close(fd);
+    return -error;
+  }
+  return fd;
+}
+
+void CloseFd(int fd) { ::close(fd); }
+
+IoError ErrorOfResult(int result, bool timed_out) {
+  if (result == -ECANCELED && timed_out) return IoError(IoErrorCode::kTimeout);
+  return IoError::FromErrno(-result);
+}
+
+IoError ErrorOfWake(coro::WakeReason reason) {
+  switch (reason) {
+    case coro::WakeReason::kDeadline:
+      return IoError(IoErrorCode::kTimeout);
+    case coro::WakeReason::kShutdown:
+      return IoError(IoErrorCode::kShutdown);
+    case coro::WakeReason::kCancelled:
+    case coro::WakeReason::kWakeup:
+    case coro::WakeReason::kSignal:
+      break;
+  }
+  return IoError(IoErrorCode::kCancelled);
+}
+
+IoError CancellationError() {
+  switch (coro::CurrentCancelReason()) {
+    case coro::CancelReason::kNone:
+      return IoError();
+    case coro::CancelReason::kShutdown:
+      return IoError(IoErrorCode::kShutdown);
+    case coro::CancelReason::kRequested:
+    case coro::CancelReason::kDeadline:
+      break;
+  }
+  return IoError(IoErrorCode::kCancelled);
+}
+
+IoResult<SocketAddress> LocalAddressOf(int fd) {
+  sockaddr_storage storage{};
+  socklen_t length = sizeof(storage);
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&storage), &length) != 0) {
+    return IoError::FromErrno(errno);
+  }
+  return SocketAddress::FromSockaddr(reinterpret_cast<sockaddr*>(&storage), length);
+}
+
+IoResult<SocketAddress> PeerAddressOf(int fd) {
+  sockaddr_storage storage{};
+  socklen_t length = sizeof(storage);
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&storage), &length) != 0) {
+    return IoError::FromErrno(errno);
+  }
+  return SocketAddress::FromSockaddr(reinterpret_cast<sockaddr*>(&storage), length);
+}
+
+int ConnectProgress(int fd) {
+  pollfd entry{fd, POLLOUT, 0};
+  if (::poll(&entry, 1, 0) < 0) return -errno;
+  if ((entry.revents & (POLLOUT | POLLERR | POLLHUP)) == 0) return -EINPROGRESS;
+  int error = 0;
+  socklen_t length = sizeof(error);
+  if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0) return -errno;
+  return -error;
+}
+
+}  // namespace internal
+}  // namespace fairsched

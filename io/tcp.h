@@ -1,0 +1,671 @@
+// Coroutine TCP sockets: TcpListener and TcpStream for coroutines spawned on a scheduler
+// whose IO backend is EpollBackend or IoUringBackend (io/epoll_backend.h,
+// io/io_uring_backend.h). One template per socket type, parameterised by the scheduler; the
+// backend it carries picks the strategy at compile time:
+//   - epoll (readiness): each socket has ONE standing edge-triggered Watch for both
+//     directions. An operation tries the non-blocking syscall; on EAGAIN it waits for the
+//     next readiness edge and retries. After a syscall that drained the socket (EAGAIN, or a
+//     short read/write) the next operation waits for an edge first instead of making a
+//     syscall that would only fail (edge-triggered epoll reports every later arrival).
+//   - io_uring (completions): an operation is one IoOp (Read, Write, Accept, Connect) that
+//     runs in the kernel; the coroutine waits for its final completion.
+//
+// Contract, for users:
+//   - Every operation is a coroutine: `co_await stream.Read(buffer, deadline)` inside a
+//     coroutine spawned (coro::Spawn) on the socket's scheduler. Errors are values
+//     (IoError, IoResult<T>); nothing here throws.
+//   - Deadlines are absolute (coro::DeadlineAfter(...)); kTaskDeadlineInfinite: none. An
+//     operation that times out returns IoErrorCode::kTimeout; what it transferred before is
+//     lost for Read (nothing was read), and for Write some prefix may have been sent.
+//   - Cancellation (JoinHandle::Cancel, a parent's cancellation, the coroutine's own
+//     deadline) ends a blocked operation with kCancelled; the scheduler's Stop with
+//     kShutdown. In both cases the IO operation is released before the call returns (io_uring:
+//     the IoOp is cancelled and its final completion awaited; epoll: the wait is withdrawn).
+//     Once the coroutine is cancelled, every further operation fails at once the same way.
+//   - One reader and one writer may use a stream at the same time (two coroutines: one
+//     Reads, one Writes); two concurrent Reads (or Writes, or Accepts) are misuse (checked
+//     in debug builds).
+//   - Close() (also the destructor) must not race with an operation on the same socket: use
+//     Shutdown() to wake another coroutine's Read (it then returns kEndOfStream). Close is
+//     asynchronous for epoll sockets: the fd is closed when the backend hands back the watch,
+//     within one sched-role step (or at once when Stop already ended the watch).
+//   - Sockets must be closed before the scheduler is destroyed.
+//   - SIGPIPE is ignored process-wide once the first socket is opened (io_uring writes to a
+//     reset connection would otherwise kill the process; epoll writes use MSG_NOSIGNAL).
+#ifndef FAIRSCHED_IO_TCP_H_
+#define FAIRSCHED_IO_TCP_H_
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "coro/runtime.h"
+#include "coro/task.h"
+#include "io/io_op.h"
+#include "io/io_uring_backend.h"
+#include "sched/task.h"
+#include "sync/primitives.h"
+
+namespace fairsched {
+
+// What went wrong. kOk only inside a successful IoError.
+enum class IoErrorCode : std::uint8_t {
+  kOk,
+  kTimeout,         // the operation's deadline passed
+  kEndOfStream,     // the peer closed its side (or Shutdown(kRead) here): no more data
+  kResetByPeer,     // ECONNRESET / EPIPE: the peer reset the connection or stopped reading
+  kRefused,         // ECONNREFUSED: nobody listens at the address
+  kCancelled,       // the coroutine was cancelled while it waited
+  kShutdown,        // the scheduler is stopping
+  kInvalidAddress,  // an address that does not parse
+  kSystem,          // any other errno (see IoError::sys_errno())
+};
+
+const char* ToString(IoErrorCode code);
+
+// An error value: a code and, when the system reported one, its errno. Cheap to copy.
+class IoError {
+ public:
+  IoError() = default;  // success
+  explicit IoError(IoErrorCode code, int sys_errno = 0) : code_(code), sys_errno_(sys_errno) {}
+  // Maps an errno to its code (ECONNRESET -> kResetByPeer, ECANCELED -> kCancelled, ...).
+  static IoError FromErrno(int sys_errno);
+
+  bool ok() const { return code_ == IoErrorCode::kOk; }
+  IoErrorCode code() const { return code_; }
+  int sys_errno() const { return sys_errno_; }
+  // "timed out", "connection refused (errno 111: Connection refused)", ...
+  std::string Message() const;
+
+ private:
+  IoErrorCode code_ = IoErrorCode::kOk;
+  int sys_errno_ = 0;
+};
+
+// A value or an error.
+template <typename T>
+class [[nodiscard]] IoResult {
+ public:
+  IoResult(T value) : value_(std::move(value)) {}  // NOLINT: implicit on purpose
+  IoResult(IoError error) : error_(error) {        // NOLINT: implicit on purpose
+    FAIRSCHED_DCHECK(!error.ok(), "an IoResult built from a success IoError has no value");
+  }
+  bool ok() const { return value_.has_value(); }
+  const IoError& error() const { return error_; }
+  T& value() & {
+    FAIRSCHED_CHECK(ok(), "value() of a failed IoResult (check ok() first)");
+    return *value_;
+  }
+  T&& value() && {
+    FAIRSCHED_CHECK(ok(), "value() of a failed IoResult (check ok() first)");
+    return std::move(*value_);
+  }
+
+ private:
+  std::optional<T> value_;
+  IoError error_;
+};
+
+// An IPv4 or IPv6 socket address.
+class SocketAddress {
+ public:
+  SocketAddress() = default;
+  // "127.0.0.1:8080", "[::1]:8080", "0.0.0.0:0" (port 0: any free port when listening).
+  static IoResult<SocketAddress> Parse(std::string_view text);
+  // Host without brackets ("127.0.0.1", "::1") and a port.
+  static IoResult<SocketAddress> FromHostPort(std::string_view host, std::uint16_t port);
+  static SocketAddress FromSockaddr(const sockaddr* address, socklen_t length);
+
+  const sockaddr* get() const { return reinterpret_cast<const sockaddr*>(&storage_); }
+  socklen_t length() const { return length_; }
+  int family() const { return storage_.ss_family; }
+  std::uint16_t port() const;
+  std::string ToString() const;  // same format Parse reads
+
+ private:
+  sockaddr_storage storage_{};
+  socklen_t length_ = 0;
+};
+
+namespace internal {
+
+template <typename Scheduler>
+using BackendOf = std::remove_reference_t<decltype(std::declval<Scheduler&>().io())>;
+
+// Whether the scheduler's backend runs operations to completion (io_uring) rather than
+// reporting readiness (epoll).
+template <typename Scheduler>
+inline constexpr bool kCompletionIo = std::is_same_v<BackendOf<Scheduler>, IoUringBackend>;
+
+// Plain-socket helpers (io/tcp.cc).
+void IgnoreSigpipeOnce();
+// A non-blocking, close-on-exec TCP socket of `family`, or -errno.
+int OpenTcpSocket(int family);
+// socket + SO_REUSEADDR + bind + listen; a non-blocking fd or -errno.
+int OpenListeningSocket(const SocketAddress& address, int backlog);
+// After a failed operation: the error for `result` (-errno), given how the wait ended.
+IoError ErrorOfResult(int result, bool timed_out);
+IoError ErrorOfWake(coro::WakeReason reason);
+// Inside a spawned coroutine: kCancelled / kShutdown if it is cancelled (or the scheduler is
+// stopping), else success. Every operation checks it first, so a cancelled coroutine's
+// socket operations fail at once on both backends, even those that would not wait.
+IoError CancellationError();
+
+// The shared state of one socket: the fd, the IoOps and their relay tasks, and the waiting
+// coroutines. Heap-allocated and reference-counted, because with epoll the backend hands the
+// standing watch back asynchronously after Close.
+//
+// Relay tasks. An IoOp wakes a fairsched::Task, while a coroutine waits through the coro
+// wait primitive (PrepareWait / Waker). A relay is a small Task per operation slot whose
+// callback turns the op's events into Waker::Wakeup of the coroutine waiting in that slot:
+//   - epoll: one relay for the standing watch. Each readiness edge (Wakeup) marks the
+//     direction ready and wakes its waiter; the relay re-posts itself (PostWait). The final
+//     completion (Signal: Close or Stop cancelled the watch) ends the watch for good.
+//   - io_uring: one relay per direction, posted (PostWait) with each operation; the final
+//     completion (Signal) marks the slot finished and wakes its waiter.
+// Ordering between a slot's owner coroutine and its relay goes through mu_. A relay's last
+// touch of its own task and of the core is before the mutex release; after that it only
+// wakes a Waker it moved into a local. So the woken coroutine (which re-posts the relay for
+// its next operation, or frees the core) never races with the relay: the scheduler itself
+// never touches a task after its callback returns (the same rule that lets a task delete
+// itself inside its callback).
+template <typename Scheduler>
+class SocketCore {
+ public:
+  static constexpr bool kCompletions = kCompletionIo<Scheduler>;
+  enum Direction : int { kReadSide = 0, kWriteSide = 1 };
+
+  SocketCore(Scheduler* scheduler, int fd) : scheduler_(scheduler), fd_(fd) {
+    relays_[kReadSide].SetCallback([this](Task* task) { RelayRun(kReadSide, task); });
+    relays_[kWriteSide].SetCallback([this](Task* task) { RelayRun(kWriteSide, task); });
+    if constexpr (!kCompletions) {
+      // The watch relay holds a reference until the watch's final completion.
+      refs_.store(2, std::memory_order_relaxed);
+      ops_[kReadSide].PrepareWatch(fd_, kIoReadable | kIoWritable, &relays_[kReadSide]);
+      scheduler_->PostWait(&relays_[kReadSide]);
+      scheduler_->io().Submit(&ops_[kReadSide]);
+    }
+  }
+  SocketCore(const SocketCore&) = delete;
+  SocketCore& operator=(const SocketCore&) = delete;
+
+  int fd() const { return fd_; }
+  Scheduler* scheduler() const { return scheduler_; }
+
+  // Owner: gives up the socket (see the file comment). No operation may be in progress.
+  void Close() {
+    if constexpr (kCompletions) {
+      FAIRSCHED_DCHECK(!busy_[kReadSide] && !busy_[kWriteSide],
+                       "TcpStream/TcpListener closed while an operation is in progress");
+    } else {
+      FAIRSCHED_DCHECK(!waiting_[kReadSide] && !waiting_[kWriteSide],
+                       "TcpStream/TcpListener closed while an operation is in progress");
+      // A no-op if Stop already ended the watch (the op is then idle); the core is alive
+      // (our reference), so the op is too.
+      scheduler_->io().Cancel(&ops_[kReadSide]);
+    }
+    Unref();
+  }
+
+  // ---- epoll: readiness of `side` ----
+  // Drained(side): the last syscall in that direction found the socket drained (EAGAIN, or
+  // a short read / short write). Edge-triggered epoll reports every later arrival of data
+  // (or buffer space) as a new edge, so the next operation skips the syscall that would only
+  // return EAGAIN and goes straight to WaitReady. Owned by the coroutine operating in that
+  // direction (one at a time).
+  //   One exception: edges coalesce, so a single edge may stand for data AND the peer's FIN
+  // (or a reset). A short read then returns the data and leaves the end of stream pending
+  // with no edge to come; so once the watch reported a hangup or an error, a short read does
+  // not count as drained (the next Read makes the syscall, which reports the end).
+  bool Drained(Direction side) const { return drained_[side]; }
+  void SetDrained(Direction side) { drained_[side] = true; }
+  void SetDrainedAfterShortRead() {
+    // Relaxed: a hangup that matters here came in the same edge whose ready_ flag this
+    // coroutine consumed under mu_ (after the relay stored this flag), so it is visible; a
+    // later hangup comes with its own edge, which sets ready_ again.
+    if (!hangup_.load(std::memory_order_relaxed)) drained_[kReadSide] = true;
+  }
+
+  // Waits for the next readiness edge of `side` unless one came since the last wait.
+  // Returns ok to try the syscall, or the error that ends the operation (timeout,
+  // cancelled, shutdown).
+  coro::Task<IoError> WaitReady(Direction side, TaskDeadline deadline) {
+    static_assert(!kCompletions);
+    drained_[side] = false;
+    {
+      MutexLock lock(mu_);
+      FAIRSCHED_DCHECK(!waiting_[side], "two concurrent operations in one direction of a socket");
+      if (watch_ended_) co_return IoError(IoErrorCode::kShutdown);
+      // An edge since the last wait: the syscall may succeed now. (An edge that came after
+      // the syscall that drained the socket is recorded here, not lost.)
+      if (ready_[side]) {
+        ready_[side] = false;
+        co_return IoError();
+      }
+      waiter_[side] = coro::PrepareWait(coro::WaitMode::kCancellable);
+      waiting_[side] = true;
+    }
+    const coro::WakeReason why = co_await coro::WaitWoken(deadline);
+    MutexLock lock(mu_);
+    waiting_[side] = false;
+    waiter_[side] = coro::Waker();  // drops a stale waker (the wait ended another way)
+    if (why != coro::WakeReason::kWakeup) co_return ErrorOfWake(why);
+    if (watch_ended_) co_return IoError(IoErrorCode::kShutdown);
+    ready_[side] = false;
+    co_return IoError();
+  }
+
+  // ---- io_uring: run the op of `side` (prepared by the caller) to its final completion ----
+  // Returns the op's result (>= 0, or -errno), or the error that ended the wait first
+  // (cancelled, shutdown, timeout) once the op is released.
+  coro::Task<IoResult<std::int32_t>> RunOp(Direction side, TaskDeadline deadline) {
+    static_assert(kCompletions);
+    IoOp& op = ops_[side];
+    {
+      MutexLock lock(mu_);
+      FAIRSCHED_DCHECK(!busy_[side], "two concurrent operations in one direction of a socket");
+      busy_[side] = true;
+      // Uncancellable: the wait must see the final completion; cancellation reaches the op
+      // through the callback below, the deadline through io().Cancel after the wait.
+      waiter_[side] = coro::PrepareWait(coro::WaitMode::kUncancellable);
+    }
+    scheduler_->PostWait(&relays_[side]);
+    scheduler_->io().Submit(&op);
+    bool timed_out = false;
+    {
+      auto cancel_op = [this, &op](coro::CancelReason) { scheduler_->io().Cancel(&op); };
+      coro::CancelCallback on_cancel(cancel_op);
+      [[maybe_unused]] coro::WakeReason why = co_await coro::WaitWoken(deadline);
+      while (true) {
+        {
+          MutexLock lock(mu_);
+          if (!busy_[side]) break;  // the relay saw the final completion
+          // Only the deadline ends an uncancellable wait before the relay: cancel the op
+          // and wait (without deadline) for its final completion.
+          FAIRSCHED_DCHECK(why == coro::WakeReason::kDeadline, "unexpected wake of an IO wait");
+          timed_out = true;
+          waiter_[side] = coro::PrepareWait(coro::WaitMode::kUncancellable);
+        }
+        scheduler_->io().Cancel(&op);
+        why = co_await coro::WaitWoken();
+      }
+    }
+    const std::int32_t result = op.Result();
+    if (result == -ECANCELED) {
+      co_return timed_out ? IoError(IoErrorCode::kTimeout) : CancellationError();
+    }
+    co_return result;
+  }
+  IoOp& op(Direction side) { return ops_[side]; }
+  Task* relay(Direction side) { return &relays_[side]; }
+
+ private:
+  ~SocketCore() = default;
+
+  void Unref();  // below: closes the fd and frees the core on the last reference
+
+  void RelayRun(Direction side, Task* task) {
+    const bool final_completion = task->ReceiveSignal();
+    coro::Waker wake[2];
+    if constexpr (kCompletions) {
+      if (!final_completion) {
+        // Stop wakes waiting tasks; the op's final completion (Stop cancels it) is still due.
+        scheduler_->PostWait(task);
+        return;
+      }
+      MutexLock lock(mu_);
+      busy_[side] = false;
+      wake[side] = std::move(waiter_[side]);
+    } else {
+      // Relaxed RMW inside TakeReadiness; the wake that ran us published the bits.
+      const std::uint32_t bits = ops_[kReadSide].TakeReadiness();
+      {
+        MutexLock lock(mu_);
+        if (final_completion) watch_ended_ = true;
+        // Relaxed: published by mu_ to the coroutine that consumes ready_ (see
+        // SetDrainedAfterShortRead).
+        if ((bits & (kIoHangup | kIoError)) != 0) hangup_.store(true, std::memory_order_relaxed);
+        if (final_completion || (bits & (kIoReadable | kIoHangup | kIoError)) != 0) {
+          ready_[kReadSide] = true;
+          wake[kReadSide] = std::move(waiter_[kReadSide]);
+        }
+        if (final_completion || (bits & (kIoWritable | kIoHangup | kIoError)) != 0) {
+          ready_[kWriteSide] = true;
+          wake[kWriteSide] = std::move(waiter_[kWriteSide]);
+        }
+      }
+      if (!final_completion) scheduler_->PostWait(task);  // the next edge
+    }
+    // Only locals from here on (see "Relay tasks").
+    for (coro::Waker& waker : wake) {
+      if (waker) waker.Wakeup();
+    }
+    if constexpr (!kCompletions) {
+      if (final_completion) Unref();  // the watch's reference
+    }
+  }
+
+  Scheduler* const scheduler_;
+  const int fd_;
+  // References: the owner; with epoll also the watch relay until the watch's final
+  // completion.
+  Atomic<int> refs_{1};
+  // epoll: ops_[kReadSide] is the watch, relays_[kReadSide] its relay. io_uring: one op and
+  // one relay per direction.
+  IoOp ops_[2];
+  Task relays_[2];
+  Mutex mu_;
+  coro::Waker waiter_[2];       // guarded by mu_: the coroutine waiting in each direction
+  bool waiting_[2] = {};        // epoll, guarded by mu_: a coroutine waits in WaitReady
+  bool ready_[2] = {};          // epoll, guarded by mu_: an edge came since the last check
+  bool watch_ended_ = false;    // epoll, guarded by mu_: the watch had its final completion
+  bool drained_[2] = {};        // epoll, owned by the operating coroutine (see Drained)
+  Atomic<bool> hangup_{false};  // epoll: the watch reported a hangup or an error (sticky)
+  bool busy_[2] = {};           // io_uring, guarded by mu_: the op is submitted
+};
+
+void CloseFd(int fd);
+
+template <typename Scheduler>
+void SocketCore<Scheduler>::Unref() {
+  // Acq_rel: the last owner (release from every other) sees all uses before it frees.
+  if (refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  CloseFd(fd_);
+  delete this;
+}
+
+}  // namespace internal
+
+// How Shutdown ends a direction.
+enum class ShutdownHow { kRead = SHUT_RD, kWrite = SHUT_WR, kBoth = SHUT_RDWR };
+
+// A connected TCP socket. Move-only; the destructor closes it.
+template <typename Scheduler>
+class TcpStream {
+  using Core = internal::SocketCore<Scheduler>;
+
+ public:
+  TcpStream() = default;
+  TcpStream(TcpStream&& other) noexcept : core_(std::exchange(other.core_, nullptr)) {}
+  TcpStream& operator=(TcpStream&& other) noexcept {
+    if (this != &other) {
+      Close();
+      core_ = std::exchange(other.core_, nullptr);
+    }
+    return *this;
+  }
+  ~TcpStream() { Close(); }
+
+  bool IsOpen() const { return core_ != nullptr; }
+  int fd() const { return Checked()->fd(); }
+
+  // Connects to `address` (IPv4 or IPv6) from inside a coroutine on `scheduler`.
+  static coro::Task<IoResult<TcpStream>> Connect(Scheduler& scheduler, SocketAddress address,
+                                                 TaskDeadline deadline);
+
+  // Reads at least one byte into `buffer` (returns how many), or fails: kEndOfStream when
+  // the peer closed its side, kTimeout, kResetByPeer, kCancelled, kShutdown, kSystem.
+  coro::Task<IoResult<std::size_t>> Read(std::span<char> buffer, TaskDeadline deadline);
+  // Reads exactly `buffer.size()` bytes; kEndOfStream if the stream ends first.
+  coro::Task<IoError> ReadExactly(std::span<char> buffer, TaskDeadline deadline);
+  // Writes all of `data`. On failure some prefix may have been sent.
+  coro::Task<IoError> Write(std::span<const char> data, TaskDeadline deadline);
+
+  // shutdown(2): kWrite sends FIN after the data already written; kRead makes this side's
+  // reads (also one waiting in another coroutine) end with kEndOfStream.
+  IoError Shutdown(ShutdownHow how);
+  // Gives the socket up (see the file comment: not while an operation is in progress).
+  void Close() {
+    if (core_ != nullptr) std::exchange(core_, nullptr)->Close();
+  }
+
+  IoResult<SocketAddress> LocalAddress() const;
+  IoResult<SocketAddress> PeerAddress() const;
+
+ private:
+  template <typename>
+  friend class TcpListener;
+  explicit TcpStream(Core* core) : core_(core) {}
+  Core* Checked() const {
+    FAIRSCHED_CHECK(core_ != nullptr, "use of a closed or moved-from TcpStream");
+    return core_;
+  }
+  Core* core_ = nullptr;
+};
+
+// A listening TCP socket. Move-only; the destructor closes it.
+template <typename Scheduler>
+class TcpListener {
+  using Core = internal::SocketCore<Scheduler>;
+
+ public:
+  TcpListener() = default;
+  TcpListener(TcpListener&& other) noexcept : core_(std::exchange(other.core_, nullptr)) {}
+  TcpListener& operator=(TcpListener&& other) noexcept {
+    if (this != &other) {
+      Close();
+      core_ = std::exchange(other.core_, nullptr);
+    }
+    return *this;
+  }
+  ~TcpListener() { Close(); }
+
+  // Binds and listens (any thread; port 0 picks a free port, see LocalAddress).
+  static IoResult<TcpListener> Listen(Scheduler& scheduler, const SocketAddress& address,
+                                      int backlog = 1024);
+
+  // Waits for the next connection (inside a coroutine on the listener's scheduler).
+  coro::Task<IoResult<TcpStream<Scheduler>>> Accept(TaskDeadline deadline);
+
+  IoResult<SocketAddress> LocalAddress() const;
+  bool IsOpen() const { return core_ != nullptr; }
+  void Close() {
+    if (core_ != nullptr) std::exchange(core_, nullptr)->Close();
+  }
+
+ private:
+  Core* Checked() const {
+    FAIRSCHED_CHECK(core_ != nullptr, "use of a closed or moved-from TcpListener");
+    return core_;
+  }
+  explicit TcpListener(Core* core) : core_(core) {}
+  Core* core_ = nullptr;
+};
+
+// ---------------------------------------------------------------------------------------
+// Implementation.
+
+namespace internal {
+IoResult<SocketAddress> LocalAddressOf(int fd);
+IoResult<SocketAddress> PeerAddressOf(int fd);
+// Non-blocking: whether a connect in progress on `fd` has finished; 0 (done, connected),
+// -EINPROGRESS (not yet) or -errno (failed).
+int ConnectProgress(int fd);
+}  // namespace internal
+
+template <typename Scheduler>
+coro::Task<IoResult<TcpStream<Scheduler>>> TcpStream<Scheduler>::Connect(Scheduler& scheduler,
+                                                                         SocketAddress address,
+                                                                         TaskDeadline deadline) {
+  if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
+  internal::IgnoreSigpipeOnce();
+  const int fd = internal::OpenTcpSocket(address.family());
+  if (fd < 0) co_return IoError::FromErrno(-fd);
+  TcpStream stream(new Core(&scheduler, fd));
+  Core* core = stream.core_;
+  if constexpr (Core::kCompletions) {
+    // `address` lives in this frame until the final completion.
+    core->op(Core::kWriteSide)
+        .PrepareConnect(fd, address.get(), address.length(), core->relay(Core::kWriteSide));
+    IoResult<std::int32_t> result = co_await core->RunOp(Core::kWriteSide, deadline);
+    if (!result.ok()) co_return result.error();
+    if (result.value() < 0) co_return internal::ErrorOfResult(result.value(), false);
+  } else {
+    if (::connect(fd, address.get(), address.length()) != 0) {
+      if (errno != EINPROGRESS) co_return IoError::FromErrno(errno);
+      while (true) {
+        const int progress = internal::ConnectProgress(fd);
+        if (progress == 0) break;
+        if (progress != -EINPROGRESS) co_return IoError::FromErrno(-progress);
+        IoError waited = co_await core->WaitReady(Core::kWriteSide, deadline);
+        if (!waited.ok()) co_return waited;
+      }
+    }
+  }
+  co_return std::move(stream);
+}
+
+template <typename Scheduler>
+coro::Task<IoResult<std::size_t>> TcpStream<Scheduler>::Read(std::span<char> buffer,
+                                                             TaskDeadline deadline) {
+  Core* core = Checked();
+  FAIRSCHED_DCHECK(!buffer.empty(), "Read into an empty buffer");
+  if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
+  if constexpr (Core::kCompletions) {
+    core->op(Core::kReadSide)
+        .PrepareRead(core->fd(), buffer.data(), buffer.size(), core->relay(Core::kReadSide));
+    IoResult<std::int32_t> result = co_await core->RunOp(Core::kReadSide, deadline);
+    if (!result.ok()) co_return result.error();
+    if (result.value() == 0) co_return IoError(IoErrorCode::kEndOfStream);
+    if (result.value() < 0) co_return internal::ErrorOfResult(result.value(), false);
+    co_return static_cast<std::size_t>(result.value());
+  } else {
+    while (true) {
+      if (core->Drained(Core::kReadSide)) {
+        IoError waited = co_await core->WaitReady(Core::kReadSide, deadline);
+        if (!waited.ok()) co_return waited;
+      }
+      const ssize_t n = ::recv(core->fd(), buffer.data(), buffer.size(), MSG_DONTWAIT);
+      if (n > 0) {
+        if (static_cast<std::size_t>(n) < buffer.size()) core->SetDrainedAfterShortRead();
+        co_return static_cast<std::size_t>(n);
+      }
+      if (n == 0) co_return IoError(IoErrorCode::kEndOfStream);
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) co_return IoError::FromErrno(errno);
+      core->SetDrained(Core::kReadSide);
+    }
+  }
+}
+
+template <typename Scheduler>
+coro::Task<IoError> TcpStream<Scheduler>::ReadExactly(std::span<char> buffer,
+                                                      TaskDeadline deadline) {
+  std::size_t done = 0;
+  while (done < buffer.size()) {
+    IoResult<std::size_t> n = co_await Read(buffer.subspan(done), deadline);
+    if (!n.ok()) co_return n.error();
+    done += n.value();
+  }
+  co_return IoError();
+}
+
+template <typename Scheduler>
+coro::Task<IoError> TcpStream<Scheduler>::Write(std::span<const char> data, TaskDeadline deadline) {
+  Core* core = Checked();
+  if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
+  std::size_t done = 0;
+  while (done < data.size()) {
+    if constexpr (Core::kCompletions) {
+      core->op(Core::kWriteSide)
+          .PrepareWrite(core->fd(), data.data() + done, data.size() - done,
+                        core->relay(Core::kWriteSide));
+      IoResult<std::int32_t> result = co_await core->RunOp(Core::kWriteSide, deadline);
+      if (!result.ok()) co_return result.error();
+      if (result.value() < 0) co_return internal::ErrorOfResult(result.value(), false);
+      done += static_cast<std::size_t>(result.value());
+    } else {
+      if (core->Drained(Core::kWriteSide)) {
+        IoError waited = co_await core->WaitReady(Core::kWriteSide, deadline);
+        if (!waited.ok()) co_return waited;
+      }
+      const ssize_t n =
+          ::send(core->fd(), data.data() + done, data.size() - done, MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (n >= 0) {
+        done += static_cast<std::size_t>(n);
+        if (done < data.size()) core->SetDrained(Core::kWriteSide);  // the buffer is full
+        continue;
+      }
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) co_return IoError::FromErrno(errno);
+      core->SetDrained(Core::kWriteSide);
+    }
+  }
+  co_return IoError();
+}
+
+template <typename Scheduler>
+IoError TcpStream<Scheduler>::Shutdown(ShutdownHow how) {
+  if (::shutdown(Checked()->fd(), static_cast<int>(how)) != 0) return IoError::FromErrno(errno);
+  return IoError();
+}
+
+template <typename Scheduler>
+IoResult<SocketAddress> TcpStream<Scheduler>::LocalAddress() const {
+  return internal::LocalAddressOf(Checked()->fd());
+}
+template <typename Scheduler>
+IoResult<SocketAddress> TcpStream<Scheduler>::PeerAddress() const {
+  return internal::PeerAddressOf(Checked()->fd());
+}
+
+template <typename Scheduler>
+IoResult<TcpListener<Scheduler>> TcpListener<Scheduler>::Listen(Scheduler& scheduler,
+                                                                const SocketAddress& address,
+                                                                int backlog) {
+  internal::IgnoreSigpipeOnce();
+  const int fd = internal::OpenListeningSocket(address, backlog);
+  if (fd < 0) return IoError::FromErrno(-fd);
+  return TcpListener(new Core(&scheduler, fd));
+}
+
+template <typename Scheduler>
+coro::Task<IoResult<TcpStream<Scheduler>>> TcpListener<Scheduler>::Accept(TaskDeadline deadline) {
+  Core* core = Checked();
+  if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
+  while (true) {
+    int fd;
+    if constexpr (Core::kCompletions) {
+      core->op(Core::kReadSide).PrepareAccept(core->fd(), core->relay(Core::kReadSide));
+      IoResult<std::int32_t> result = co_await core->RunOp(Core::kReadSide, deadline);
+      if (!result.ok()) co_return result.error();
+      fd = result.value();
+      if (fd < 0) {
+        // A connection that died in the backlog, or a transient resource shortage: not
+        // fatal for the listener (the caller decides whether to go on).
+        co_return internal::ErrorOfResult(fd, false);
+      }
+    } else {
+      if (core->Drained(Core::kReadSide)) {
+        IoError waited = co_await core->WaitReady(Core::kReadSide, deadline);
+        if (!waited.ok()) co_return waited;
+      }
+      fd = ::accept4(core->fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) co_return IoError::FromErrno(errno);
+        core->SetDrained(Core::kReadSide);
+        continue;
+      }
+    }
+    co_return TcpStream<Scheduler>(new Core(core->scheduler(), fd));
+  }
+}
+
+template <typename Scheduler>
+IoResult<SocketAddress> TcpListener<Scheduler>::LocalAddress() const {
+  return internal::LocalAddressOf(Checked()->fd());
+}
+
+}  // namespace fairsched
+
+#endif  // FAIRSCHED_IO_TCP_H_
