@@ -113,6 +113,8 @@ DesignReport Run(Design design, const SavegameOptions& options) {
     const auto before = ThreadTimesOf("savegame-");
     report.fleet = RunFleet(address, fleet);
     TimesSpent(before, ThreadTimesOf("savegame-"), &report);
+    report.scheduler_stats = scheduler.Stats();
+    report.post_to_start = scheduler.LatencyHistogram();
     server.Stop();
     report.fenced_uploads = server.fenced_uploads();
     scheduler.Stop();
@@ -187,6 +189,31 @@ void PrintReports(std::FILE* out, const SavegameOptions& options,
         out, "%-10s errors by kind:%s; store faults injected: %lld; uploads fenced: %lld\n",
         ToString(r.design), kinds.empty() ? " none" : kinds.c_str(),
         static_cast<long long>(r.faults_injected), static_cast<long long>(r.fenced_uploads));
+  }
+  for (const DesignReport& r : reports) {
+    if (r.scheduler_stats.empty()) continue;
+    // Upper bounds of the log2 buckets that hold the quantiles: "p99 <= 64 us".
+    const auto bucket_us = [&](double q) {
+      const std::size_t b = r.post_to_start.QuantileBucket(q);
+      return static_cast<double>(LatencyHistogram::BucketUpperBound(b) + 1) / 1e3;
+    };
+    std::fprintf(out,
+                 "%-10s scheduler: post-to-start latency p50 <= %.0f us, p99 <= %.0f us (%llu "
+                 "sampled posts)\n",
+                 ToString(r.design), bucket_us(0.5), bucket_us(0.99),
+                 static_cast<unsigned long long>(r.post_to_start.Total()));
+    for (std::size_t i = 0; i < r.scheduler_stats.size(); ++i) {
+      const WorkerStats& w = r.scheduler_stats[i];
+      std::fprintf(out,
+                   "%-10s   worker %zu: %llu tasks, sched-role %llu times, parked %llu, role "
+                   "sleeps %llu, wakes sent %llu, idle wake-ups %llu\n",
+                   "", i, static_cast<unsigned long long>(w.tasks_executed),
+                   static_cast<unsigned long long>(w.sched_role_taken),
+                   static_cast<unsigned long long>(w.parks),
+                   static_cast<unsigned long long>(w.role_sleeps),
+                   static_cast<unsigned long long>(w.wakes_sent),
+                   static_cast<unsigned long long>(w.idle_wakeups));
+    }
   }
   if (reports.size() == 2 && reports[1].requests_per_second > 0) {
     std::fprintf(out, "fairsched / updater throughput: %.1fx\n",

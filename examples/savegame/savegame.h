@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "examples/savegame/load.h"
+#include "sched/latency_histogram.h"
 #include "sched/task_scheduler.h"
 
 namespace fairsched::savegame {
@@ -57,6 +58,10 @@ struct DesignReport {
   std::int64_t users_checked = 0;
   std::int64_t mismatched_users = 0;
   std::string check_message;  // first mismatch or why the store could not be read
+  // fairsched only: the server scheduler's per-worker counters and its sampled
+  // post-to-start latency, taken before it stops.
+  std::vector<WorkerStats> scheduler_stats;
+  LatencyHistogram post_to_start;
 };
 
 // Runs one design on a fresh blob store. Aborts with a message if a socket cannot listen.
