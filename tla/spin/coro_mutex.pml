@@ -69,7 +69,7 @@
  *   BUG_NO_UNLINK          a waiter that leaves does not unlink its node: a granter later
  *                          pops a node whose frame is gone.
  * Switches that turn one check off, to show what a bug does next: NO_STALE_GRANT_CHECK,
- * NO_LOCK_LOST_CHECK, NO_MUTEX_CHECK, NO_FIFO_CHECK (the no-barging check).
+ * NO_LOCK_LOST_CHECK, NO_MUTEX_CHECK.
  */
 
 #ifndef COROS
@@ -152,11 +152,7 @@ inline assert_nobody_waits() {
   j = 0;
   do
   :: j == COROS -> break
-  :: else ->
-#ifndef NO_FIFO_CHECK
-     assert(!open[j]);
-#endif
-     j++
+  :: else -> assert(!open[j]); j++
   od
 }
 
