@@ -271,7 +271,7 @@ inline LockOrTryLockUntil() {
           push_back(me)
         };
         list_unlock();
-        /* WaitWoken: resumes once the wait is closed, or leaves by deadline/cancel. */
+        /* WaitWoken: resumes once the wait is closed; or Leave: the deadline/cancel CAS. */
         if
         :: atomic { !open[me] -> reason = why[me] }
         :: atomic { timed && open[me] -> open[me] = false; why[me] = LEFT; reason = LEFT }
