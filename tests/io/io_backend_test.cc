@@ -29,6 +29,7 @@
 #include "queues/binary_heap.h"
 #include "queues/mcsp_queue.h"
 #include "sched/task_scheduler.h"
+#include "tests/io/io_test_util.h"
 #include "tests/stress.h"
 
 namespace fairsched {
@@ -43,25 +44,8 @@ using Scheduler = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, Backend>
 template <typename Backend>
 inline constexpr bool kDoesIo = !std::is_same_v<Backend, NoIoBackend>;
 
-int OpenFdCount() {
-  DIR* dir = opendir("/proc/self/fd");
-  if (dir == nullptr) return -1;
-  int count = 0;
-  while (readdir(dir) != nullptr) ++count;
-  closedir(dir);
-  return count;
-}
-
-// Polls `done` until it holds or `timeout` passes; returns whether it held.
-template <typename Predicate>
-bool WaitFor(Predicate done, std::chrono::nanoseconds timeout = seconds(20)) {
-  const auto give_up = TaskClock::now() + timeout;
-  while (!done()) {
-    if (TaskClock::now() > give_up) return false;
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
-  return true;
-}
+using testing::OpenFdCount;
+using testing::WaitUntilTrue;
 
 // A task that waits for one IoOp: the usual shape of IO code at the Task level. Non-final
 // runs count readiness wakes; the final completion (a Signal) records the result and ends
@@ -194,7 +178,7 @@ TYPED_TEST(IoBackendTest, PostsWakeASleepingRoleHolder) {
     std::this_thread::sleep_for(milliseconds(2));  // everyone idle: the holder sleeps
     std::atomic<bool> ran{false};
     sched.PostOneShot([&] { ran = true; });
-    ASSERT_TRUE(WaitFor([&] { return ran.load(); })) << "a post did not wake the holder";
+    ASSERT_TRUE(WaitUntilTrue([&] { return ran.load(); })) << "a post did not wake the holder";
   }
   sched.Stop();
   EXPECT_GT(TotalRoleSleeps(sched.Stats()), 0u);
@@ -221,14 +205,14 @@ TYPED_TEST(IoBackendTest, TimersFireWhileTheHolderWaitsInTheBackend) {
     });
     const TaskDeadline due = TaskClock::now() + milliseconds(20);
     sched.PostDeadline(&timer, due);
-    ASSERT_TRUE(WaitFor([&] { return ran.load(); })) << "a timer did not fire";
+    ASSERT_TRUE(WaitUntilTrue([&] { return ran.load(); })) << "a timer did not fire";
     EXPECT_GE(TaskClock::now(), due);
     EXPECT_TRUE(expired.load());
   }
   if constexpr (kDoesIo<TypeParam>) {
     EXPECT_EQ(watcher->runs(), 0);  // the idle fd never woke its task
     sched.Cancel(watcher->task());
-    ASSERT_TRUE(WaitFor([&] { return watcher->finished(); }));
+    ASSERT_TRUE(WaitUntilTrue([&] { return watcher->finished(); }));
     EXPECT_EQ(watcher->result(), -ECANCELED);
   }
   sched.Stop();
@@ -248,9 +232,9 @@ TYPED_TEST(IoBackendTest, ReadableFdWakesTheRightTaskExactlyOnce) {
         waiters.back()->op().PrepareWatch(pair.read_fd, kIoReadable, waiters.back()->task());
         waiters.back()->Start();
       }
-      ASSERT_TRUE(WaitFor([&] { return sched.io().LiveCount() == 3; }));
+      ASSERT_TRUE(WaitUntilTrue([&] { return sched.io().LiveCount() == 3; }));
       pairs[1].MakeReadable();
-      ASSERT_TRUE(WaitFor([&] { return waiters[1]->runs() >= 1; }));
+      ASSERT_TRUE(WaitUntilTrue([&] { return waiters[1]->runs() >= 1; }));
       std::this_thread::sleep_for(milliseconds(30));  // room for a wrong second wake
       EXPECT_EQ(waiters[0]->runs(), 0);
       EXPECT_EQ(waiters[1]->runs(), 1);
@@ -258,12 +242,12 @@ TYPED_TEST(IoBackendTest, ReadableFdWakesTheRightTaskExactlyOnce) {
       EXPECT_NE(waiters[1]->readiness() & kIoReadable, 0u);
       // A second edge (more data) wakes it once more.
       pairs[1].MakeReadable();
-      ASSERT_TRUE(WaitFor([&] { return waiters[1]->runs() >= 2; }));
+      ASSERT_TRUE(WaitUntilTrue([&] { return waiters[1]->runs() >= 2; }));
       std::this_thread::sleep_for(milliseconds(10));
       EXPECT_EQ(waiters[1]->runs(), 2);
       for (auto& waiter : waiters) sched.Cancel(waiter->task());
       for (auto& waiter : waiters) {
-        ASSERT_TRUE(WaitFor([&] { return waiter->finished(); }));
+        ASSERT_TRUE(WaitUntilTrue([&] { return waiter->finished(); }));
         EXPECT_EQ(waiter->finals(), 1);
         EXPECT_EQ(waiter->result(), -ECANCELED);
       }
@@ -303,15 +287,15 @@ TYPED_TEST(IoBackendTest, IoIsPolledUnderLoad) {
       IoWaiter<TypeParam> waiter(&sched);
       waiter.op().PrepareWatch(pair.read_fd, kIoReadable, waiter.task());
       waiter.Start();
-      ASSERT_TRUE(WaitFor([&] { return sched.io().LiveCount() == 1; }));
+      ASSERT_TRUE(WaitUntilTrue([&] { return sched.io().LiveCount() == 1; }));
       std::this_thread::sleep_for(milliseconds(1));  // let the role arm it
       const std::int64_t before = executions.load();
       pair.MakeReadable();
-      ASSERT_TRUE(WaitFor([&] { return waiter.runs() == 1; }, seconds(10)))
+      ASSERT_TRUE(WaitUntilTrue([&] { return waiter.runs() == 1; }, seconds(10)))
           << "IO starved under load";
       worst = std::max(worst, executions.load() - before);
       sched.Cancel(waiter.task());
-      ASSERT_TRUE(WaitFor([&] { return waiter.finished(); }));
+      ASSERT_TRUE(WaitUntilTrue([&] { return waiter.finished(); }));
       pair.Close();
     }
     // Between two role takes a worker executes at most execute_batch_size (64) tasks; the
@@ -339,10 +323,10 @@ TYPED_TEST(IoBackendTest, CancelReleasesTheRegistration) {
       IoWaiter<TypeParam> waiter(&sched);
       waiter.op().PrepareWatch(pair.read_fd, kIoReadable, waiter.task());
       waiter.Start();
-      ASSERT_TRUE(WaitFor([&] { return sched.io().LiveCount() == 1; }));
+      ASSERT_TRUE(WaitUntilTrue([&] { return sched.io().LiveCount() == 1; }));
       std::this_thread::sleep_for(milliseconds(2));  // armed in the kernel by now
       sched.Cancel(waiter.task());
-      ASSERT_TRUE(WaitFor([&] { return waiter.finished(); }));
+      ASSERT_TRUE(WaitUntilTrue([&] { return waiter.finished(); }));
       EXPECT_EQ(waiter.result(), -ECANCELED);
       EXPECT_EQ(waiter.finals(), 1);
       EXPECT_EQ(sched.io().LiveCount(), 0);
@@ -353,9 +337,9 @@ TYPED_TEST(IoBackendTest, CancelReleasesTheRegistration) {
     again.op().PrepareWatch(pair.read_fd, kIoReadable, again.task());
     again.Start();
     pair.MakeReadable();
-    ASSERT_TRUE(WaitFor([&] { return again.runs() == 1; }));
+    ASSERT_TRUE(WaitUntilTrue([&] { return again.runs() == 1; }));
     sched.Cancel(again.task());
-    ASSERT_TRUE(WaitFor([&] { return again.finished(); }));
+    ASSERT_TRUE(WaitUntilTrue([&] { return again.finished(); }));
     sched.Stop();
     pair.Close();
   } else {
@@ -381,7 +365,7 @@ TYPED_TEST(IoBackendTest, StopWithRegistrationsPending) {
       }
       waiters.back()->Start();
     }
-    ASSERT_TRUE(WaitFor([&] { return sched.io().LiveCount() == 4; }));
+    ASSERT_TRUE(WaitUntilTrue([&] { return sched.io().LiveCount() == 4; }));
     sched.Stop();
     for (auto& waiter : waiters) {
       EXPECT_TRUE(waiter->finished());
@@ -413,7 +397,7 @@ TYPED_TEST(IoBackendTest, CancelRacingWithCompletionEndsOnce) {
       if (round % 3 != 0) std::this_thread::yield();
       sched.io().Cancel(&waiter.op());
       writer.join();
-      ASSERT_TRUE(WaitFor([&] { return waiter.finished(); }, seconds(2)))
+      ASSERT_TRUE(WaitUntilTrue([&] { return waiter.finished(); }, seconds(2)))
           << "round " << round << " live " << sched.io().LiveCount() << " submitted "
           << waiter.op().IsSubmitted() << " runs " << waiter.runs();
       EXPECT_EQ(waiter.finals(), 1);
@@ -513,13 +497,13 @@ TEST(EpollBackendTest, CompletionOperationsAreRefusedWithAClearError) {
   IoWaiter<EpollBackend> reader(&sched);
   reader.op().PrepareRead(0, buffer, sizeof(buffer), reader.task());
   reader.Start();
-  ASSERT_TRUE(WaitFor([&] { return reader.finished(); }));
+  ASSERT_TRUE(WaitUntilTrue([&] { return reader.finished(); }));
   EXPECT_EQ(reader.result(), -EOPNOTSUPP);
   // A bad fd is an error result, not a crash.
   IoWaiter<EpollBackend> bad(&sched);
   bad.op().PrepareWatch(-1, kIoReadable, bad.task());
   bad.Start();
-  ASSERT_TRUE(WaitFor([&] { return bad.finished(); }));
+  ASSERT_TRUE(WaitUntilTrue([&] { return bad.finished(); }));
   EXPECT_EQ(bad.result(), -EBADF);
   sched.Stop();
 }
@@ -539,7 +523,7 @@ TEST(IoUringBackendTest, ReadAndWriteComplete) {
     IoWaiter<IoUringBackend> writer(&sched);
     writer.op().PrepareWrite(pair.write_fd, out, sizeof(out), writer.task());
     writer.Start();
-    ASSERT_TRUE(WaitFor([&] { return reader.finished() && writer.finished(); }));
+    ASSERT_TRUE(WaitUntilTrue([&] { return reader.finished() && writer.finished(); }));
     EXPECT_EQ(writer.result(), static_cast<std::int32_t>(sizeof(out)));
     EXPECT_EQ(reader.result(), static_cast<std::int32_t>(sizeof(out)));
     EXPECT_STREQ(in, out);
@@ -558,10 +542,10 @@ TEST(IoUringBackendTest, PendingReadIsCancelled) {
   IoWaiter<IoUringBackend> reader(&sched);
   reader.op().PrepareRead(pair.read_fd, in, sizeof(in), reader.task());
   reader.Start();
-  ASSERT_TRUE(WaitFor([&] { return sched.io().LiveCount() == 1; }));
+  ASSERT_TRUE(WaitUntilTrue([&] { return sched.io().LiveCount() == 1; }));
   std::this_thread::sleep_for(milliseconds(2));
   sched.Cancel(reader.task());
-  ASSERT_TRUE(WaitFor([&] { return reader.finished(); }));
+  ASSERT_TRUE(WaitUntilTrue([&] { return reader.finished(); }));
   EXPECT_EQ(reader.result(), -ECANCELED);
   sched.Stop();
   pair.Close();
@@ -593,7 +577,7 @@ TEST(IoUringBackendTest, AcceptAndConnectOnLoopback) {
     connector.op().PrepareConnect(client, reinterpret_cast<const sockaddr*>(&address), length,
                                   connector.task());
     connector.Start();
-    ASSERT_TRUE(WaitFor([&] { return acceptor.finished() && connector.finished(); }));
+    ASSERT_TRUE(WaitUntilTrue([&] { return acceptor.finished() && connector.finished(); }));
     EXPECT_EQ(connector.result(), 0);
     ASSERT_GE(acceptor.result(), 0);
     const int accepted = acceptor.result();
@@ -601,7 +585,7 @@ TEST(IoUringBackendTest, AcceptAndConnectOnLoopback) {
     // The two ends are connected.
     ASSERT_EQ(write(client, "x", 1), 1);
     char byte = 0;
-    ASSERT_TRUE(WaitFor([&] { return read(accepted, &byte, 1) == 1; }));
+    ASSERT_TRUE(WaitUntilTrue([&] { return read(accepted, &byte, 1) == 1; }));
     EXPECT_EQ(byte, 'x');
     sched.Stop();
     close(accepted);

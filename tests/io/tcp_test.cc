@@ -34,6 +34,7 @@
 #include "queues/binary_heap.h"
 #include "queues/mcsp_queue.h"
 #include "sched/task_scheduler.h"
+#include "tests/io/io_test_util.h"
 #include "tests/stress.h"
 
 namespace fairsched {
@@ -47,24 +48,8 @@ using std::chrono::seconds;
 template <typename Backend>
 using Scheduler = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, Backend>;
 
-int OpenFdCount() {
-  DIR* dir = opendir("/proc/self/fd");
-  if (dir == nullptr) return -1;
-  int count = 0;
-  while (readdir(dir) != nullptr) ++count;
-  closedir(dir);
-  return count;
-}
-
-template <typename Predicate>
-bool WaitUntilTrue(Predicate done, std::chrono::nanoseconds timeout = seconds(20)) {
-  const auto give_up = TaskClock::now() + timeout;
-  while (!done()) {
-    if (TaskClock::now() > give_up) return false;
-    std::this_thread::sleep_for(milliseconds(1));
-  }
-  return true;
-}
+using testing::OpenFdCount;
+using testing::WaitUntilTrue;
 
 std::string Frame(const std::string& payload) {
   std::string frame(examples::kEchoHeaderSize, '\0');
