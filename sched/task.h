@@ -22,7 +22,8 @@
 //     Re-posting from another thread while the callback still runs is forbidden: the two runs
 //     would race on the task's flags and on a stateful callable. A double post (posting a task
 //     that is queued and has not started) aborts with a message in EVERY build (one relaxed
-//     exchange per post); the other forbidden case cannot be detected cheaply (the scheduler
+//     exchange per post; a relaxed load and store when the task re-posts itself from its own
+//     callback, where no other thread may post it); the other forbidden case cannot be detected cheaply (the scheduler
 //     never touches a task after its callback returns), and ThreadSanitizer reports it.
 //   - Once posted, the task belongs to the scheduler: the poster must not touch it (it may
 //     already be running, or have deleted itself) except through Wakeup/Signal/Cancel.
@@ -261,6 +262,17 @@ class Task {
   // Relaxed: the byte only detects misuse. An RMW (not load + store) so that two threads
   // racing to post the same task cannot both see 0.
   bool MarkQueued() { return queued_.exchange(1, std::memory_order_relaxed) == 0; }
+  // The same check for a post that no other thread may make at the same time without
+  // already breaking the rules: the task re-posting itself from its own callback (another
+  // thread posting it while the callback runs is the forbidden case that is never detected),
+  // or a one-shot task fresh from the pool. A relaxed load and store instead of the
+  // exchange: it still catches every double post ordered after the first (posting twice in
+  // a row), and saves a locked instruction on the hottest path (measured: a third of Post).
+  bool MarkQueuedExclusive() {
+    if (queued_.load(std::memory_order_relaxed) != 0) return false;
+    queued_.store(1, std::memory_order_relaxed);
+    return true;
+  }
 
   // Sched-role, receiving a task with a future deadline: 0 -> kWaiting. Release on success:
   // the sched-role read the task's front-queue link before this point, and once kWaiting is

@@ -92,9 +92,11 @@
 // Start twice.
 //
 // Costs (measured in bench/results/sched.md):
-//   - Post: three atomic read-modify-writes on the task's and the front queue's lines (the
-//     double-post check, the active-post count, the front push), plus a Notify when the
-//     front queue was empty; one post in latency_sample_period also reads the clock.
+//   - Post: one locked read-modify-write (the front push, an exchange) when a task re-posts
+//     itself or posts a one-shot from inside the scheduler. Posting any other task adds the
+//     double-post check's exchange; posting from outside the scheduler adds the shared post
+//     count (sched/post_counters.h). Plus a Notify when the front queue was empty; one post
+//     in latency_sample_period also reads the clock.
 //   - PostOneShot: Post plus a pop from a thread-local free list (TaskPool): no heap
 //     allocation once the pool is warm, for callables of up to 24 bytes; see PostOneShot.
 //   - Observability: Stats() (per-worker counters) and LatencyHistogram() (sampled
@@ -134,6 +136,7 @@
 #include "queues/mpsc_queue.h"
 #include "sched/io_backend.h"
 #include "sched/latency_histogram.h"
+#include "sched/post_counters.h"
 #include "sched/task.h"
 #include "sched/task_pool.h"
 #include "sync/primitives.h"
@@ -285,8 +288,16 @@ class BasicTaskScheduler {
   // Posts `task` with the deadline it carries (by default: run as soon as possible).
   void Post(Task* task) {
     FAIRSCHED_DCHECK(task->HasCallback(), "Post of a task without a callback");
-    FAIRSCHED_CHECK(task->MarkQueued(),
+    // A task re-posting itself from its own callback (the common multi-step pattern) is the
+    // only poster allowed at that moment, so its double-post check needs no locked
+    // instruction (Task::MarkQueuedExclusive); any other post may race with a second one.
+    const bool from_own_callback = current_ == this && current_worker_->running == task;
+    FAIRSCHED_CHECK(from_own_callback ? task->MarkQueuedExclusive() : task->MarkQueued(),
                     "Post of a task that is already queued (posted and not yet started)");
+    PostMarked(task);
+  }
+  // Post after the double-post check marked the task queued.
+  void PostMarked(Task* task) {
     // Relaxed: only checked by Wakeup/Signal for misuse; correctness never depends on it.
     task->owner_.store(this, std::memory_order_relaxed);
     // Sampled post-time stamp for the latency histogram (see Task::StampPostTime); only for
@@ -295,10 +306,7 @@ class BasicTaskScheduler {
         (++t_posts_ & latency_sample_mask_) == 0) {
       task->StampPostTime(TaskClock::now());
     }
-    // Relaxed: counts posts not yet finished. The decrement that follows the execution is
-    // ordered after this increment through the queues' release/acquire chain, and an RMW
-    // always reads the latest value, so the counter never dips below the true number.
-    active_.fetch_add(1, std::memory_order_relaxed);
+    CountPost();
     PushFront(task);
   }
   void PostDelay(Task* task, std::chrono::nanoseconds delay) {
@@ -330,7 +338,10 @@ class BasicTaskScheduler {
     Task* task = pool_.Take(worker != nullptr ? worker->task_cache : TaskPool::ThreadCache());
     task->SetCallback(std::forward<F>(f));
     task->flags_ = Task::kFlagOneShot;
-    Post(task);
+    // Fresh from the pool: no other thread can post it, so no exchange is needed (the mark
+    // is still set: RecycleOneShot checks it to catch a re-post of the one-shot's Task*).
+    FAIRSCHED_CHECK(task->MarkQueuedExclusive(), "a pooled one-shot task was still queued");
+    PostMarked(task);
   }
   // Tasks PostOneShot had to allocate because the pool had none to reuse (since
   // construction). Stays far below the number of one-shot posts once the pool is warm.
@@ -353,20 +364,33 @@ class BasicTaskScheduler {
   void Cancel(Task* task) { Wake(task, Task::kWoken | Task::kCancelled); }
 
   // True if every post has finished running (nothing queued, waiting or executing).
-  bool IsEmpty() const { return active_.load(std::memory_order_acquire) == 0; }
+  // Counts every post that happens-before the call, and every post those tasks make in turn.
+  // A slow read (every worker's counters, see PostCounters); meant for waiting, not polling.
+  bool IsEmpty() const { return counters_.AllFinished(); }
   // Waits until IsEmpty() or `timeout`; returns IsEmpty(). Effects of the finished tasks
   // are visible to the caller when it returns true. Called from inside a task of this
   // scheduler it can only time out (the caller itself is not finished).
   bool WaitEmpty(std::chrono::nanoseconds timeout) {
-    MutexLock lock(empty_mu_);
-    auto empty = [this] { return IsEmpty(); };
-    const TaskClock::time_point now = TaskClock::now();
-    if (timeout >= TaskClock::time_point::max() - now) {
-      empty_cv_.wait(lock, empty);
-      return true;
+    // seq_cst RMW, then the seq_cst loads of IsEmpty: the waiter's half of the Dekker pair
+    // with CountFinished (a finisher that read no waiter published its count before our
+    // registration in the total order, so our check sees it).
+    empty_waiters_.fetch_add(1, std::memory_order_seq_cst);
+    bool empty;
+    {
+      MutexLock lock(empty_mu_);
+      auto is_empty = [this] { return IsEmpty(); };
+      const TaskClock::time_point now = TaskClock::now();
+      if (timeout >= TaskClock::time_point::max() - now) {
+        empty_cv_.wait(lock, is_empty);
+        empty = true;
+      } else {
+        empty = empty_cv_.wait_until(
+            lock, now + std::chrono::duration_cast<TaskClock::duration>(timeout), is_empty);
+      }
     }
-    return empty_cv_.wait_until(
-        lock, now + std::chrono::duration_cast<TaskClock::duration>(timeout), empty);
+    // Relaxed: a finisher that still counts us only takes the mutex and notifies for nothing.
+    empty_waiters_.fetch_sub(1, std::memory_order_relaxed);
+    return empty;
   }
   // True while Stop is draining (tasks woken by Stop see it).
   bool IsStopping() const { return stopping_.load(std::memory_order_acquire); }
@@ -423,6 +447,8 @@ class BasicTaskScheduler {
   struct alignas(kCacheLineSize) Worker {
     explicit Worker(ReadyQueueT& queue) : consumer(queue) {}
     typename ReadyQueueT::Consumer consumer;
+    Task* running = nullptr;  // the task whose callback runs now (this thread only)
+    PostCounters::Slot* counter = nullptr;  // this worker's own counters, if it has a slot
     // Single writer (the worker), see WorkerStats.
     Atomic<std::uint64_t> tasks_executed{0};
     Atomic<std::uint64_t> sched_role_taken{0};
@@ -458,10 +484,34 @@ class BasicTaskScheduler {
   void StartWorkers(int thread_count) {
     internal::InstallTaskExceptionReporter();
     const std::size_t first = workers_.size();
-    for (int i = 0; i < thread_count; ++i) workers_.push_back(std::make_unique<Worker>(ready_));
+    for (int i = 0; i < thread_count; ++i) {
+      workers_.push_back(std::make_unique<Worker>(ready_));
+      // Every earlier worker has been joined (Start and Stop start workers only then), so the
+      // slots are free; the thread start below publishes their counts to the new owner.
+      workers_.back()->counter = counters_.SlotFor(static_cast<std::size_t>(i));
+    }
     // Thread creation synchronises: each worker sees its fully constructed Worker.
     for (std::size_t i = first; i < workers_.size(); ++i) {
       threads_.emplace_back([this, i, worker = workers_[i].get()] { WorkerMain(worker, i); });
+    }
+  }
+
+  // A post, before its push: the posting worker's own counter slot if a task of this
+  // scheduler posts (no locked instruction), else the shared one.
+  void CountPost() { counters_.CountPost(current_ == this ? current_worker_->counter : nullptr); }
+
+  // `n` callbacks of this worker returned. Wakes WaitEmpty callers if that made the
+  // scheduler empty.
+  void CountFinished(Worker* worker, std::size_t n) {
+    counters_.CountFinished(worker->counter, n);
+    // seq_cst load after the seq_cst count (PostCounters::CountFinished): the finisher's half
+    // of the Dekker pair with WaitEmpty. Usually nobody waits: one load of a line that is
+    // only written when a waiter comes or goes.
+    if (empty_waiters_.load(std::memory_order_seq_cst) > 0 && IsEmpty()) {
+      // Taking the mutex orders us after a waiter's predicate check (it checks under the
+      // mutex), so the notification is not lost.
+      { MutexLock lock(empty_mu_); }
+      empty_cv_.notify_all();
     }
   }
 
@@ -843,17 +893,8 @@ class BasicTaskScheduler {
       if (!role_.IsLocked() && TimerDue()) break;
     }
     if (executed > 0) {
-      const auto done = static_cast<std::int64_t>(executed);
       Bump(worker->tasks_executed, executed);
-      // acq_rel: release publishes the executed tasks' effects to IsEmpty/WaitEmpty's
-      // acquire load; acquire keeps the chain of earlier decrements (release sequence) so a
-      // waiter that sees 0 sees all of them.
-      if (active_.fetch_sub(done, std::memory_order_acq_rel) == done) {
-        // Reached zero. Taking the mutex orders us after a WaitEmpty caller's predicate
-        // check (it checks under the mutex), so the notification is not lost.
-        { MutexLock lock(empty_mu_); }
-        empty_cv_.notify_all();
-      }
+      CountFinished(worker, executed);
     }
     return executed;
   }
@@ -869,7 +910,9 @@ class BasicTaskScheduler {
     task->BeginExecution();
     // Read before the call: any other task may be deleted or re-posted by its callback.
     const bool one_shot = (task->flags_ & Task::kFlagOneShot) != 0;
+    worker->running = task;  // for Post: "re-posted from its own callback"
     task->Run();  // may delete or re-post the task: do not touch it afterwards...
+    worker->running = nullptr;
     internal::t_running_task = false;
     if (one_shot) RecycleOneShot(worker, task);  // ...unless the scheduler owns it
   }
@@ -905,7 +948,8 @@ class BasicTaskScheduler {
   // Shared with producers (any thread).
   MpscQueue<Task> front_;
   IoBackendT io_;
-  alignas(kCacheLineSize) Atomic<std::int64_t> active_{0};  // posts not finished
+  PostCounters counters_;  // posts and finished executions, for IsEmpty
+  alignas(kCacheLineSize) Atomic<int> empty_waiters_{0};  // threads in WaitEmpty
   Atomic<bool> stopping_{false};
   Atomic<bool> exit_{false};
   // Sched-role state: touched only by the role holder (RoleLock publishes it).

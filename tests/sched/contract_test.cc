@@ -37,6 +37,24 @@ TEST(ContractDeathTest, DoublePostDiesInEveryBuild) {
       "already queued");
 }
 
+// The same for a task that posts itself twice from its own callback, the path whose check
+// is a plain load and store instead of an exchange (Task::MarkQueuedExclusive).
+TEST(ContractDeathTest, DoublePostFromOwnCallbackDiesInEveryBuild) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        TaskScheduler sched;
+        Task task([&sched](Task* self) {
+          sched.Post(self);
+          sched.Post(self);
+        });
+        sched.Post(&task);
+        sched.Start(1);
+        sched.WaitEmpty(seconds(10));
+      },
+      "already queued");
+}
+
 // Destroying a waiting task left a dangling pointer in the wait heap in release builds.
 TEST(ContractDeathTest, DestroyingAWaitingTaskDiesInEveryBuild) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
@@ -238,7 +256,7 @@ TEST(ContractTest, BurstWakesHelpers) {
 // here (run under TSan in CI); nothing is lost, and the scheduler restarts cleanly.
 TEST(ContractStressTest, PostsAndWakeupsRacingStopAreNeverLost) {
   const int rounds = static_cast<int>(testing::StressIterations(50, 5));
-  for (int round = 0; round < rounds; ++round) {
+  for (std::int64_t round = 0; round < rounds; ++round) {
     std::atomic<std::int64_t> posted{0}, ran{0};
     std::vector<std::unique_ptr<Task>> waiting;
     for (int i = 0; i < 16; ++i) {
@@ -321,6 +339,101 @@ TEST(ContractTest, DegenerateOptionsAreClamped) {
   for (int i = 0; i < 1000; ++i) sched.PostOneShot([&] { ran.fetch_add(1); });
   ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
   EXPECT_EQ(ran.load(), 1000);
+}
+
+// Waits (bounded) until `flag` is set; returns whether it was.
+bool AwaitFlag(const std::atomic<bool>& flag) {
+  const auto give_up = std::chrono::steady_clock::now() + seconds(5);
+  while (!flag.load(std::memory_order_acquire)) {
+    if (std::chrono::steady_clock::now() > give_up) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+// IsEmpty counts posts per worker without a shared counter (sched/post_counters.h). A task
+// that posts another and keeps running after that one finished on the other worker is still
+// not finished: WaitEmpty must wait for it (a scheme that settled a worker's posts later,
+// say at the end of its batch, returned early here).
+TEST(ContractTest, WaitEmptyWaitsForACallbackThatKeepsRunningAfterItsChildFinished) {
+  TaskScheduler sched;
+  sched.Start(2);
+  std::atomic<bool> child_ran{false};
+  std::atomic<bool> child_seen{false};
+  std::atomic<bool> parent_finished{false};
+  Task child([&](Task*) { child_ran.store(true, std::memory_order_release); });
+  Task parent([&](Task*) {
+    sched.Post(&child);
+    child_seen.store(AwaitFlag(child_ran), std::memory_order_relaxed);
+    std::this_thread::sleep_for(milliseconds(20));  // a window for an early return
+    parent_finished.store(true, std::memory_order_relaxed);
+  });
+  sched.Post(&parent);
+  ASSERT_TRUE(sched.WaitEmpty(seconds(10)));
+  EXPECT_TRUE(child_seen.load(std::memory_order_relaxed)) << "the child never ran in parallel";
+  EXPECT_TRUE(parent_finished.load(std::memory_order_relaxed));
+  sched.Stop();
+}
+
+// The same for a task that re-posts itself (its first callback keeps running while its
+// second run starts and finishes on the other worker).
+TEST(ContractTest, WaitEmptyWaitsForTheFirstRunOfATaskThatRepostedItself) {
+  TaskScheduler sched;
+  sched.Start(2);
+  std::atomic<int> runs{0};
+  std::atomic<bool> second_ran{false};
+  std::atomic<bool> second_seen{false};
+  std::atomic<bool> first_finished{false};
+  Task task([&](Task* self) {
+    if (runs.fetch_add(1, std::memory_order_relaxed) > 0) {
+      second_ran.store(true, std::memory_order_release);
+      return;
+    }
+    sched.Post(self);  // the task is the scheduler's now: not touched below
+    second_seen.store(AwaitFlag(second_ran), std::memory_order_relaxed);
+    std::this_thread::sleep_for(milliseconds(20));
+    first_finished.store(true, std::memory_order_relaxed);
+  });
+  sched.Post(&task);
+  ASSERT_TRUE(sched.WaitEmpty(seconds(10)));
+  EXPECT_TRUE(second_seen.load(std::memory_order_relaxed)) << "the second run never overlapped";
+  EXPECT_TRUE(first_finished.load(std::memory_order_relaxed));
+  EXPECT_EQ(runs.load(), 2);
+  sched.Stop();
+}
+
+// Many threads post (outside posters and tasks on every worker, one-shot and intrusive) while
+// another thread keeps asking WaitEmpty: every true answer must come with every counted
+// post's effect visible.
+TEST(ContractStressTest, WaitEmptyNeverAnswersEarly) {
+  const std::int64_t rounds = 200 * testing::StressScale();
+  TaskScheduler sched;
+  sched.Start(2);
+  for (std::int64_t round = 0; round < rounds; ++round) {
+    std::atomic<int> finished{0};
+    constexpr int kChains = 8;
+    constexpr int kDepth = 6;
+    std::vector<std::unique_ptr<Task>> tasks;
+    std::vector<int> steps(kChains, 0);
+    for (int i = 0; i < kChains; ++i) {
+      tasks.push_back(std::make_unique<Task>([&, i](Task* self) {
+        finished.fetch_add(1, std::memory_order_relaxed);
+        if (++steps[i] < kDepth) {
+          sched.PostOneShot([&finished] { finished.fetch_add(1, std::memory_order_relaxed); });
+          sched.Post(self);
+        }
+      }));
+    }
+    std::thread poster([&] {
+      for (int i = 0; i < kChains; i += 2) sched.Post(tasks[i].get());
+    });
+    for (int i = 1; i < kChains; i += 2) sched.Post(tasks[i].get());
+    poster.join();
+    ASSERT_TRUE(sched.WaitEmpty(seconds(10)));
+    // Each chain: kDepth runs of its task, kDepth - 1 one-shots.
+    ASSERT_EQ(finished.load(std::memory_order_relaxed), kChains * (2 * kDepth - 1));
+  }
+  sched.Stop();
 }
 
 }  // namespace
