@@ -23,6 +23,9 @@ struct WorkerTotals {
   std::uint64_t sched_role_taken = 0;
   std::uint64_t ready_lock_taken = 0;
   std::uint64_t ready_lock_contended = 0;
+  std::uint64_t parks = 0;
+  std::uint64_t role_sleeps = 0;
+  std::uint64_t wakes_sent = 0;
 };
 
 template <typename Scheduler>
@@ -72,6 +75,9 @@ class FairschedAdapter {
       sum.sched_role_taken += w.sched_role_taken;
       sum.ready_lock_taken += w.ready_lock_taken;
       sum.ready_lock_contended += w.ready_lock_contended;
+      sum.parks += w.parks;
+      sum.role_sleeps += w.role_sleeps;
+      sum.wakes_sent += w.wakes_sent;
     }
     return sum;
   }

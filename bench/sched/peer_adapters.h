@@ -20,12 +20,16 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include <asio.hpp>
+#include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <thread>
 #include <utility>
 
 #include "bench/sched/trivial_sched.h"
+#include "sync/primitives.h"
 
 namespace fairsched::bench {
 
@@ -109,6 +113,51 @@ class AsioAdapter : public ClosureAdapter<AsioAdapter> {
 
  private:
   asio::thread_pool pool_;
+};
+
+// (f) Not a scheduler: the machine's floor for waking a thread. One thread that never
+// sleeps polls a one-closure mailbox; Post hands it a closure and returns. Its post -> start
+// latency is a cache line crossing cores plus whatever the hypervisor and the kernel add
+// (timer ticks, vCPU preemption): no scheduler that parks its threads can beat its p50, and
+// its p99 shows how much of a scheduler's p99 is the machine. Used only in wake/post (it
+// burns a core the whole time).
+class SpinFloorAdapter : public ClosureAdapter<SpinFloorAdapter> {
+ public:
+  static constexpr const char* kName = "spin_floor";
+  explicit SpinFloorAdapter(int /*workers*/) : thread_([this] { Run(); }) {}
+  ~SpinFloorAdapter() {
+    Post([this] { stop_ = true; });
+    thread_.join();
+  }
+  template <typename F>
+  void Post(F&& f) {
+    // Acquire: the poller's release store of false ended its reads of the previous closure.
+    while (full_.load(std::memory_order_acquire)) CpuRelax();
+    closure_ = std::forward<F>(f);
+    // Release: publishes the closure to the poller's acquire load.
+    full_.store(true, std::memory_order_release);
+  }
+
+ private:
+  void Run() {
+    while (!stop_) {
+      // Acquire: pairs with Post's release store (the closure is written).
+      if (!full_.load(std::memory_order_acquire)) {
+        CpuRelax();
+        continue;
+      }
+      std::function<void()> f = std::move(closure_);
+      closure_ = nullptr;
+      f();
+      // Release: the next Post may overwrite the mailbox only after we are done with it.
+      full_.store(false, std::memory_order_release);
+    }
+  }
+
+  std::function<void()> closure_;
+  bool stop_ = false;  // written and read by the poller only (set by a posted closure)
+  std::atomic<bool> full_{false};
+  std::thread thread_;
 };
 
 }  // namespace fairsched::bench

@@ -16,7 +16,9 @@
 //
 //   wake/post/gap_us:G/workers:W/<c>   an outside thread posts one task after the scheduler
 //                           was idle for G us and waits for it to run; p50/p99 of post ->
-//                           start (us), and worker CPU per wake-up (us).
+//                           start (us), and worker CPU per wake-up (us). spin_floor (1
+//                           worker only) is no scheduler: a thread that never sleeps polls
+//                           a mailbox, the machine's floor for p50 and p99.
 //   wake/wakeup/gap_us:G/workers:W/<c> the same, but the task waits (PostWait) and another
 //                           thread calls Wakeup: Wakeup -> start (fairsched only).
 //   idle_cpu/<c>            2 workers, a burst of tasks, then 1 s idle: CPU used (% of a core).
@@ -229,12 +231,14 @@ concept HasWakeup = requires(A& a, WakeJob<A>* j) {
 // `wakeup`: the job waits (PostWait) and is woken by Wakeup; else it is posted.
 template <typename A>
 void WakeLatency(benchmark::State& state, int workers, int gap_us, bool wakeup) {
-  constexpr int kSamples = 200;
+  constexpr int kSamples = 1000;
   A adapter(workers);
   WakeJob<A> job;
   adapter.InitJob(&job);
   std::vector<double> samples;
   double worker_cpu = 0;
+  WorkerTotals before;
+  if constexpr (HasScheduler<A>) before = adapter.Totals();
   for (auto _ : state) {
     const OtherThreadsCpu cpu;
     for (int i = 0; i < kSamples; ++i) {
@@ -263,6 +267,17 @@ void WakeLatency(benchmark::State& state, int workers, int gap_us, bool wakeup) 
   state.counters["p99_us"] = Percentile(samples, 0.99);
   state.counters["worker_cpu_us_per_wake"] =
       worker_cpu * 1e6 / (static_cast<double>(state.iterations()) * kSamples);
+  if constexpr (HasScheduler<A>) {
+    // How the workers slept between the samples: parked on the ready signal, or in the
+    // sched-role (the IO backend's wait), and how many wake-ups they sent each other.
+    const WorkerTotals after = adapter.Totals();
+    const double wakes = static_cast<double>(state.iterations()) * kSamples;
+    state.counters["parks_per_wake"] = static_cast<double>(after.parks - before.parks) / wakes;
+    state.counters["role_sleeps_per_wake"] =
+        static_cast<double>(after.role_sleeps - before.role_sleeps) / wakes;
+    state.counters["wakes_sent_per_wake"] =
+        static_cast<double>(after.wakes_sent - before.wakes_sent) / wakes;
+  }
 }
 
 // ---- idle CPU -------------------------------------------------------------------------
@@ -420,6 +435,7 @@ void RegisterAll(int reps) {
       Ours::ForEach(post);
       Spins::ForEach(post);
       Peers::ForEach(post);
+      if (workers == 1) Contestants<SpinFloorAdapter>::ForEach(post);
       Ours::ForEach(wake);
       Spins::ForEach(wake);
     }
