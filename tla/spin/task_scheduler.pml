@@ -290,8 +290,13 @@ end_role_sleep:
 }
 
 inline Execute(t) {
-  atomic {                                           /* BeginExecution: exchange(0) */
-    state[t] = 0;
+  /* BeginExecution: a load; only if it finds bits, exchange(0). A waker may act between
+   * the two steps (its bits then stay for the next post, as for a wakeup during the run). */
+  if
+  :: state[t] == 0 -> skip
+  :: else -> state[t] = 0
+  fi;
+  atomic {
     queued[t] = false;
     assert(!running[t]);
     assert(ran[t] < posted[t]);                      /* every run has its post */
