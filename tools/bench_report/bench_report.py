@@ -5,7 +5,7 @@ Builds the benchmark binaries with --config=opt, runs them one at a time (showin
 runs and for how long), keeps their JSON output, and writes a markdown report with one table
 per benchmark family (fairsched against its trivial version and the peers, with ratios) and
 PNG plots: throughput against the thread count, and latency percentiles where a benchmark
-reports them as counters (p50_ns, p99_ns, ...).
+reports them as counters (p50_ns, p99_ns, ... or p50_us, ...).
 
 Usage, from the workspace root:
   tools/bench_report/bench_report.py                        every benchmark binary under //bench
@@ -85,6 +85,7 @@ DESCRIPTIONS = {
 # Name parameters that mean "how many threads take part": the x axis of tables and plots.
 THREAD_PARAMS = ("workers", "threads", "producers", "consumers")
 PERCENTILE_RE = re.compile(r"^(min|max|p\d+)_ns$")
+PERCENTILE_US_RE = re.compile(r"^(min|max|p\d+)_us$")  # the same in microseconds
 # Keys of a Google Benchmark JSON entry that are not user counters.
 STANDARD_KEYS = {
     "name", "family_index", "per_family_instance_index", "run_name", "run_type",
@@ -197,6 +198,8 @@ def load_results(path):
                 continue
             if PERCENTILE_RE.match(key):
                 metrics[key] = value
+            elif PERCENTILE_US_RE.match(key):
+                metrics[key[:-3] + "_ns"] = value * 1000  # one unit inside the report
             elif key == x_name or (x_name == "arg" and key in THREAD_PARAMS and value == x):
                 x_name = key  # the counter names what the numeric argument means
             else:
