@@ -64,6 +64,23 @@ class ParseNameTest(unittest.TestCase):
                          ("physical_limit body_ns:0", "(reference)", "threads", 1))
 
 
+class LoadResultsTest(unittest.TestCase):
+    def test_microsecond_percentiles_become_nanoseconds(self):
+        # sched_bench's wake-up benchmarks report p50_us/p99_us; the report keeps one unit.
+        path = os.path.join(tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR")),
+                            "wake_bench.json")
+        with open(path, "w") as f:
+            f.write('{"context": {}, "benchmarks": [{"name": "wake/workers:1/fairsched", '
+                    '"run_name": "wake/workers:1/fairsched", "run_type": "iteration", '
+                    '"iterations": 1, "real_time": 1.0, "cpu_time": 1.0, "time_unit": "ms", '
+                    '"p50_us": 1.5, "p99_us": 20.0, "parks_per_wake": 0.25}]}')
+        _, results = bench_report.load_results(path)
+        self.assertEqual(len(results), 1)
+        self.assertEqual(results[0]["metrics"]["p50_ns"], 1500.0)
+        self.assertEqual(results[0]["metrics"]["p99_ns"], 20000.0)
+        self.assertNotIn("p50_us", results[0]["metrics"])
+
+
 class RenderTest(unittest.TestCase):
     def render(self, *extra):
         out = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
