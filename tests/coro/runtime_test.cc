@@ -353,15 +353,17 @@ TEST(RuntimeTest, MutuallyCancellingCallbacksDoNotDeadlock) {
 
 TEST(RuntimeTest, StopWakesWaitingCoroutinesWithShutdown) {
   std::atomic<int> waiting{0};
-  std::vector<WakeReason> reasons(3);
-  std::vector<CancelReason> cancels(3);
+  // One slot per coroutine: two of them sleep (0 and the detached 3), and Stop may wake
+  // them on two workers at once.
+  std::vector<WakeReason> reasons(4);
+  std::vector<CancelReason> cancels(4);
   std::vector<JoinHandle<void>> handles;
   {
     TaskScheduler sched;
     sched.Start(2);
     auto sleeper = [&](int i) -> Task<> {
       waiting.fetch_add(1);
-      if (i == 0) reasons[i] = co_await SleepFor(kLongTime);
+      if (i == 0 || i == 3) reasons[i] = co_await SleepFor(kLongTime);
       if (i == 1) reasons[i] = co_await WaitSignal();
       if (i == 2) {
         Waker waker = PrepareWait();  // nobody will ever fire it
@@ -373,12 +375,12 @@ TEST(RuntimeTest, StopWakesWaitingCoroutinesWithShutdown) {
     };
     for (int i = 0; i < 3; ++i) handles.push_back(Spawn(sched, sleeper(i)));
     // A detached one that never gets a handle back: its frame must still be freed.
-    Spawn(sched, sleeper(0)).Detach();
+    Spawn(sched, sleeper(3)).Detach();
     while (waiting.load() != 4) std::this_thread::yield();
     sched.Stop();
     for (JoinHandle<void>& handle : handles) EXPECT_TRUE(handle.IsDone());
   }  // the scheduler is gone; the handles still own finished states
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < 4; ++i) {  // Stop drained the detached one too
     EXPECT_EQ(reasons[i], WakeReason::kShutdown) << i;
     EXPECT_EQ(cancels[i], CancelReason::kShutdown) << i;
   }
