@@ -546,8 +546,8 @@ class BasicTaskScheduler {
                      "Wakeup/Signal/Cancel of a task posted to another scheduler");
     // Won a WAITING task: it sits in the wait queue, which only the sched-role may touch, so
     // hand it to the sched-role through the front queue. The sched-role sees it woken,
-    // removes it from the wait queue and readies it. Not counted in active_: it is the same
-    // post. Nothing touches the task after the push.
+    // removes it from the wait queue and readies it. Not counted as a post (PostCounters):
+    // it is the same post. Nothing touches the task after the push.
     if (task->TryWake(bits)) PushFront(task);
   }
 

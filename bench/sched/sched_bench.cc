@@ -265,13 +265,12 @@ void WakeLatency(benchmark::State& state, int workers, int gap_us, bool wakeup) 
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * kSamples);
   state.counters["p50_us"] = Percentile(samples, 0.50);
   state.counters["p99_us"] = Percentile(samples, 0.99);
-  state.counters["worker_cpu_us_per_wake"] =
-      worker_cpu * 1e6 / (static_cast<double>(state.iterations()) * kSamples);
+  const double wakes = static_cast<double>(state.iterations()) * kSamples;
+  state.counters["worker_cpu_us_per_wake"] = worker_cpu * 1e6 / wakes;
   if constexpr (HasScheduler<A>) {
     // How the workers slept between the samples: parked on the ready signal, or in the
     // sched-role (the IO backend's wait), and how many wake-ups they sent each other.
     const WorkerTotals after = adapter.Totals();
-    const double wakes = static_cast<double>(state.iterations()) * kSamples;
     state.counters["parks_per_wake"] = static_cast<double>(after.parks - before.parks) / wakes;
     state.counters["role_sleeps_per_wake"] =
         static_cast<double>(after.role_sleeps - before.role_sleeps) / wakes;
