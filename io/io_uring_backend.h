@@ -74,6 +74,7 @@ class IoUringBackend {
     if (gate_.Notify()) WriteWakeFd();
   }
   void CancelAll(IoReadySink& sink);
+  bool HasInFlight() const { return registry_.LiveCount() > 0; }
 
   // Task-level IO (see io/io_op.h). Any thread.
   void Submit(IoOp* op) {

@@ -14,7 +14,7 @@
 // deadlines come out in push order (FIFO), as the concept promises. The sequence never wraps
 // in practice (2^64 pushes).
 //
-// Complexity: Push, PopExpired, Remove O(log n); NextDeadline, Contains, Count O(1).
+// Complexity: Push, PopExpired, PopAny, Remove O(log n); NextDeadline, Contains, Count O(1).
 // Capacity: fewer than kNotInWaitQueue (2^32 - 1) items.
 #ifndef FAIRSCHED_QUEUES_BINARY_HEAP_H_
 #define FAIRSCHED_QUEUES_BINARY_HEAP_H_
@@ -45,8 +45,11 @@ class BinaryHeap {
   }
 
   // Removes and returns the earliest item if its deadline is <= now; otherwise nullptr.
+  // An item pushed with kNoDeadline never expires.
   T* PopExpired(WaitDeadline now) {
-    if (entries_.empty() || entries_[0].deadline > now) return nullptr;
+    if (entries_.empty() || entries_[0].deadline > now || entries_[0].deadline == kNoDeadline) {
+      return nullptr;
+    }
     return Pop();
   }
 
@@ -57,6 +60,9 @@ class BinaryHeap {
     RemoveAt(0);
     return item;
   }
+
+  // WaitQueue's PopAny: the heap has no clock to move, so this is Pop.
+  T* PopAny() { return Pop(); }
 
   // The earliest item without removing it; nullptr if empty.
   T* Top() const { return entries_.empty() ? nullptr : entries_[0].item; }

@@ -68,7 +68,12 @@ concept ReadyQueue = requires(Q q, const Q cq, T* item, typename Q::Consumer con
 //  - `Push(item, deadline)` inserts; the item must not already be in the queue.
 //  - `PopExpired(now)` removes and returns an item whose deadline is <= now, or nullptr.
 //    Items with earlier deadlines come out first; items with equal deadlines come out in
-//    push order (fairness: equal deadlines keep post order).
+//    push order (fairness: equal deadlines keep post order). `now` is a time the clock has
+//    reached, never kNoDeadline: an item pushed with kNoDeadline never expires.
+//  - `PopAny()` removes and returns some queued item whatever its deadline, or nullptr when
+//    empty, without moving the queue's notion of time (the scheduler's Stop empties the
+//    queue this way; PopExpired(kNoDeadline) would make a timer wheel walk to the end of
+//    time). The heap returns the earliest item; a wheel may return any.
 //  - `Remove(item)` takes a queued item out (an explicit wakeup); O(log n) or better.
 //  - `NextDeadline()` is a time at or before the earliest deadline in the queue (exact for
 //    the heap; a timer wheel may answer a slot boundary), or kNoDeadline when empty. The
@@ -78,6 +83,7 @@ template <typename Q, typename T>
 concept WaitQueue = requires(Q q, const Q cq, T* item, WaitDeadline deadline) {
   { q.Push(item, deadline) } -> std::same_as<void>;
   { q.PopExpired(deadline) } -> std::same_as<T*>;
+  { q.PopAny() } -> std::same_as<T*>;
   { q.Remove(item) } -> std::same_as<void>;
   { cq.NextDeadline() } -> std::same_as<WaitDeadline>;
   { cq.Contains(item) } -> std::same_as<bool>;

@@ -41,8 +41,17 @@
 // deadline, as the concept allows. A caller sleeping until then may wake up to `kLevels`
 // times early for a far timer as it cascades down; each wake-up costs one PopExpired.
 //
+// Timers without a deadline (kNoDeadline: a wait only a wakeup ends) never enter the wheel:
+// they sit in an unordered bag of their own, so they cost no cascading and never expire.
+// `PopAny()` (the scheduler's Stop, which wakes every waiting task) takes the due heap's top,
+// else a timer from the lowest occupied slot, else from the overflow slot, else from the
+// bag, without moving `cur`: the wheel stays on the real clock, and a scheduler restarted
+// after Stop keeps its timers on time.
+//
 // Limits: fewer than 2^32 - 1 queued timers. Deadlines before the clock's epoch count as
-// tick 0 (they are always due).
+// tick 0 (they are always due). `now` passed to PopExpired must be a time the clock has
+// reached: a later one moves `cur` ahead of the clock, and every timer pushed afterwards
+// before that time is due at once.
 #ifndef FAIRSCHED_QUEUES_TIMER_WHEEL_H_
 #define FAIRSCHED_QUEUES_TIMER_WHEEL_H_
 
@@ -86,7 +95,13 @@ class TimerWheel {
     n.tick = TickOf(deadline);
     n.item = item;
     item->*kIndex = node;
-    Place(node);
+    if (deadline == kNoDeadline) {
+      n.where = kUnbounded;
+      n.pos = static_cast<std::uint32_t>(unbounded_.size());
+      unbounded_.push_back(node);
+    } else {
+      Place(node);
+    }
     ++count_;
   }
 
@@ -100,12 +115,39 @@ class TimerWheel {
     return Release(node);
   }
 
+  // Removes and returns some item whatever its deadline (see the file comment), or nullptr
+  // when empty. Does not move the wheel's clock.
+  T* PopAny() {
+    if (!due_.empty()) {
+      const std::uint32_t node = due_[0];
+      DueRemoveAt(0);
+      return Release(node);
+    }
+    for (int level = 0; level < kLevels; ++level) {
+      if (occupied_[level] == 0) continue;
+      const auto slot = static_cast<std::uint32_t>(std::countr_zero(occupied_[level]));
+      return Release(UnlinkLast(static_cast<std::uint32_t>(level * kSlots) + slot));
+    }
+    if (!slots_[kOverflow].empty()) return Release(UnlinkLast(kOverflow));
+    if (!unbounded_.empty()) {
+      const std::uint32_t node = unbounded_.back();
+      unbounded_.pop_back();
+      return Release(node);
+    }
+    return nullptr;
+  }
+
   // Takes a queued item out. The item must be in this wheel.
   void Remove(T* item) {
     assert(Contains(item) && "Remove of an item that is not in this wheel");
     const std::uint32_t node = item->*kIndex;
     if (nodes_[node].where == kDue) {
       DueRemoveAt(nodes_[node].pos);
+    } else if (nodes_[node].where == kUnbounded) {
+      const std::uint32_t last = unbounded_.back();
+      unbounded_[nodes_[node].pos] = last;
+      nodes_[last].pos = nodes_[node].pos;
+      unbounded_.pop_back();
     } else {
       Unlink(node);
     }
@@ -147,6 +189,7 @@ class TimerWheel {
   static constexpr std::uint32_t kOverflow = kLevels * kSlots;  // slot id of the overflow
   static constexpr std::uint32_t kDue = kOverflow + 1;
   static constexpr std::uint32_t kFree = kOverflow + 2;
+  static constexpr std::uint32_t kUnbounded = kOverflow + 3;  // in unbounded_ (kNoDeadline)
 
   struct Node {
     WaitDeadline deadline;
@@ -226,6 +269,13 @@ class TimerWheel {
     if (slot.empty() && n.where != kOverflow) {
       occupied_[n.where / kSlots] &= ~(std::uint64_t{1} << (n.where % kSlots));
     }
+  }
+
+  // Unlinks the last node of the non-empty slot `slot_id` and returns it.
+  std::uint32_t UnlinkLast(std::uint32_t slot_id) {
+    const std::uint32_t node = slots_[slot_id].back();
+    Unlink(node);
+    return node;
   }
 
   // Empties slot `slot_id` and re-places each of its nodes relative to the current cur_.
@@ -360,6 +410,7 @@ class TimerWheel {
   std::vector<std::uint32_t> scratch_;                      // Redistribute's buffer
   std::uint64_t occupied_[kLevels] = {};
   std::vector<std::uint32_t> due_;  // min-heap of due nodes
+  std::vector<std::uint32_t> unbounded_;  // nodes without a deadline (unordered)
   std::uint64_t next_sequence_ = 0;
   std::size_t count_ = 0;
 };

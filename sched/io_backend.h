@@ -15,11 +15,14 @@
 //   - Poll(sink) [role]: non-blocking. Delivers every IO event the backend can see without
 //     sleeping (and hands queued submissions to the kernel). Called at EVERY role take, so a
 //     loaded scheduler whose role holder never sleeps still services IO: a task whose fd
-//     became ready is made ready at the next role take. A worker takes the role when it
-//     runs out of ready tasks or a timer is due; posts reach the ready queue only through
-//     role takes (at most `batch_size` per take), so under load a role take comes at the
-//     latest once the ready tasks of the previous take have started. Must be cheap when
-//     nothing is registered (NoIoBackend: nothing at all; it inlines away).
+//     became ready is made ready at the next role take. A worker takes the role only
+//     between two tasks, when it finds no ready task or a timer is due; posts reach the
+//     ready queue only through role takes (at most `batch_size` per take). So under load a
+//     role take comes once the ready tasks of the previous take have all started AND one
+//     worker has finished the task it was running: while every worker runs a long task, IO
+//     (like a timer) waits for one of them to return. Keep tasks short, or keep a worker to
+//     spare, where IO latency matters. Must be cheap when nothing is registered
+//     (NoIoBackend: nothing at all; it inlines away).
 //   - WaitUntil(deadline, sink) [role]: blocks until Notify was called since the previous
 //     WaitUntil returned (a Notify is never lost: one that comes first makes it return at
 //     once), or an IO event arrives (delivered into `sink` before returning), or
@@ -27,6 +30,10 @@
 //   - Notify() [any]: wakes the holder sleeping in WaitUntil. Cheap when nobody sleeps (the
 //     backends in io/ do one atomic read-modify-write and touch the kernel only when the
 //     holder really sleeps); may be called any number of times.
+//   - HasInFlight() [any]: whether IO registrations exist (submitted, final completion not
+//     yet delivered). A snapshot. The idle role holder spins before it sleeps only when
+//     this is false: a spin watches the front queue, not the kernel, so IO arriving during
+//     it would wait for the spin to end.
 //   - CancelAll(sink) [role]: the shutdown hook. The scheduler calls it at every role take
 //     while Stop drains. The backend requests cancellation of every registration it holds;
 //     their final completions arrive through later Poll/WaitUntil calls, so tasks waiting
@@ -49,6 +56,7 @@
 #define FAIRSCHED_SCHED_IO_BACKEND_H_
 
 #include <concepts>
+#include <utility>
 
 #include "sched/task.h"
 #include "sync/signal.h"
@@ -75,6 +83,7 @@ concept IoBackend = requires(B& backend, TaskDeadline deadline, IoReadySink& sin
   { backend.WaitUntil(deadline, sink) } -> std::same_as<void>;
   { backend.Notify() } -> std::same_as<void>;
   { backend.CancelAll(sink) } -> std::same_as<void>;
+  { std::as_const(backend).HasInFlight() } -> std::same_as<bool>;
 };
 
 // The "front signal" of the original design: a Signal the role holder sleeps on. Poll and
@@ -85,6 +94,7 @@ class NoIoBackend {
   void WaitUntil(TaskDeadline deadline, IoReadySink&) { signal_.ReceiveUntil(deadline); }
   void Notify() { signal_.Send(); }
   void CancelAll(IoReadySink&) {}
+  bool HasInFlight() const { return false; }
 
  private:
   Signal signal_;

@@ -219,9 +219,14 @@ class Task {
   static constexpr std::uint8_t kFlagOneShot = 8;
   // Post time stamped for the latency histogram (see StampPostTime).
   static constexpr std::uint8_t kFlagStamped = 16;
+  // This post's wait is not ended by Stop (BasicTaskScheduler::PostDeadlineThroughStop).
+  static constexpr std::uint8_t kFlagThroughStop = 32;
   // The bits that travel with a task from its post to its execution; the per-run bits
   // (expired/signaled/cancelled) are rewritten by the sched-role and the executor.
-  static constexpr std::uint8_t kFlagsKeptUntilRun = kFlagOneShot | kFlagStamped;
+  static constexpr std::uint8_t kFlagsKeptUntilRun =
+      kFlagOneShot | kFlagStamped | kFlagThroughStop;
+  // The bits that belong to one post and end with its execution.
+  static constexpr std::uint8_t kFlagsOfOnePost = kFlagStamped | kFlagThroughStop;
   using Handler = void (*)(Task*, Op);
 
   template <typename Fn>
@@ -331,7 +336,7 @@ class Task {
   void BeginExecution() {
     std::uint8_t old = state_.load(std::memory_order_relaxed);
     if (old != 0) old = state_.exchange(0, std::memory_order_acquire);
-    flags_ &= static_cast<std::uint8_t>(~kFlagStamped);  // this post's stamp is used up
+    flags_ &= static_cast<std::uint8_t>(~kFlagsOfOnePost);  // this post's stamp and marks
     if ((old & kSignaled) != 0) flags_ |= kFlagSignaled;
     if ((old & kCancelled) != 0) flags_ |= kFlagCancelled;
     deadline_ = kTaskDeadlineNow;
@@ -352,6 +357,7 @@ class Task {
     flags_ |= kFlagStamped;
   }
   bool IsStamped() const { return (flags_ & kFlagStamped) != 0; }
+  bool WaitsThroughStop() const { return (flags_ & kFlagThroughStop) != 0; }
   TaskDeadline PostTime() const { return TaskDeadline(deadline_ - kTaskDeadlineNow); }
 
   // Layout: 64 bytes, one cache line (also checked in tests/sched/task_test.cc).
@@ -368,6 +374,11 @@ class Task {
   Atomic<std::uint8_t> state_{0};   // state bits (see "State machine")
   Atomic<std::uint8_t> queued_{0};  // 1 while posted and not yet started (misuse checks)
   std::uint8_t flags_ = 0;          // kFlag*: written by sched-role/executor, read in callback
+  // Set once, before the task is ever shared, for the tasks a TaskPool creates (PostOneShot)
+  // and never changed: lets Post and Wakeup refuse such a task's pointer from any thread
+  // without a race (a one-shot's Task* is valid only during its callback).
+  bool pooled_ = false;
+  friend class TaskPool;
 };
 
 static_assert(sizeof(Task) == 64, "a Task is exactly one cache line");

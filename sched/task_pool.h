@@ -88,7 +88,9 @@ class TaskPool {
     if (cache.size_ == 0 && !RefillFromShared(cache)) {
       // Relaxed: a statistic; nothing is published through it.
       allocations_.fetch_add(1, std::memory_order_relaxed);
-      return new Task();
+      Task* task = new Task();
+      task->pooled_ = true;  // before anyone else can see the task (see Task::pooled_)
+      return task;
     }
     return cache.Pop();
   }

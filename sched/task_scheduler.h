@@ -34,8 +34,12 @@
 //     wait, off the task's path.
 //   - The role holder that published K ready tasks executes them itself (no hand-over to
 //     another worker: one wake-up from post to start); it wakes one parked worker when
-//     K > 1 (more work than it can start), and one when timers wait (so a parked worker,
-//     not a busy one, sleeps in the role until the next deadline).
+//     K > 1 (more work than it can start).
+//   - Timers while the role holder executes: a parked worker parks with a timeout at the
+//     nearest finite deadline, and every worker checks for a due timer after each task,
+//     so nobody is woken just because tasks wait. The role holder wakes one parked worker
+//     only when it published a nearest deadline that a parker may have missed (earlier
+//     than the one before, or the one before has passed), so that it times its park anew.
 //   - A worker that pops a task while more seem ready (a lock-free peek at the ready
 //     queue) and workers are parked wakes one more before executing: wake-ups chain through
 //     as many workers as there is work for, and stop when the ready queue is empty.
@@ -44,9 +48,9 @@
 //     wakes one parked worker.
 // The lost-wakeup trap of the original design (every worker asleep while tasks remain) is
 // closed by Dekker-style checks, each spelled out at the code: a parking worker registers in
-// `parked_` and then re-checks the queues, while every publisher first publishes and then
-// reads `parked_`; the role holder announces its sleep and re-checks the front queue, while
-// posters push and then notify.
+// `parked_` and then re-checks the queues and the nearest deadline, while every publisher
+// first publishes and then reads `parked_`; the role holder announces its sleep and
+// re-checks the front queue, while posters push and then notify.
 //
 // Promises (each tested in tests/sched/):
 //   - Exactly once: every Post* runs the task exactly once; Wakeup/Signal racing with
@@ -65,7 +69,9 @@
 //   - Tasks may be posted before Start; they run once workers start.
 //   - Stop(): drains. The scheduler enters "stopping": every task already waiting, and
 //     every task posted with a deadline or PostWait from now on, is woken at once, as if by
-//     Wakeup (IsExpired() false, ReceiveSignal() false; IsStopping() true). Posting during
+//     Wakeup (IsExpired() false, ReceiveSignal() false; IsStopping() true), once: except
+//     the posts made with PostDeadlineThroughStop, which keep waiting for their wakeup or
+//     deadline (a wait that must see its event; Stop waits for them like for any post). Posting during
 //     stopping is allowed (so multi-step tasks can finish). Stop returns once the scheduler
 //     is empty (every post has run) and the workers have exited; a post that races with the
 //     workers' exit is drained too before Stop returns. A task that keeps re-posting itself
@@ -75,7 +81,9 @@
 //     registration (IoBackend::CancelAll), so tasks waiting for IO get their final
 //     completion and the drain can end.
 //   - After Stop the scheduler is back in its not-started state: posts queue up again and
-//     run after the next Start (or in the destructor), and Start may be called again.
+//     run after the next Start (or in the destructor), and Start may be called again. The
+//     workers are destroyed with their threads (Stats() keeps their counts), so repeated
+//     Start/Stop cycles do not grow the scheduler.
 //   - ~BasicTaskScheduler(): Stop() (drains, as above), also when never started (it then
 //     runs the queued tasks on a temporary worker). Nothing queued is silently dropped.
 //   - A callback that throws: the process aborts with "fairsched: a task callback threw:
@@ -86,8 +94,8 @@
 //     callback: the way to get rid of a task that waits (destroying a queued task aborts).
 //
 // API misuse caught in every build (it would corrupt the scheduler and costs next to
-// nothing to check): posting a task that is already queued, destroying a queued task, Stop
-// from inside a task of this scheduler. Caught in builds without NDEBUG: posting a task
+// nothing to check): posting a task that is already queued, posting the Task* of a
+// PostOneShot task, destroying a queued task, Stop from inside a task of this scheduler. Caught in builds without NDEBUG: posting a task
 // without a callback, Wakeup/Signal/Cancel of a task last posted to another scheduler,
 // Start twice.
 //
@@ -196,7 +204,9 @@ struct TaskSchedulerOptions {
   // How long an idle worker keeps looking for work before it parks (sleeps in the kernel).
   // Spinning only happens right after a worker ran out of work, so an idle scheduler costs
   // nothing; a short spin saves the wake-up syscall round trip when work arrives again
-  // soon. Zero disables spinning. Clamped to [0, 1 ms].
+  // soon. Zero disables spinning. Clamped to [0, 1 ms]. The role holder does not spin while
+  // its IO backend has operations in flight (IoBackend::HasInFlight): IO would wait for the
+  // spin to end, since only the backend's sleep watches the kernel.
   std::chrono::nanoseconds spin_before_park = std::chrono::microseconds(20);
   // Post-to-start latency sampling (LatencyHistogram()): every posting thread stamps one in
   // this many of its posts that run at once (no deadline), rounded up to a power of two;
@@ -208,7 +218,9 @@ struct TaskSchedulerOptions {
 
 // Per-worker counters. Each is written only by its worker (a relaxed load + store, no
 // locked instruction) and read with relaxed loads by Stats(): a snapshot that may lag by a
-// few increments while workers run, exact after Stop.
+// few increments while workers run, exact after Stop. Stats() has one entry per worker
+// index (the i-th worker of every Start, and the temporary drain workers of Stop as index
+// 0), summed over every Start since construction.
 struct WorkerStats {
   std::uint64_t tasks_executed = 0;
   std::uint64_t sched_role_taken = 0;      // times this worker held the sched-role
@@ -216,6 +228,7 @@ struct WorkerStats {
   std::uint64_t ready_lock_contended = 0;  // ... of which it had to wait
   std::uint64_t parks = 0;                 // times it slept on the ready signal
   std::uint64_t role_sleeps = 0;           // times it slept in the IO backend holding the role
+  std::uint64_t role_spins = 0;            // ... of which it spun first (spin_before_park)
   std::uint64_t wakes_sent = 0;            // ready signals it sent to wake a parked worker
   std::uint64_t idle_wakeups = 0;          // woke from a park and found nothing to do (spurious)
 };
@@ -254,6 +267,9 @@ class BasicTaskScheduler {
     if (threads_.empty() && IsEmpty()) return;  // nothing to drain, no workers to join
     // Never started, or posted to after Stop: run what is queued on a temporary worker.
     if (threads_.empty()) StartWorkers(1);
+    // Relaxed: published by the release store of stopping_ below (see WakeWaitingForStop).
+    stop_generation_.store(stop_generation_.load(std::memory_order_relaxed) + 1,
+                           std::memory_order_relaxed);
     // Release: a role holder that reads stopping_ with acquire also sees everything posted
     // before it. Then wake the holder so it force-wakes the wait queue now, and a parked
     // worker in case the role is free.
@@ -271,6 +287,7 @@ class BasicTaskScheduler {
       ready_signal_.Send();
       for (std::thread& thread : threads_) thread.join();
       threads_.clear();
+      RetireWorkers();
       exit_.store(false, std::memory_order_relaxed);
       // A post (allowed while stopping) may have landed after WaitEmpty returned and before
       // the workers saw exit_: it sits in the front queue with nobody left to run it.
@@ -279,14 +296,19 @@ class BasicTaskScheduler {
       StartWorkers(1);
     }
     stopping_.store(false, std::memory_order_relaxed);  // not started again: restartable
-    // The workers are joined: their task caches are ours now. Return them, and the shared
-    // tier, to the heap (threads that posted keep their small thread-local caches).
-    for (const auto& worker : workers_) TaskPool::Release(worker->task_cache);
+    // The workers' task caches went back to the heap with the workers (RetireWorkers); so
+    // does the shared tier (threads that posted keep their small thread-local caches).
     pool_.ReleaseShared();
   }
 
   // Posts `task` with the deadline it carries (by default: run as soon as possible).
   void Post(Task* task) {
+    // A one-shot's Task* may have escaped its callback (to another thread, or past its
+    // return, when the pool may already have handed it to another PostOneShot). pooled_
+    // never changes, so this read races with nothing, whenever it happens.
+    FAIRSCHED_CHECK(!task->pooled_,
+                    "Post of a PostOneShot task (its Task* is valid only during its callback and "
+                    "is never posted again)");
     FAIRSCHED_DCHECK(task->HasCallback(), "Post of a task without a callback");
     // A task re-posting itself from its own callback (the common multi-step pattern) is the
     // only poster allowed at that moment, so its double-post check needs no locked
@@ -320,6 +342,18 @@ class BasicTaskScheduler {
   // Waits for Wakeup/Signal/Cancel (or Stop), with no deadline.
   void PostWait(Task* task) {
     task->SetWait();
+    Post(task);
+  }
+  // PostDeadline (kTaskDeadlineInfinite: PostWait) whose wait Stop does not end: the task
+  // runs when woken or at its deadline, as it would without a Stop, and Stop waits for it
+  // like for any post that has not run. For waits that must see their event even during
+  // shutdown: a coroutine's uncancellable wait (a mutex hand-over, a join), a task waiting
+  // for an IO operation's final completion. Woken by Stop instead, such a task could only
+  // post itself again, and Stop would wake it again at once, in a loop. The mark holds for
+  // this post only. A task whose event never comes keeps Stop from returning.
+  void PostDeadlineThroughStop(Task* task, TaskDeadline deadline) {
+    task->SetDeadline(deadline);
+    task->flags_ |= Task::kFlagThroughStop;  // the poster's setter, like the deadline
     Post(task);
   }
   // Runs `f()` (or `f(Task*)`) once, in a Task the scheduler owns. The Task* passed to
@@ -398,24 +432,11 @@ class BasicTaskScheduler {
   // The scheduler whose worker runs the calling thread (so: inside a task), else nullptr.
   static BasicTaskScheduler* Current() { return current_; }
 
-  // One entry per worker started (including temporary drain workers).
+  // One entry per worker index, summed over every Start (see WorkerStats).
   std::vector<WorkerStats> Stats() const {
-    std::vector<WorkerStats> out;
-    for (const auto& worker : workers_) {
-      WorkerStats s;
-      s.tasks_executed = worker->tasks_executed.load(std::memory_order_relaxed);
-      s.sched_role_taken = worker->sched_role_taken.load(std::memory_order_relaxed);
-      s.parks = worker->parks.load(std::memory_order_relaxed);
-      s.role_sleeps = worker->role_sleeps.load(std::memory_order_relaxed);
-      s.wakes_sent = worker->wakes_sent.load(std::memory_order_relaxed);
-      s.idle_wakeups = worker->idle_wakeups.load(std::memory_order_relaxed);
-      if constexpr (requires { worker->consumer.LockStats(); }) {
-        const QueueLockStats lock = worker->consumer.LockStats();
-        s.ready_lock_taken = lock.lock_taken;
-        s.ready_lock_contended = lock.lock_contended;
-      }
-      out.push_back(s);
-    }
+    std::vector<WorkerStats> out = retired_stats_;
+    if (out.size() < workers_.size()) out.resize(workers_.size());
+    for (std::size_t i = 0; i < workers_.size(); ++i) AddCounts(*workers_[i], out[i]);
     return out;
   }
   // All ready-queue mutex acquisitions (producer and consumers), if the queue counts them.
@@ -431,7 +452,7 @@ class BasicTaskScheduler {
   // workers (each counts its own, with relaxed stores). Same snapshot rules and the same
   // restriction as Stats().
   fairsched::LatencyHistogram LatencyHistogram() const {
-    fairsched::LatencyHistogram merged;
+    fairsched::LatencyHistogram merged = retired_latency_;
     for (const auto& worker : workers_) {
       for (std::size_t i = 0; i < fairsched::LatencyHistogram::kBuckets; ++i) {
         merged.counts[i] += worker->latency[i].load(std::memory_order_relaxed);
@@ -454,6 +475,7 @@ class BasicTaskScheduler {
     Atomic<std::uint64_t> sched_role_taken{0};
     Atomic<std::uint64_t> parks{0};
     Atomic<std::uint64_t> role_sleeps{0};
+    Atomic<std::uint64_t> role_spins{0};
     Atomic<std::uint64_t> wakes_sent{0};
     Atomic<std::uint64_t> idle_wakeups{0};
     // Post-to-start latency counts, log2 buckets (single writer, like the counters above).
@@ -481,9 +503,26 @@ class BasicTaskScheduler {
     counter.store(counter.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
   }
 
+  // Adds `worker`'s counters to `s` (relaxed loads: see WorkerStats).
+  static void AddCounts(const Worker& worker, WorkerStats& s) {
+    auto read = [](const Atomic<std::uint64_t>& c) { return c.load(std::memory_order_relaxed); };
+    s.tasks_executed += read(worker.tasks_executed);
+    s.sched_role_taken += read(worker.sched_role_taken);
+    s.parks += read(worker.parks);
+    s.role_sleeps += read(worker.role_sleeps);
+    s.role_spins += read(worker.role_spins);
+    s.wakes_sent += read(worker.wakes_sent);
+    s.idle_wakeups += read(worker.idle_wakeups);
+    if constexpr (requires { worker.consumer.LockStats(); }) {
+      const QueueLockStats lock = worker.consumer.LockStats();
+      s.ready_lock_taken += lock.lock_taken;
+      s.ready_lock_contended += lock.lock_contended;
+    }
+  }
+
   void StartWorkers(int thread_count) {
     internal::InstallTaskExceptionReporter();
-    const std::size_t first = workers_.size();
+    FAIRSCHED_DCHECK(workers_.empty(), "workers started while earlier ones are not retired");
     for (int i = 0; i < thread_count; ++i) {
       workers_.push_back(std::make_unique<Worker>(ready_));
       // Every earlier worker has been joined (Start and Stop start workers only then), so the
@@ -491,9 +530,25 @@ class BasicTaskScheduler {
       workers_.back()->counter = counters_.SlotFor(static_cast<std::size_t>(i));
     }
     // Thread creation synchronises: each worker sees its fully constructed Worker.
-    for (std::size_t i = first; i < workers_.size(); ++i) {
+    for (std::size_t i = 0; i < workers_.size(); ++i) {
       threads_.emplace_back([this, i, worker = workers_[i].get()] { WorkerMain(worker, i); });
     }
+  }
+
+  // Owner, after joining every worker thread: folds the workers' counters and latency
+  // counts into the retired totals, returns their one-shot task caches to the heap and
+  // destroys them, so that Start/Stop cycles do not accumulate workers.
+  void RetireWorkers() {
+    if (retired_stats_.size() < workers_.size()) retired_stats_.resize(workers_.size());
+    for (std::size_t i = 0; i < workers_.size(); ++i) {
+      Worker& worker = *workers_[i];
+      AddCounts(worker, retired_stats_[i]);
+      for (std::size_t b = 0; b < fairsched::LatencyHistogram::kBuckets; ++b) {
+        retired_latency_.counts[b] += worker.latency[b].load(std::memory_order_relaxed);
+      }
+      TaskPool::Release(worker.task_cache);
+    }
+    workers_.clear();
   }
 
   // A post, before its push: the posting worker's own counter slot if a task of this
@@ -544,6 +599,8 @@ class BasicTaskScheduler {
     FAIRSCHED_DCHECK(task->owner_.load(std::memory_order_relaxed) == nullptr ||
                          task->owner_.load(std::memory_order_relaxed) == this,
                      "Wakeup/Signal/Cancel of a task posted to another scheduler");
+    FAIRSCHED_DCHECK(!task->pooled_ || (current_ == this && current_worker_->running == task),
+                     "Wakeup/Signal/Cancel of a PostOneShot task outside its callback");
     // Won a WAITING task: it sits in the wait queue, which only the sched-role may touch, so
     // hand it to the sched-role through the front queue. The sched-role sees it woken,
     // removes it from the wait queue and readies it. Not counted as a post (PostCounters):
@@ -584,12 +641,10 @@ class BasicTaskScheduler {
         role_.Unlock();
         if (result.exit) break;
         const bool more_to_schedule = result.backlog || !front_.IsEmpty(std::memory_order_seq_cst);
-        // Wake a helper when there is more work than this worker can start, or when timers
-        // wait and this worker is about to execute (a parked worker should sleep in the
-        // role until the next deadline instead).
-        if (result.ready > 1 || more_to_schedule || (result.ready > 0 && result.timers)) {
-          WakeOne(worker);
-        }
+        // Wake a helper when there is more work than this worker can start, or when a
+        // parked worker must time its park to a new nearest deadline (see
+        // PublishNearestDeadline). Timers alone wake nobody: parked workers time their park.
+        if (result.ready > 1 || more_to_schedule || result.retime_parkers) WakeOne(worker);
       }
       const std::size_t executed = ExecuteBatch(worker);
       batch_ended_early = executed < options_.execute_batch_size;
@@ -609,8 +664,13 @@ class BasicTaskScheduler {
   }
 
   void WakeOne(Worker* worker) {
-    // seq_cst: the publisher's half of the Dekker pair with Park (see there). Parked
-    // workers are rare on a busy scheduler, so this is usually one load of a shared line.
+    // The publisher's half of the Dekker pair with Park (see there): the work this worker
+    // published (a ready-queue publish is a release store, not seq_cst) is ordered before
+    // the read of parked_ by a full fence. Called once per role take that published more
+    // than it can run, and by a chain wake only when parked_ is not 0, so the fence is off
+    // the per-task path. Parked workers are rare on a busy scheduler, so the load is usually
+    // one read of a shared line.
+    FenceSeqCst();
     if (parked_.load(std::memory_order_seq_cst) == 0) return;
     Bump(worker->wakes_sent);
     ready_signal_.Send();
@@ -633,22 +693,37 @@ class BasicTaskScheduler {
   // Idle: spin briefly, then sleep on the ready signal. Returns true if it slept.
   bool Park(Worker* worker) {
     if (SpinFor(options_.spin_before_park, [&] { return WorkVisible(worker); })) return false;
-    // Register first, then re-check everything that could need us (seq_cst RMW, then
-    // seq_cst loads). A publisher (role holder, poster, chain waker) first makes its work
-    // visible and then reads parked_ with seq_cst: in the single total order either our
-    // re-check comes after its publication (we see the work and do not sleep) or its read
-    // comes after our registration (it sees us and sends the signal, which Receive cannot
-    // miss because the Signal is a flag). front_.IsEmpty from here (not the queue's
+    // Register first, then re-check everything that could need us. A publisher (role
+    // holder, poster, chain waker) first makes its work visible and then reads parked_:
+    // either our re-check sees its work (we do not sleep) or its read sees our registration
+    // (it sends the signal, which Receive cannot miss because the Signal is a flag). Which
+    // ordering makes that so depends on the work: the front queue, the role lock and the
+    // nearest deadline are written and re-checked with seq_cst accesses (one total order);
+    // the ready queue is published with a release store and re-checked with relaxed loads,
+    // so both sides put a seq_cst fence between their write and their read (here and in
+    // WakeOne). front_.IsEmpty from here (not the queue's
     // consumer) reads the consumer's head as of the role release our seq_cst IsLocked load
     // synchronised with; a holder that took the role after that load pops what we miss, and
     // its release-time check reads parked_ after our registration.
     parked_.fetch_add(1, std::memory_order_seq_cst);
-    const bool sleep =
-        !exit_.load(std::memory_order_seq_cst) && !ReadySeemsNonEmpty(worker) &&
-        (role_.IsLocked(std::memory_order_seq_cst) || front_.IsEmpty(std::memory_order_seq_cst));
+    FenceSeqCst();  // pairs with WakeOne's, for the ready queue's relaxed re-check
+    const std::int64_t next_deadline = nearest_deadline_.load(std::memory_order_seq_cst);
+    const bool role_locked = role_.IsLocked(std::memory_order_seq_cst);
+    const bool timer_due = next_deadline != kNoDeadlineTicks &&
+                           TaskClock::now().time_since_epoch().count() >= next_deadline;
+    const bool sleep = !exit_.load(std::memory_order_seq_cst) && !ReadySeemsNonEmpty(worker) &&
+                       (role_locked || front_.IsEmpty(std::memory_order_seq_cst)) &&
+                       !(timer_due && !role_locked);
     if (sleep) {
       Bump(worker->parks);
-      ready_signal_.Receive();
+      // Timed to the nearest deadline, so a timer is served even while every other worker
+      // runs long tasks and nobody sleeps in the role. A due one with the role held is the
+      // holder's to serve; it wakes us if it publishes a deadline we did not time.
+      if (next_deadline == kNoDeadlineTicks || timer_due) {
+        ready_signal_.Receive();
+      } else {
+        ready_signal_.ReceiveUntil(TaskDeadline(TaskClock::duration(next_deadline)));
+      }
     }
     // Relaxed: a publisher that still counts us merely sends one spurious signal.
     parked_.fetch_sub(1, std::memory_order_relaxed);
@@ -693,10 +768,10 @@ class BasicTaskScheduler {
   };
 
   struct ScheduleResult {
-    std::size_t ready = 0;  // tasks made ready by this role take
-    bool backlog = false;   // the front queue is not empty (batch bound, or a push in flight)
-    bool timers = false;    // the wait queue is not empty
-    bool exit = false;      // Stop asked the workers to exit
+    std::size_t ready = 0;        // tasks made ready by this role take
+    bool backlog = false;         // the front queue is not empty (batch bound, or a push in flight)
+    bool retime_parkers = false;  // a parked worker may sleep past the new nearest deadline
+    bool exit = false;            // Stop asked the workers to exit
   };
 
   // The IO backend's role-only door into the ready queue (see sched/io_backend.h): lives on
@@ -753,6 +828,7 @@ class BasicTaskScheduler {
       if (stopping) io_.CancelAll(io_sink);  // Stop: end every IO registration
       LazyNow now;
       std::size_t moved = io_sink.TakeMadeReady();
+      if (stopping) moved += WakeWaitingForStop(now);
       // Front queue -> wait/ready, one task per Pop (O(1) each, FIFO): at most batch_size
       // per role take. Pop is done with a task before returning it, so a waker may push it
       // into the front queue again as soon as ReceiveFromFront makes it WAITING.
@@ -762,26 +838,24 @@ class BasicTaskScheduler {
         if (task == nullptr) break;
         moved += ReceiveFromFront(task, now, stopping);
       }
-      // Expired (or, when stopping, all) wait queue -> ready.
+      // Expired wait queue -> ready.
       for (std::size_t n = 0; n < options_.batch_size; ++n) {
         // Only a finite deadline can have passed: no clock read for an empty wait queue or
         // one holding only PostWait tasks.
-        Task* task = stopping                                 ? wait_.PopExpired(kNoDeadline)
-                     : wait_.NextDeadline() == kNoDeadline ? nullptr
-                                                           : wait_.PopExpired(now.Get());
+        Task* task =
+            wait_.NextDeadline() == kNoDeadline ? nullptr : wait_.PopExpired(now.Get());
         if (task == nullptr) break;
         // Lost the race to a waker: the waker pushes the task into the front queue and the
         // front path readies it. Making it ready here too would run it twice.
         if (!task->TryWaitingToReady()) continue;
-        MakeReady(task, /*expired=*/!stopping || now.IsDue(task->deadline_));
+        MakeReady(task, /*expired=*/true);
         ++moved;
       }
-      PublishNearestDeadline();
+      if (PublishNearestDeadline(now)) result.retime_parkers = true;
       // IsEmpty is exact here (we are the front queue's consumer): false while tasks wait
       // or a push is in flight (exchanged, not yet linked: Pop cannot take it yet, and its
       // poster, whose Push returned false, sends no notify).
       result.backlog = !front_.IsEmpty();
-      result.timers = !wait_.IsEmpty();
       if (moved > 0) {
         ready_.FlushPending();
         result.ready = moved;
@@ -803,9 +877,14 @@ class BasicTaskScheduler {
       }
       // Nothing to do and nothing ready: sleep, holding the role, until the nearest
       // deadline or a Notify (a post into an empty front queue, Stop). Spin first: work
-      // that arrives within the spin window saves the kernel round trip.
-      if (SpinFor(options_.spin_before_park, [this] { return !front_.IsEmpty(); })) continue;
-      if (stopping && !wait_.IsEmpty()) continue;
+      // that arrives within the spin window saves the kernel round trip. Not with IO in
+      // flight: the spin watches only the front queue, so IO completing meanwhile would
+      // wait for the spin to end (measured: 1-connection echo 22 us without, 73-95 us with
+      // the default 20 us spin).
+      if (options_.spin_before_park > std::chrono::nanoseconds::zero() && !io_.HasInFlight()) {
+        Bump(worker->role_spins);
+        if (SpinFor(options_.spin_before_park, [this] { return !front_.IsEmpty(); })) continue;
+      }
       Bump(worker->role_sleeps);
       io_.WaitUntil(wait_.NextDeadline(), io_sink);
       poll_io = false;
@@ -830,7 +909,7 @@ class BasicTaskScheduler {
       MakeReady(task, true);
       return 1;
     }
-    if (stopping) {
+    if (stopping && !task->WaitsThroughStop()) {
       MakeReady(task, false);  // Stop wakes every waiting task at once
       return 1;
     }
@@ -855,14 +934,50 @@ class BasicTaskScheduler {
     ready_.PushPending(task);
   }
 
-  // Sched-role: lets executing workers see when the next timer is due, so they come back
-  // to the role in time (ExecuteBatch). Relaxed: a hint; a stale value only makes a worker
-  // take the role a little early or late by one task.
-  void PublishNearestDeadline() {
-    const std::int64_t next = wait_.NextDeadline().time_since_epoch().count();
-    if (nearest_deadline_.load(std::memory_order_relaxed) != next) {
-      nearest_deadline_.store(next, std::memory_order_relaxed);
+  // Sched-role, while stopping: the first role take of each Stop wakes every task in the
+  // wait queue at once, except the posts made with PostDeadlineThroughStop, which go back
+  // (in the order they came out: the heap's, so equal deadlines keep post order). Tasks
+  // posted to wait while the Stop lasts are woken on arrival (ReceiveFromFront), so one
+  // sweep per Stop is enough, and a task that waits through the Stop is never woken by it.
+  // Takes the queue apart with PopAny: PopExpired(kNoDeadline) would move a timer wheel's
+  // clock to the end of time. Returns how many tasks it made ready.
+  std::size_t WakeWaitingForStop(LazyNow& now) {
+    // Relaxed: Stop wrote it before its release store of stopping_, which our acquire load
+    // read.
+    const std::uint64_t generation = stop_generation_.load(std::memory_order_relaxed);
+    if (generation == swept_generation_) return 0;
+    swept_generation_ = generation;
+    std::vector<Task*> kept;  // allocates only when such waits exist, once per Stop
+    std::size_t moved = 0;
+    while (Task* task = wait_.PopAny()) {
+      if (task->WaitsThroughStop()) {
+        kept.push_back(task);
+        continue;
+      }
+      // Lost to a waker: it pushes the task into the front queue (see the expiry loop).
+      if (!task->TryWaitingToReady()) continue;
+      MakeReady(task, now.IsDue(task->deadline_));
+      ++moved;
     }
+    for (Task* task : kept) wait_.Push(task, task->deadline_);
+    return moved;
+  }
+
+  // Sched-role: lets executing workers see when the next timer is due, so they come back
+  // to the role in time (ExecuteBatch), and parking workers time their park to it (Park).
+  // Returns true when a worker may be parked with a later timeout than the new deadline
+  // (it read an earlier value, or the earlier deadline has passed and it parked without a
+  // timeout): the caller then wakes one parked worker to re-time its park. seq_cst store:
+  // with the caller's seq_cst read of parked_ (WakeOne) after it, the publisher's half of a
+  // Dekker pair with Park (a parker registers, then reads this); written only when it
+  // changes, at most once per role take.
+  bool PublishNearestDeadline(LazyNow& now) {
+    const std::int64_t next = wait_.NextDeadline().time_since_epoch().count();
+    const std::int64_t old = nearest_deadline_.load(std::memory_order_relaxed);  // ours
+    if (old == next) return false;
+    nearest_deadline_.store(next, std::memory_order_seq_cst);
+    if (next == kNoDeadlineTicks) return false;
+    return next < old || old <= now.Get().time_since_epoch().count();
   }
 
   // True if the nearest timer is due: a worker that has just finished a task goes to the
@@ -871,9 +986,10 @@ class BasicTaskScheduler {
   // on it. No clock read while no finite deadline waits.
   bool TimerDue() const {
     const std::int64_t next = nearest_deadline_.load(std::memory_order_relaxed);
-    if (next == kNoDeadline.time_since_epoch().count()) return false;
+    if (next == kNoDeadlineTicks) return false;
     return TaskClock::now().time_since_epoch().count() >= next;
   }
+  static constexpr std::int64_t kNoDeadlineTicks = kNoDeadline.time_since_epoch().count();
 
   std::size_t ExecuteBatch(Worker* worker) {
     std::size_t executed = 0;
@@ -921,9 +1037,7 @@ class BasicTaskScheduler {
   // this thread can reach it now (the callback, the only other holder of the pointer, has
   // returned), so plain and relaxed accesses suffice.
   void RecycleOneShot(Worker* worker, Task* task) {
-    FAIRSCHED_CHECK(task->queued_.load(std::memory_order_relaxed) == 0,
-                    "a PostOneShot task was posted again (its Task* is only valid during "
-                    "its callback)");
+    // Nobody can have posted it again: Post refuses pooled tasks.
     task->Reset();  // destroys the callable and its captures
     task->flags_ = 0;
     task->deadline_ = kTaskDeadlineNow;
@@ -951,10 +1065,12 @@ class BasicTaskScheduler {
   PostCounters counters_;  // posts and finished executions, for IsEmpty
   alignas(kCacheLineSize) Atomic<int> empty_waiters_{0};  // threads in WaitEmpty
   Atomic<bool> stopping_{false};
+  Atomic<std::uint64_t> stop_generation_{0};  // Stop calls so far (WakeWaitingForStop)
   Atomic<bool> exit_{false};
   // Sched-role state: touched only by the role holder (RoleLock publishes it).
   RoleLock role_;
   WaitQueueT wait_;
+  std::uint64_t swept_generation_ = 0;  // the last Stop whose waiting tasks were woken
   // Ready queue: producer = role holder, consumers = workers.
   ReadyQueueT ready_;
   fairsched::Signal ready_signal_;
@@ -967,6 +1083,8 @@ class BasicTaskScheduler {
   // Owner-thread state (Start/Stop).
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::thread> threads_;
+  std::vector<WorkerStats> retired_stats_;         // counts of joined workers, by index
+  fairsched::LatencyHistogram retired_latency_;  // ... and their latency counts
 
   static inline thread_local BasicTaskScheduler* current_ = nullptr;
   static inline thread_local Worker* current_worker_ = nullptr;  // on current_'s workers

@@ -43,6 +43,11 @@ using ConditionVariable = std::condition_variable;
 // because its value may differ between compilers and would change our ABI.
 inline constexpr std::size_t kCacheLineSize = 64;
 
+// A sequentially consistent fence: the store-load barrier of a Dekker handshake whose
+// stores or loads are weaker than seq_cst (say, a queue's release publish and a relaxed
+// re-check). Costs one full barrier (mfence on x86).
+inline void FenceSeqCst() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+
 // Tells the CPU that the caller is spinning, so a hyper-thread sibling can run.
 inline void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)

@@ -248,6 +248,10 @@ inline constexpr std::size_t kCacheLineSize = 64;
 
 // In the model, spinning gives way: the thread is not scheduled again until another thread
 // has taken a step (so a spin loop costs no preemption and cannot spin forever unnoticed).
+// Every explorer step is already sequentially consistent, so a fence adds nothing to the
+// model (and is not a scheduling point).
+inline void FenceSeqCst() {}
+
 inline void CpuRelax(std::source_location where = std::source_location::current()) {
   if (auto* runtime = explore::internal::ActiveRuntime()) runtime->Relax(where);
 }

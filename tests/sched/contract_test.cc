@@ -153,19 +153,25 @@ void BusyFor(std::chrono::nanoseconds d) {
 }
 TEST(ContractTest, TimersStayOnTimeWhileEveryWorkerRunsLongTasks) {
   TaskScheduler sched;
-  sched.Start(2);
+  sched.Start(1);
   std::atomic<bool> stop{false};
   Mutex mu;
   std::vector<TaskDeadline> hog_starts;  // guarded by mu
-  // Four self-reposting 1 ms tasks keep both workers busy.
+  // kHogs self-reposting 250 us tasks keep the worker busy. Each pass runs the ready ones
+  // while their re-posts gather in the front queue. With the time check the worker takes
+  // the role after the task during which a deadline passed: the re-posts made so far go
+  // ahead of the timer, the rest of the pass too, so kHogs tasks start in between. Without
+  // it the worker finishes the pass first, and every hog re-posted in the pass goes ahead
+  // of the timer as well: up to 2 * kHogs.
+  constexpr int kHogs = 16;
   std::vector<std::unique_ptr<Task>> hogs;
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < kHogs; ++i) {
     hogs.push_back(std::make_unique<Task>([&](Task* self) {
       {
         MutexLock lock(mu);
         hog_starts.push_back(TaskClock::now());
       }
-      BusyFor(milliseconds(1));
+      BusyFor(microseconds(250));
       if (!stop.load()) TaskScheduler::Current()->Post(self);
     }));
     sched.Post(hogs.back().get());
@@ -175,17 +181,18 @@ TEST(ContractTest, TimersStayOnTimeWhileEveryWorkerRunsLongTasks) {
   std::vector<TaskDeadline> due(kTimers), started(kTimers);
   std::vector<std::unique_ptr<Task>> timers;
   for (int i = 0; i < kTimers; ++i) {
-    due[i] = TaskClock::now() + milliseconds(3);
+    due[i] = TaskClock::now() + microseconds(1500 + 137 * i);  // at varied points of a pass
     timers.push_back(std::make_unique<Task>([&, i](Task*) { started[i] = TaskClock::now(); }));
     sched.PostDeadline(timers.back().get(), due[i]);
-    std::this_thread::sleep_for(milliseconds(4));
+    std::this_thread::sleep_for(milliseconds(12));
   }
   stop = true;
   ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
   // Load-independent bound: hog tasks that started between a timer's deadline and its
-  // start. Before the fix a worker came back to the role only every execute_batch_size
-  // (64) tasks; now it comes back after the task during which the deadline passed, and the
-  // timer queues behind at most the hogs already ready (4) plus one per worker.
+  // start. Before the fix a worker came back to the role only when its batch ended; now it
+  // comes back after the task during which the deadline passed, and the timer queues
+  // behind at most the kHogs hogs (ready, or re-posted before the deadline) plus the one
+  // running.
   std::int64_t worst_late_ns = 0;
   std::size_t worst_overtaken = 0;
   for (int i = 0; i < kTimers; ++i) {
@@ -194,7 +201,8 @@ TEST(ContractTest, TimersStayOnTimeWhileEveryWorkerRunsLongTasks) {
     for (TaskDeadline start : hog_starts) overtaken += start > due[i] && start < started[i];
     worst_overtaken = std::max(worst_overtaken, overtaken);
   }
-  EXPECT_LE(worst_overtaken, 6u) << "worst lateness " << worst_late_ns << " ns";
+  EXPECT_LE(worst_overtaken, static_cast<std::size_t>(kHogs) + 1)
+      << "worst lateness " << worst_late_ns << " ns";
   // The wall-clock lateness is printed, not asserted: with the hogs ahead of it a timer is
   // at most a few ms late, but a compile that starts next to the test (CI builds and tests
   // in parallel, faster than the load average notices) made it 4.8 ms with only 3 hogs in
@@ -225,6 +233,55 @@ TEST(ContractTest, OneTaskAtATimeDoesNotWakeIdleWorkers) {
   // One task at a time needs no helper: the role holder runs it itself.
   EXPECT_LE(wakes_sent, kPosts / 10u);
   EXPECT_LE(idle_wakeups, kPosts / 10u);
+}
+
+// Review item 9 (issue 17): a role holder that published work woke a helper whenever the
+// wait queue was not empty, so that the helper would sleep in the role until the next
+// deadline: with one PostWait task and one far timer waiting, 199 wakes for 200 posts.
+// Parked workers now time their park to the nearest deadline instead; a post into an idle
+// scheduler wakes the role holder only.
+TEST(ContractTest, WaitingTasksDoNotCostAHelperWakePerPost) {
+  TaskScheduler sched(TaskSchedulerOptions{.spin_before_park = std::chrono::nanoseconds(0)});
+  sched.Start(2);
+  std::atomic<int> waiting_runs{0};
+  Task forever([&](Task*) { waiting_runs.fetch_add(1); });
+  Task far_timer([&](Task*) { waiting_runs.fetch_add(1); });
+  sched.PostWait(&forever);
+  sched.PostDelay(&far_timer, seconds(3600));
+  std::this_thread::sleep_for(milliseconds(5));
+  constexpr int kPosts = 200;
+  std::atomic<int> ran{0};
+  for (int i = 0; i < kPosts; ++i) {
+    sched.PostOneShot([&] { ran.fetch_add(1); });
+    while (ran.load() != i + 1) std::this_thread::yield();
+    std::this_thread::sleep_for(microseconds(200));  // let every worker fall asleep
+  }
+  std::uint64_t wakes_sent = 0;
+  for (const WorkerStats& s : sched.Stats()) wakes_sent += s.wakes_sent;
+  EXPECT_LE(wakes_sent, kPosts / 10u);
+  EXPECT_EQ(waiting_runs.load(), 0);
+  sched.Cancel(&forever);
+  sched.Cancel(&far_timer);
+  ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
+}
+
+// The timers the helper used to watch are still served while the only other worker runs
+// a long task: the parked worker times its park to the deadline.
+TEST(ContractTest, AParkedWorkerServesATimerWhileTheOtherRunsALongTask) {
+  TaskScheduler sched(TaskSchedulerOptions{.spin_before_park = std::chrono::nanoseconds(0)});
+  sched.Start(2);
+  std::this_thread::sleep_for(milliseconds(5));
+  std::atomic<bool> timer_ran{false}, long_task_done{false};
+  const TaskDeadline due = TaskClock::now() + milliseconds(30);
+  Task timer([&](Task*) { timer_ran = true; });
+  sched.PostDeadline(&timer, due);
+  sched.PostOneShot([&] {
+    BusyFor(milliseconds(300));
+    long_task_done = true;
+  });
+  while (!timer_ran.load() && !long_task_done.load()) std::this_thread::yield();
+  EXPECT_TRUE(timer_ran.load()) << "the timer waited for the long task";
+  ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
 }
 
 // The other half of hole 5: a burst still spreads over every worker.

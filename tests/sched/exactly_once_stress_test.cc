@@ -203,8 +203,8 @@ void BurstsAfterIdleNeverStall(TaskSchedulerOptions options, std::int64_t base) 
   }
   EXPECT_EQ(runs.load(), posted);
   std::uint64_t parks = 0;
-  for (const WorkerStats& s : sched.Stats()) parks += s.parks + s.role_sleeps;
-  EXPECT_GT(parks, 0u);
+  for (const WorkerStats& s : sched.Stats()) parks += s.parks;
+  EXPECT_GT(parks, 0u);  // the idle rounds really parked workers (not only the role holder)
 }
 
 // Every test with the default-ish options, and with every batch and block at size 1, so

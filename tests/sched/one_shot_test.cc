@@ -174,7 +174,45 @@ TEST(OneShotDeathTest, PostingTheOneShotTaskAgainAborts) {
         });
         sched.WaitEmpty(seconds(10));
       },
-      "PostOneShot task was posted again");
+      "Post of a PostOneShot task");
+}
+
+// Review item 6 (issue 17): the re-post check sat in the recycling step, so a one-shot's
+// Task* posted from another thread raced it: posted while the callback ran, or after the
+// pool had recycled (and maybe handed out) the task, it ran a blank callback or ran twice.
+// Post refuses a pooled task's pointer in every build, from any thread, at any time.
+TEST(OneShotDeathTest, PostingAOneShotTaskFromAnotherThreadAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        TaskScheduler sched;
+        sched.Start(1);
+        std::atomic<Task*> leaked{nullptr};
+        sched.PostOneShot([&leaked](Task* self) { leaked = self; });
+        sched.WaitEmpty(seconds(10));  // it ran and went back to the pool
+        std::thread([&] { sched.Post(leaked.load()); }).join();
+        sched.WaitEmpty(seconds(10));
+      },
+      "Post of a PostOneShot task");
+}
+TEST(OneShotDeathTest, PostingAOneShotTaskWhileItRunsAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        TaskScheduler sched;
+        sched.Start(1);
+        std::atomic<Task*> leaked{nullptr};
+        std::atomic<bool> release{false};
+        sched.PostOneShot([&](Task* self) {
+          leaked = self;
+          while (!release.load()) std::this_thread::yield();
+        });
+        while (leaked.load() == nullptr) std::this_thread::yield();
+        std::thread([&] { sched.Post(leaked.load()); }).join();
+        release = true;
+        sched.WaitEmpty(seconds(10));
+      },
+      "Post of a PostOneShot task");
 }
 
 }  // namespace
