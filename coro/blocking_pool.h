@@ -209,7 +209,7 @@ class BlockingPool {
   }
 
   const std::size_t bound_;
-  mutable Mutex mu_;
+  mutable fairsched::Mutex mu_;
   ConditionVariable work_cv_;
   internal::BlockingCall* head_ = nullptr;  // the queue, oldest first
   internal::BlockingCall* tail_ = nullptr;

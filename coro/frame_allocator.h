@@ -117,7 +117,7 @@ class FrameAllocator {
     Block* head;
   };
   struct alignas(kCacheLineSize) GlobalClass {
-    Mutex mu;
+    fairsched::Mutex mu;
     std::vector<Batch> batches;  // guarded by mu
   };
   struct GlobalPool {

@@ -50,7 +50,10 @@
 // another one (SpawnOptions::child_of_current, the default) is its child: cancelling the
 // parent cancels the child with the same reason, and the child's cancellation deadline is
 // at most the parent's. SpawnOptions::deadline cancels the coroutine (reason kDeadline) at
-// that time: a cancellable wait ends then with kCancelled and IsCancelled() turns true.
+// that time: a cancellable wait ends then with kCancelled and IsCancelled() turns true. It
+// bounds uncancellable waits too (a join, Mutex::Lock, an io_uring socket operation): at
+// the deadline the cancellation is requested (its callbacks run: the IO operation is
+// cancelled, children are cancelled) and the wait goes on until its event comes.
 // CancelCallback registers a function that runs on the cancelling thread (or at once, if
 // the coroutine is already cancelled). Cancel runs every callback, children's cancellation
 // included, before it ends the coroutine's wait, so the woken coroutine finds them done.
@@ -59,17 +62,21 @@
 // callback that is running on another thread. A callback must not wait for its own
 // coroutine to make progress (that coroutine is not woken until the callback returns).
 //
-// Stop: when the scheduler stops, every coroutine that waits (or starts a cancellable wait)
+// Stop: when the scheduler stops, every coroutine in a cancellable wait (or starting one)
 // is cancelled with reason kShutdown and its wait returns kShutdown; IsCancelled() turns
-// true. Yield still works, so coroutines can finish their cleanup. Stop returns once every
-// coroutine has finished: a coroutine that ignores shutdown (yields forever, or waits
-// without cancellation on something that never happens) keeps Stop from returning, like a
-// task that re-posts itself forever.
+// true. Uncancellable waits are not woken by Stop (their task is posted with
+// PostDeadlineThroughStop): they end with their event, which Stop's own effects bring
+// (the cancelled coroutines release their locks and finish, IO operations are cancelled),
+// and Stop waits for them without spinning. Yield still works, so coroutines can finish
+// their cleanup. Stop returns once every coroutine has finished: a coroutine that ignores
+// shutdown (yields forever, or waits without cancellation on something that never happens)
+// keeps Stop from returning, like a task that re-posts itself forever.
 //
 // Results: `co_await std::move(handle)` inside a coroutine, or handle.Get() / WaitFor() on a
 // plain thread, returns the value or rethrows the coroutine's exception. A coroutine whose
-// handle was detached (Detach(), or the handle destroyed) before it finished and that ends
-// with an exception aborts the process with a message: nobody could ever see it.
+// handle is let go (Detach(), or the handle destroyed) without taking its result, and that
+// ends with an exception, aborts the process with a message: nobody could ever see it. The
+// same whether it finished before or after the handle went.
 //
 // Misuse caught in debug builds with a message: runtime awaitables or PrepareWait outside a
 // spawned coroutine, WaitWoken without PrepareWait, PrepareWait twice, joining twice. In
@@ -169,15 +176,21 @@ namespace internal {
 // The scheduler behind a coroutine, type-erased so that wakers and primitives need not be
 // templates: any BasicTaskScheduler<...> (or anything with PostDeadline, Wakeup and
 // IsStopping of the same meaning) works, including the IO-backend configurations.
+// `post` with `through_stop` is PostDeadlineThroughStop (an uncancellable wait: Stop must
+// not wake it, see "Stop" above).
 struct SchedulerOps {
-  void (*post)(void* scheduler, fairsched::Task* task, TaskDeadline deadline);
+  void (*post)(void* scheduler, fairsched::Task* task, TaskDeadline deadline, bool through_stop);
   void (*wakeup)(void* scheduler, fairsched::Task* task);
   bool (*is_stopping)(void* scheduler);
 };
 template <typename Scheduler>
 inline constexpr SchedulerOps kSchedulerOps = {
-    [](void* s, fairsched::Task* task, TaskDeadline deadline) {
-      static_cast<Scheduler*>(s)->PostDeadline(task, deadline);
+    [](void* s, fairsched::Task* task, TaskDeadline deadline, bool through_stop) {
+      if (through_stop) {
+        static_cast<Scheduler*>(s)->PostDeadlineThroughStop(task, deadline);
+      } else {
+        static_cast<Scheduler*>(s)->PostDeadline(task, deadline);
+      }
     },
     [](void* s, fairsched::Task* task) { static_cast<Scheduler*>(s)->Wakeup(task); },
     [](void* s) { return static_cast<Scheduler*>(s)->IsStopping(); },
@@ -194,6 +207,39 @@ struct CancelRegistration {
 
 class CoroutineState;
 CoroutineState* CurrentState();
+
+// A plain thread that runs some coroutines' ready continuations itself while it waits for
+// them, as well as the scheduler's workers (TaskList::Wait on a saturated scheduler). A
+// coroutine with a helper reports to it, under the helper's own lock:
+//   - Suspended(state, yielded) after a step (on whichever thread ran it): a Yield is a
+//     ready continuation, which the helper may offer to its thread. Returns whether the
+//     state must post its task: not when a post of it is still pending (its run serves).
+//   - Woken(state) when a waker closed its wait (before the scheduler wakeup): ready too.
+//   - BeforeTaskRun(state) at the start of the task's callback: kRun, or kSkip when the
+//     helper thread is running the coroutine right now (its Suspended posts again), or
+//     kRelease when the coroutine finished on the helper thread while this run was pending
+//     (the run drops the coroutine's own reference, which Finish left to it).
+//   - Finished(state): the coroutine is done; the helper forgets it. Returns true if a task
+//     run is still pending (it will release the coroutine's own reference).
+// The per-coroutine bookkeeping (HelpState) lives in the coroutine state, guarded by the
+// helper's lock. The helper thread runs a continuation it claimed with RunClaimedStep.
+class ContinuationHelper {
+ public:
+  enum class TaskRun : std::uint8_t { kRun, kSkip, kRelease };
+  virtual bool Suspended(CoroutineState* state, bool yielded) = 0;
+  virtual void Woken(CoroutineState* state) = 0;
+  virtual TaskRun BeforeTaskRun(CoroutineState* state) = 0;
+  virtual bool Finished(CoroutineState* state) = 0;
+
+ protected:
+  ~ContinuationHelper() = default;
+};
+struct HelpState {
+  bool offered = false;       // a ready continuation is offered to the helper thread
+  bool running = false;       // a step runs (on a worker or on the helper thread)
+  bool task_pending = false;  // the task is posted and its callback has not started
+  bool finished = false;      // finished on the helper thread with a task run pending
+};
 
 class CoroutineState {
  public:
@@ -223,7 +269,7 @@ class CoroutineState {
   CoroutineState(const CoroutineState&) = delete;
   CoroutineState& operator=(const CoroutineState&) = delete;
 
-  void Start() { ops_->post(scheduler_, &task_, kTaskDeadlineNow); }
+  void Start() { ops_->post(scheduler_, &task_, kTaskDeadlineNow, /*through_stop=*/false); }
   // Instead of Start: runs the coroutine's first step on the calling thread (a plain thread
   // that helps, see coro/task_list.h), as the task callback would on a worker. The task has
   // never been posted, so a wakeup that lands during this step is remembered by the
@@ -335,7 +381,7 @@ class CoroutineState {
       // reads this word with acquire before it reports the reason.
     } while (!word_.compare_exchange_weak(old, Closed(old, reason), std::memory_order_release,
                                           std::memory_order_relaxed));
-    ops_->wakeup(scheduler_, &task_);
+    WakeTask();
     return true;
   }
 
@@ -352,7 +398,7 @@ class CoroutineState {
       desired = closes ? Closed(old, reason) : old | pending;
     } while (!word_.compare_exchange_weak(old, desired, std::memory_order_release,
                                           std::memory_order_relaxed));
-    if (closes) ops_->wakeup(scheduler_, &task_);
+    if (closes) WakeTask();
   }
 
   // Any thread: cancels the coroutine (first reason wins): runs its cancel callbacks
@@ -380,7 +426,7 @@ class CoroutineState {
       // Release, as in WakeEpoch: the callbacks' effects are visible to the coroutine.
     } while (!word_.compare_exchange_weak(old, desired, std::memory_order_release,
                                           std::memory_order_relaxed));
-    if (closes) ops_->wakeup(scheduler_, &task_);
+    if (closes) WakeTask();
     return true;
   }
 
@@ -442,9 +488,16 @@ class CoroutineState {
   // uncancellable wait of `joiner` that this one's completion ends. Under our mutex, so
   // completion cannot slip in between the check and the registration.
   bool SetJoinWaker(CoroutineState* joiner);
+  // The JoinHandle let go. A coroutine that already finished with an exception nobody took
+  // reports it now, as one that finishes later will (see "Results").
   void Detach() {
-    MutexLock lock(mu_);
-    detached_ = true;
+    bool report;
+    {
+      MutexLock lock(mu_);
+      detached_ = true;
+      report = IsDone() && RootFailed();
+    }
+    if (report) ReportDetachedFailure();
   }
 
   // --- Awaitable support (coroutine thread). ---
@@ -460,9 +513,28 @@ class CoroutineState {
     wait_deadline_ = deadline;
     // The word says whether the open wait is cancellable; only this thread changes that.
     const bool cancellable = (word_.load(std::memory_order_relaxed) & kCancellableWait) != 0;
-    post_deadline_ = cancellable ? std::min(deadline, cancel_deadline_) : deadline;
+    // Every wait is bounded by the cancellation deadline: a cancellable one ends there, an
+    // uncancellable one requests the cancellation there and goes on (FinishWait). Once the
+    // coroutine is cancelled, an uncancellable wait has only its own deadline left.
+    const bool cancel_pending = cancellable || cancel_reason_.load(std::memory_order_acquire) ==
+                                                   CancelReason::kNone;
+    post_deadline_ = cancel_pending ? std::min(deadline, cancel_deadline_) : deadline;
+    // An uncancellable wait must see its event, also while the scheduler stops: Stop must
+    // not wake it (it could only post itself again, and Stop would wake it again at once).
+    post_through_stop_ = !cancellable;
   }
   WakeReason LastWakeReason() const { return last_reason_; }
+
+  // --- Helping (see ContinuationHelper). ---
+  // Before the coroutine is shared (its first post or step). `task_pending`: Start follows.
+  void SetHelper(ContinuationHelper* helper, bool task_pending) {
+    helper_ = helper;
+    help_.task_pending = task_pending;
+  }
+  // Guarded by the helper's lock.
+  HelpState& help() { return help_; }
+  // The helper thread, after claiming a ready continuation under its lock.
+  void RunClaimedStep() { Step(); }
 
  protected:
   // Whether the finished root task ended with an exception; only the typed subclass knows
@@ -475,9 +547,27 @@ class CoroutineState {
 
   // The task callback. See "Who resumes a coroutine, where".
   void Run() {
+    if (helper_ != nullptr) {
+      switch (helper_->BeforeTaskRun(this)) {
+        case ContinuationHelper::TaskRun::kRun:
+          break;
+        case ContinuationHelper::TaskRun::kSkip:
+          return;
+        case ContinuationHelper::TaskRun::kRelease:
+          Unref();  // the coroutine's own reference (see Finish): may delete this
+          return;
+      }
+    }
+    Step();
+  }
+
+  // One step: decide whether the wait is over, resume the coroutine until it suspends or
+  // ends, then post its task for what it waits for. On a worker (Run) or on a helper thread.
+  void Step() {
     if (pending_ == Pending::kWait && !FinishWait()) {
-      // A leftover wakeup ran us while the wait is still open: wait again, same deadline.
-      ops_->post(scheduler_, &task_, post_deadline_);
+      // A leftover wakeup ran us while the wait is still open, or the cancellation deadline
+      // of an uncancellable wait passed: wait again (post_deadline_ says until when).
+      PostTask(post_deadline_, post_through_stop_, /*yielded=*/false);
       return;
     }
     pending_ = Pending::kNone;
@@ -486,10 +576,10 @@ class CoroutineState {
     internal::t_current_coroutine = outer;
     switch (pending_) {
       case Pending::kYield:
-        ops_->post(scheduler_, &task_, kTaskDeadlineNow);
+        PostTask(kTaskDeadlineNow, /*through_stop=*/false, /*yielded=*/true);
         return;  // the task may already run elsewhere: touch nothing
       case Pending::kWait:
-        ops_->post(scheduler_, &task_, post_deadline_);
+        PostTask(post_deadline_, post_through_stop_, /*yielded=*/false);
         return;
       case Pending::kNone:
         FAIRSCHED_CHECK(root_.done(),
@@ -500,8 +590,22 @@ class CoroutineState {
     }
   }
 
+  // Posts the task after a step. With a helper, a post that is still pending serves instead
+  // (see ContinuationHelper::Suspended).
+  void PostTask(TaskDeadline deadline, bool through_stop, bool yielded) {
+    if (helper_ != nullptr && !helper_->Suspended(this, yielded)) return;
+    ops_->post(scheduler_, &task_, deadline, through_stop);
+  }
+
+  // A wait was closed by someone else: the task must run. The caller holds a reference.
+  void WakeTask() {
+    if (helper_ != nullptr) helper_->Woken(this);
+    ops_->wakeup(scheduler_, &task_);
+  }
+
   // The task ran while a wait is pending: decide whether the wait is over. Returns false if
-  // this run is a leftover wakeup and the wait goes on.
+  // this run is a leftover wakeup (or the cancellation deadline of an uncancellable wait)
+  // and the wait goes on.
   bool FinishWait() {
     std::uint64_t word = word_.load(std::memory_order_acquire);
     if ((word & kOpen) == 0) {  // a waker, Cancel or a remembered wakeup closed it
@@ -515,6 +619,15 @@ class CoroutineState {
       if (cancellable && cancel_deadline_ <= wait_deadline_) {
         reason = WakeReason::kCancelled;
         cancel = CancelReason::kDeadline;
+      } else if (!cancellable && cancel_deadline_ < wait_deadline_ &&
+                 TaskClock::now() < wait_deadline_) {
+        // The cancellation deadline bounds this uncancellable wait only so that the
+        // cancellation is requested on time: its callbacks run (an IO op is cancelled,
+        // children are cancelled), and the wait goes on for its event, now bounded by its
+        // own deadline only. (Already cancelled: RequestCancel does nothing.)
+        RequestCancel(CancelReason::kDeadline);
+        post_deadline_ = wait_deadline_;
+        return false;
       } else {
         reason = WakeReason::kDeadline;
       }
@@ -553,6 +666,9 @@ class CoroutineState {
         old, (old & ~(kOpen | kCancellableWait | kExternalWait)) | kFinished,
         std::memory_order_relaxed, std::memory_order_relaxed)) {
     }
+    // Finished on a helper thread while a run of our task is still pending: that run drops
+    // our own reference (the task must stay alive until it ran).
+    const bool release_in_task_run = helper_ != nullptr && helper_->Finished(this);
     if (parent_ != nullptr) {
       parent_->RemoveCancelCallback(&parent_link_);
       parent_->Unref();
@@ -575,6 +691,7 @@ class CoroutineState {
       joiner->WakeEpoch(join_epoch, WakeReason::kWakeup);
       joiner->Unref();
     }
+    if (release_in_task_run) return;
     Unref();  // the coroutine's own reference: may delete this (and task_) right here
   }
 
@@ -620,10 +737,13 @@ class CoroutineState {
   TaskDeadline wait_deadline_ = kTaskDeadlineInfinite;    // the wait's own deadline
   TaskDeadline post_deadline_ = kTaskDeadlineInfinite;    // ... bounded by cancel_deadline_
   TaskDeadline cancel_deadline_ = kTaskDeadlineInfinite;  // fixed at Spawn
+  bool post_through_stop_ = false;                        // the wait is uncancellable
+  ContinuationHelper* helper_ = nullptr;                  // fixed before the first step
+  HelpState help_;                                        // guarded by the helper's lock
   CoroutineState* parent_ = nullptr;                      // fixed at Spawn; holds a reference
   CancelRegistration parent_link_;                        // in the parent's callbacks
   // Guarded by mu_: cancel callbacks, completion and the joiner.
-  Mutex mu_;
+  fairsched::Mutex mu_;
   ConditionVariable cv_;
   CancelRegistration* callbacks_ = nullptr;
   bool cancel_callbacks_started_ = false;

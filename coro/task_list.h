@@ -14,10 +14,15 @@
 //     that suspends (Yield, a sleep, a nested list) suspends its slot, which goes back to the
 //     scheduler like any coroutine; the other slots and the waiting thread keep pulling.
 //   - Plain-thread wait: the calling thread runs slots itself, one after another, each on
-//     the calling thread until its task suspends (then that slot continues on the workers)
-//     or until no task is left to start; only then does it block, until every task has
-//     finished (or the timeout passed). It always starts the first task itself. Calling
-//     Wait/WaitFor inside a spawned coroutine aborts in debug builds: use co_await Join().
+//     the calling thread until its task suspends or until no task is left to start. It
+//     always starts the first task itself. Then, until every task has finished (or the
+//     timeout passed), it runs the list's ready continuations: a slot whose task yielded,
+//     or whose wait was ended by a waker, is offered to the waiting thread as well as
+//     posted to the scheduler, and whichever gets to it first runs it (the other's turn is
+//     skipped). It blocks only when no continuation of the list is ready. So a list whose
+//     tasks yield completes on the waiting thread alone when every worker is busy. (A wait
+//     ended by its deadline is the scheduler's to run.) Calling Wait/WaitFor inside a
+//     spawned coroutine aborts in debug builds: use co_await Join().
 //   - Coroutine wait: `co_await list.Join()` spawns the slots as children of the awaiting
 //     coroutine and suspends (uncancellably: it always waits until no slot runs any more)
 //     until every task has finished or been dropped.
@@ -43,6 +48,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <coroutine>
 #include <cstddef>
 #include <deque>
 #include <exception>
@@ -131,32 +137,47 @@ class TaskList {
                      "TaskList::Wait inside a coroutine would block its worker: use "
                      "co_await list.Join()");
     Shared& s = *shared_;
-    if (Begin(/*first_for_caller=*/true)) {
-      // Help: start the remaining tasks on this thread, each until it suspends.
-      while (TaskClock::now() < deadline) {
+    Begin(/*first_for_caller=*/true);
+    MutexLock lock(s.mu);
+    s.helping = true;
+    bool done = true;
+    while (s.remaining != 0) {
+      // Help, first by starting the tasks not started yet (each until it suspends), then by
+      // running the list's ready continuations. Both run with the lock released.
+      if (TaskClock::now() >= deadline) {
+        done = false;
+        break;
+      }
+      if (s.caller_first.has_value() || !s.pending.empty()) {
         Entry entry;
-        {
-          MutexLock lock(s.mu);
-          if (!s.caller_first.has_value() && s.pending.empty()) break;
-          if (s.caller_first.has_value()) {
-            entry = std::move(*s.caller_first);
-            s.caller_first.reset();
-          } else {
-            entry = std::move(s.pending.front());
-            s.pending.pop_front();
-          }
+        if (s.caller_first.has_value()) {
+          entry = std::move(*s.caller_first);
+          s.caller_first.reset();
+        } else {
+          entry = std::move(s.pending.front());
+          s.pending.pop_front();
         }
+        lock.unlock();
         s.start_slot(shared_, std::move(entry), /*on_this_thread=*/true);
+        lock.lock();
+        continue;
+      }
+      if (internal::CoroutineState* state = s.ClaimReadyLocked()) {
+        lock.unlock();
+        state->RunClaimedStep();
+        lock.lock();
+        continue;
+      }
+      auto woken = [&s] { return s.remaining == 0 || !s.ready.empty(); };
+      if (deadline == kTaskDeadlineInfinite) {
+        s.done_cv.wait(lock, woken);
+      } else {
+        s.done_cv.wait_until(lock, deadline, woken);
       }
     }
-    MutexLock lock(s.mu);
-    auto all_done = [&s] { return s.remaining == 0; };
-    if (deadline == kTaskDeadlineInfinite) {
-      s.done_cv.wait(lock, all_done);
-    } else if (!s.done_cv.wait_until(lock, deadline, all_done)) {
-      return false;
-    }
+    s.StopHelpingLocked();
     lock.unlock();
+    if (!done) return false;
     Complete();
     return true;
   }
@@ -213,10 +234,83 @@ class TaskList {
   // Shared by the list and its running slots (a slot may outlive a list whose WaitFor timed
   // out). Everything is guarded by `mu`; the slots' writes to `results` happen before the
   // decrement of `remaining` under `mu` that the waiter reads under `mu`.
-  struct Shared {
-    mutable Mutex mu;
-    ConditionVariable done_cv;          // plain-thread waiter: remaining reached 0
+  //
+  // It is also the ContinuationHelper (coro/runtime.h) of the slots spawned for a
+  // plain-thread wait: while `helping`, a slot that yields or whose wait a waker ends is
+  // put on `ready`, and the waiting thread claims it from there unless a worker's run of
+  // the slot's task claimed it first (see internal::HelpState: one step runs at a time, and
+  // every offered continuation is also backed by a post or wakeup of the task, so nothing
+  // depends on the waiting thread staying).
+  struct Shared final : internal::ContinuationHelper {
+    using TaskRun = internal::ContinuationHelper::TaskRun;
+
+    bool Suspended(internal::CoroutineState* state, bool yielded) override {
+      MutexLock lock(mu);
+      internal::HelpState& help = state->help();
+      help.running = false;
+      if (yielded) OfferLocked(state);
+      if (help.task_pending) return false;  // the pending run will serve
+      help.task_pending = true;
+      return true;
+    }
+    void Woken(internal::CoroutineState* state) override {
+      MutexLock lock(mu);
+      // Running: the wait was closed before the step ended; the step's own post sees it.
+      if (!state->help().running) OfferLocked(state);
+    }
+    TaskRun BeforeTaskRun(internal::CoroutineState* state) override {
+      MutexLock lock(mu);
+      internal::HelpState& help = state->help();
+      help.task_pending = false;
+      if (help.finished) return TaskRun::kRelease;
+      if (help.running) return TaskRun::kSkip;  // on the waiting thread right now
+      help.offered = false;                     // this run takes the continuation
+      help.running = true;
+      return TaskRun::kRun;
+    }
+    bool Finished(internal::CoroutineState* state) override {
+      MutexLock lock(mu);
+      internal::HelpState& help = state->help();
+      help.running = false;
+      help.offered = false;
+      std::erase(ready, state);  // nothing may refer to the state once it is freed
+      help.finished = help.task_pending;
+      return help.task_pending;
+    }
+
+    // mu held.
+    void OfferLocked(internal::CoroutineState* state) {
+      internal::HelpState& help = state->help();
+      if (!helping || help.offered || help.finished) return;
+      help.offered = true;
+      ready.push_back(state);
+      done_cv.notify_all();
+    }
+    // mu held: the oldest offered continuation nobody runs, marked as running; or null.
+    internal::CoroutineState* ClaimReadyLocked() {
+      while (!ready.empty()) {
+        internal::CoroutineState* state = ready.front();
+        ready.pop_front();
+        internal::HelpState& help = state->help();
+        if (!help.offered || help.running) continue;  // taken by a worker's run meanwhile
+        help.offered = false;
+        help.running = true;
+        return state;
+      }
+      return nullptr;
+    }
+    // mu held: the waiting thread leaves; the workers run what was offered.
+    void StopHelpingLocked() {
+      helping = false;
+      for (internal::CoroutineState* state : ready) state->help().offered = false;
+      ready.clear();
+    }
+
+    mutable fairsched::Mutex mu;
+    ConditionVariable done_cv;          // plain-thread waiter: remaining reached 0, or ready
     Waker waiter;                       // coroutine waiter: remaining reached 0
+    std::deque<internal::CoroutineState*> ready;  // offered continuations (while helping)
+    bool helping = false;                         // a plain thread waits and takes `ready`
     std::deque<Entry> pending;          // added, not yet started
     std::optional<Entry> caller_first;  // the plain-thread waiter's own first task
     std::size_t added = 0;
@@ -229,6 +323,7 @@ class TaskList {
     bool completed = false;
     std::size_t max_parallel = 1;
     void* scheduler = nullptr;
+    bool plain_thread_wait = false;  // the wait is Wait/WaitFor: its slots have a helper
     void (*start_slot)(const std::shared_ptr<Shared>& shared, Entry entry,
                        bool on_this_thread) = nullptr;
   };
@@ -245,6 +340,7 @@ class TaskList {
       MutexLock lock(s.mu);
       if (s.started) return !s.pending.empty() || s.caller_first.has_value();  // WaitFor again
       s.started = true;
+      s.plain_thread_wait = first_for_caller;
       if constexpr (!std::is_void_v<T>) s.results.resize(s.added);
       if (first_for_caller && !s.pending.empty()) {
         s.caller_first = std::move(s.pending.front());
@@ -281,6 +377,8 @@ class TaskList {
     auto* state =
         new internal::SpawnedState<void>(shared->scheduler, &internal::kSchedulerOps<Scheduler>,
                                          Slot(shared, std::move(entry)), SpawnOptions{});
+    // Read under no lock: written by Begin, on this (the waiting) thread, before any slot.
+    if (shared->plain_thread_wait) state->SetHelper(shared.get(), /*task_pending=*/!on_this_thread);
     state->Detach();  // a slot never throws (it catches its tasks' exceptions)
     if (on_this_thread) {
       state->StartOnThisThread();
