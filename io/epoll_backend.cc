@@ -1,5 +1,6 @@
 // EpollBackend (see epoll_backend.h): the kernel half: epoll_ctl on the role's drain,
-// epoll_pwait2 with the nearest deadline, and the dispatch of events to tasks.
+// epoll_pwait2 (or epoll_pwait) with the nearest deadline, and the dispatch of events to
+// tasks.
 #include "io/epoll_backend.h"
 
 #include <sys/epoll.h>
@@ -58,6 +59,29 @@ EpollBackend::EpollBackend(std::chrono::nanoseconds busy_poll_interval)
   event.data.ptr = nullptr;  // nullptr marks the wake eventfd
   FAIRSCHED_CHECK(epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &event) == 0,
                   "EpollBackend: cannot add the eventfd to the epoll set");
+  // Probe epoll_pwait2 once with a zero timeout (nothing is registered but the eventfd,
+  // which holds no event yet): 0 means it exists.
+  epoll_event probe[1];
+  const timespec zero{0, 0};
+  use_pwait2_ = epoll_pwait2(epoll_fd_, probe, 1, &zero, nullptr) >= 0 ||
+                (errno != ENOSYS && errno != EPERM);
+}
+
+int EpollBackend::Wait(epoll_event* events, const timespec* timeout) {
+  if (use_pwait2_) {
+    const int count = epoll_pwait2(epoll_fd_, events, kMaxEvents, timeout, nullptr);
+    // Refused after the probe (a seccomp filter installed later): fall back for good.
+    if (count >= 0 || (errno != ENOSYS && errno != EPERM)) return count;
+    use_pwait2_ = false;
+  }
+  int timeout_ms = -1;
+  if (timeout != nullptr) {
+    // Rounded up: a wait never ends before the deadline it was asked for (and a sub-ms
+    // timeout does not become a zero-timeout poll that spins).
+    const std::int64_t ns = std::int64_t{timeout->tv_sec} * 1'000'000'000 + timeout->tv_nsec;
+    timeout_ms = static_cast<int>(std::min<std::int64_t>((ns + 999'999) / 1'000'000, INT32_MAX));
+  }
+  return epoll_pwait(epoll_fd_, events, kMaxEvents, timeout_ms, nullptr);
 }
 
 EpollBackend::~EpollBackend() {
@@ -138,7 +162,7 @@ void EpollBackend::Disarm(IoOp* op, IoReadySink& sink) {
 void EpollBackend::WaitAndDispatch(const timespec* timeout, bool sleeping, IoReadySink& sink) {
   epoll_event events[kMaxEvents];
   // EINTR (count -1) is a spurious wakeup, which the contract allows.
-  const int count = epoll_pwait2(epoll_fd_, events, kMaxEvents, timeout, nullptr);
+  const int count = Wait(events, timeout);
   if (sleeping) gate_.FinishSleep();
   for (int i = 0; i < count; ++i) {
     auto* op = static_cast<IoOp*>(events[i].data.ptr);

@@ -26,6 +26,7 @@
 #ifndef FAIRSCHED_IO_EPOLL_BACKEND_H_
 #define FAIRSCHED_IO_EPOLL_BACKEND_H_
 
+#include <sys/epoll.h>
 #include <time.h>
 
 #include <chrono>
@@ -47,6 +48,10 @@ class EpollBackend {
   // throughput by about 6x (bench/results/io.md); with the interval, IO on a loaded
   // scheduler is seen within this time plus one execution batch. Zero: every role take.
   // Aborts with a message if the kernel refuses an epoll instance or an eventfd (out of fds).
+  // Waits use epoll_pwait2 (Linux 5.11+: a nanosecond timeout) when the kernel has it; the
+  // constructor probes it once, and where it is missing (older kernels, or a seccomp
+  // profile that refuses it with ENOSYS or EPERM) every wait uses epoll_pwait with the
+  // timeout rounded up to whole milliseconds (never early, at most 1 ms late).
   explicit EpollBackend(
       std::chrono::nanoseconds busy_poll_interval = std::chrono::microseconds(50));
   // Closes the epoll fd and the eventfd. Ops still submitted are a bug (checked in debug
@@ -82,7 +87,12 @@ class EpollBackend {
   void WaitAndDispatch(const timespec* timeout, bool sleeping, IoReadySink& sink);
   void WriteWakeFd();
 
+  // Waits for events: epoll_pwait2, or epoll_pwait when it is missing. -1 with errno set on
+  // failure (EINTR: a signal, a spurious wake).
+  int Wait(epoll_event* events, const timespec* timeout);
+
   const TaskClock::duration busy_poll_interval_;
+  bool use_pwait2_ = true;  // role-only after the constructor's probe
   TaskDeadline next_busy_poll_{};  // role-only: earliest time of the next epoll_wait(0)
   int epoll_fd_ = -1;
   int wake_fd_ = -1;

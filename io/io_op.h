@@ -11,7 +11,7 @@
 //     until EAGAIN (an edge is reported once). Wakeups that land while the task runs are
 //     remembered (Task rules), so no edge is lost. A watch lasts until cancelled.
 //   - Poll (both): one-shot readiness; completes with the ready bits as result.
-//   - Read, Write, Accept, Connect (io_uring only): the operation itself runs in the kernel;
+//   - Read, Write, Send, Accept, Connect (io_uring only): the operation itself runs in the kernel;
 //     it completes with the syscall's result (bytes, the accepted fd, 0) or -errno. Accept
 //     returns a non-blocking, close-on-exec socket. An epoll backend completes them at once
 //     with -EOPNOTSUPP (epoll reports readiness; use Watch and do the syscall in the task).
@@ -28,6 +28,10 @@
 // Cancel(task) woke it with IsCancelled()). The final completion follows (with -ECANCELED,
 // or with the real result if the operation finished first). The caller must know the op is
 // alive (it has not yet seen the final completion). Stop cancels every registration too.
+// So the task should wait with the scheduler's PostDeadlineThroughStop(task,
+// kTaskDeadlineInfinite), not PostWait: Stop then leaves it waiting for the final
+// completion instead of waking it (a woken task could only post itself again, and Stop
+// would wake it again, in a loop, until the completion came).
 //
 // Misuse caught in every build: submitting an op that is already submitted, destroying an
 // op between Submit and its final completion (both abort with a message).
@@ -50,7 +54,7 @@ inline constexpr std::uint32_t kIoWritable = 2;
 inline constexpr std::uint32_t kIoHangup = 4;  // readiness only: peer closed (or half-closed)
 inline constexpr std::uint32_t kIoError = 8;   // readiness only: error pending on the fd
 
-enum class IoOpKind : std::uint8_t { kWatch, kPoll, kRead, kWrite, kAccept, kConnect };
+enum class IoOpKind : std::uint8_t { kWatch, kPoll, kRead, kWrite, kSend, kAccept, kConnect };
 
 namespace internal {
 class IoOpRegistry;
@@ -86,6 +90,13 @@ class IoOp {
   void PrepareWrite(int fd, const void* buffer, std::size_t length, Task* task) {
     Prepare(IoOpKind::kWrite, fd, task);
     buffer_ = const_cast<void*>(buffer);  // never written through for kWrite
+    length_ = length;
+  }
+  // send(2) on a socket with MSG_NOSIGNAL: a write to a connection the peer reset fails
+  // with -EPIPE instead of raising SIGPIPE (which kills a process that did not ignore it).
+  void PrepareSend(int fd, const void* buffer, std::size_t length, Task* task) {
+    Prepare(IoOpKind::kSend, fd, task);
+    buffer_ = const_cast<void*>(buffer);  // never written through for kSend
     length_ = length;
   }
   void PrepareAccept(int listen_fd, Task* task) { Prepare(IoOpKind::kAccept, listen_fd, task); }

@@ -129,6 +129,9 @@ void IoUringBackend::Arm(IoOp* op) {
     case IoOpKind::kWrite:
       io_uring_prep_write(sqe, op->fd(), op->buffer(), length, static_cast<std::uint64_t>(-1));
       break;
+    case IoOpKind::kSend:
+      io_uring_prep_send(sqe, op->fd(), op->buffer(), length, MSG_NOSIGNAL);
+      break;
     case IoOpKind::kAccept:
       io_uring_prep_accept(sqe, op->fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
       break;

@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
 #include <cstring>
 #include <mutex>
 
@@ -145,11 +144,6 @@ std::string SocketAddress::ToString() const {
 }
 
 namespace internal {
-
-void IgnoreSigpipeOnce() {
-  static std::once_flag once;
-  std::call_once(once, [] { std::signal(SIGPIPE, SIG_IGN); });
-}
 
 int OpenTcpSocket(int family) {
   const int fd = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);

@@ -30,8 +30,9 @@
 //     asynchronous for epoll sockets: the fd is closed when the backend hands back the watch,
 //     within one sched-role step (or at once when Stop already ended the watch).
 //   - Sockets must be closed before the scheduler is destroyed.
-//   - SIGPIPE is ignored process-wide once the first socket is opened (io_uring writes to a
-//     reset connection would otherwise kill the process; epoll writes use MSG_NOSIGNAL).
+//   - Signals are left alone: every write is a send(2) with MSG_NOSIGNAL (io_uring's too),
+//     so a write to a connection the peer reset fails with kResetByPeer and never raises
+//     SIGPIPE, whatever the process's SIGPIPE disposition.
 #ifndef FAIRSCHED_IO_TCP_H_
 #define FAIRSCHED_IO_TCP_H_
 
@@ -147,7 +148,6 @@ template <typename Scheduler>
 inline constexpr bool kCompletionIo = std::is_same_v<BackendOf<Scheduler>, IoUringBackend>;
 
 // Plain-socket helpers (io/tcp.cc).
-void IgnoreSigpipeOnce();
 // A non-blocking, close-on-exec TCP socket of `family`, or -errno.
 int OpenTcpSocket(int family);
 // socket + SO_REUSEADDR + bind + listen; a non-blocking fd or -errno.
@@ -168,10 +168,13 @@ IoError CancellationError();
 // wait primitive (PrepareWait / Waker). A relay is a small Task per operation slot whose
 // callback turns the op's events into Waker::Wakeup of the coroutine waiting in that slot:
 //   - epoll: one relay for the standing watch. Each readiness edge (Wakeup) marks the
-//     direction ready and wakes its waiter; the relay re-posts itself (PostWait). The final
-//     completion (Signal: Close or Stop cancelled the watch) ends the watch for good.
-//   - io_uring: one relay per direction, posted (PostWait) with each operation; the final
-//     completion (Signal) marks the slot finished and wakes its waiter.
+//     direction ready and wakes its waiter; the relay re-posts itself. The final completion
+//     (Signal: Close or Stop cancelled the watch, or the kernel refused to register it) ends
+//     the watch for good.
+//   - io_uring: one relay per direction, posted with each operation; the final completion
+//     (Signal) marks the slot finished and wakes its waiter.
+// A relay waits with PostDeadlineThroughStop: only its op ends its wait, and Stop, which
+// cancels every op, must not wake it meanwhile (it could only post itself again).
 // Ordering between a slot's owner coroutine and its relay goes through mu_. A relay's last
 // touch of its own task and of the core is before the mutex release; after that it only
 // wakes a Waker it moved into a local. So the woken coroutine (which re-posts the relay for
@@ -191,7 +194,7 @@ class SocketCore {
       // The watch relay holds a reference until the watch's final completion.
       refs_.store(2, std::memory_order_relaxed);
       ops_[kReadSide].PrepareWatch(fd_, kIoReadable | kIoWritable, &relays_[kReadSide]);
-      scheduler_->PostWait(&relays_[kReadSide]);
+      scheduler_->PostDeadlineThroughStop(&relays_[kReadSide], kTaskDeadlineInfinite);
       scheduler_->io().Submit(&ops_[kReadSide]);
     }
   }
@@ -244,7 +247,7 @@ class SocketCore {
     {
       MutexLock lock(mu_);
       FAIRSCHED_DCHECK(!waiting_[side], "two concurrent operations in one direction of a socket");
-      if (watch_ended_) co_return IoError(IoErrorCode::kShutdown);
+      if (watch_ended_) co_return WatchEndedError();
       // An edge since the last wait: the syscall may succeed now. (An edge that came after
       // the syscall that drained the socket is recorded here, not lost.)
       if (ready_[side]) {
@@ -259,7 +262,7 @@ class SocketCore {
     waiting_[side] = false;
     waiter_[side] = coro::Waker();  // drops a stale waker (the wait ended another way)
     if (why != coro::WakeReason::kWakeup) co_return ErrorOfWake(why);
-    if (watch_ended_) co_return IoError(IoErrorCode::kShutdown);
+    if (watch_ended_) co_return WatchEndedError();
     ready_[side] = false;
     co_return IoError();
   }
@@ -278,7 +281,7 @@ class SocketCore {
       // through the callback below, the deadline through io().Cancel after the wait.
       waiter_[side] = coro::PrepareWait(coro::WaitMode::kUncancellable);
     }
-    scheduler_->PostWait(&relays_[side]);
+    scheduler_->PostDeadlineThroughStop(&relays_[side], kTaskDeadlineInfinite);
     scheduler_->io().Submit(&op);
     bool timed_out = false;
     {
@@ -313,13 +316,22 @@ class SocketCore {
 
   void Unref();  // below: closes the fd and frees the core on the last reference
 
+  // epoll, mu_ held, after the watch's final completion: why operations cannot wait. A
+  // watch that Close or Stop cancelled is a shutdown; one the kernel refused to register
+  // (epoll_ctl failed: out of memory, max_user_watches, an fd epoll cannot watch) keeps
+  // its errno.
+  IoError WatchEndedError() const {
+    if (watch_result_ == -ECANCELED || watch_result_ >= 0) return IoError(IoErrorCode::kShutdown);
+    return IoError::FromErrno(-watch_result_);
+  }
+
   void RelayRun(Direction side, Task* task) {
     const bool final_completion = task->ReceiveSignal();
     coro::Waker wake[2];
     if constexpr (kCompletions) {
       if (!final_completion) {
-        // Stop wakes waiting tasks; the op's final completion (Stop cancels it) is still due.
-        scheduler_->PostWait(task);
+        // Not its op (the relay waits through Stop, and nothing else wakes it): wait on.
+        scheduler_->PostDeadlineThroughStop(task, kTaskDeadlineInfinite);
         return;
       }
       MutexLock lock(mu_);
@@ -330,7 +342,10 @@ class SocketCore {
       const std::uint32_t bits = ops_[kReadSide].TakeReadiness();
       {
         MutexLock lock(mu_);
-        if (final_completion) watch_ended_ = true;
+        if (final_completion) {
+          watch_ended_ = true;
+          watch_result_ = ops_[kReadSide].Result();
+        }
         // Relaxed: published by mu_ to the coroutine that consumes ready_ (see
         // SetDrainedAfterShortRead).
         if ((bits & (kIoHangup | kIoError)) != 0) hangup_.store(true, std::memory_order_relaxed);
@@ -343,7 +358,9 @@ class SocketCore {
           wake[kWriteSide] = std::move(waiter_[kWriteSide]);
         }
       }
-      if (!final_completion) scheduler_->PostWait(task);  // the next edge
+      if (!final_completion) {
+        scheduler_->PostDeadlineThroughStop(task, kTaskDeadlineInfinite);  // the next edge
+      }
     }
     // Only locals from here on (see "Relay tasks").
     for (coro::Waker& waker : wake) {
@@ -368,6 +385,7 @@ class SocketCore {
   bool waiting_[2] = {};        // epoll, guarded by mu_: a coroutine waits in WaitReady
   bool ready_[2] = {};          // epoll, guarded by mu_: an edge came since the last check
   bool watch_ended_ = false;    // epoll, guarded by mu_: the watch had its final completion
+  std::int32_t watch_result_ = 0;  // epoll, guarded by mu_: ... and its result (-errno)
   bool drained_[2] = {};        // epoll, owned by the operating coroutine (see Drained)
   Atomic<bool> hangup_{false};  // epoll: the watch reported a hangup or an error (sticky)
   bool busy_[2] = {};           // io_uring, guarded by mu_: the op is submitted
@@ -497,7 +515,6 @@ coro::Task<IoResult<TcpStream<Scheduler>>> TcpStream<Scheduler>::Connect(Schedul
                                                                          SocketAddress address,
                                                                          TaskDeadline deadline) {
   if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
-  internal::IgnoreSigpipeOnce();
   const int fd = internal::OpenTcpSocket(address.family());
   if (fd < 0) co_return IoError::FromErrno(-fd);
   TcpStream stream(new Core(&scheduler, fd));
@@ -577,8 +594,8 @@ coro::Task<IoError> TcpStream<Scheduler>::Write(std::span<const char> data, Task
   while (done < data.size()) {
     if constexpr (Core::kCompletions) {
       core->op(Core::kWriteSide)
-          .PrepareWrite(core->fd(), data.data() + done, data.size() - done,
-                        core->relay(Core::kWriteSide));
+          .PrepareSend(core->fd(), data.data() + done, data.size() - done,
+                       core->relay(Core::kWriteSide));
       IoResult<std::int32_t> result = co_await core->RunOp(Core::kWriteSide, deadline);
       if (!result.ok()) co_return result.error();
       if (result.value() < 0) co_return internal::ErrorOfResult(result.value(), false);
@@ -622,7 +639,6 @@ template <typename Scheduler>
 IoResult<TcpListener<Scheduler>> TcpListener<Scheduler>::Listen(Scheduler& scheduler,
                                                                 const SocketAddress& address,
                                                                 int backlog) {
-  internal::IgnoreSigpipeOnce();
   const int fd = internal::OpenListeningSocket(address, backlog);
   if (fd < 0) return IoError::FromErrno(-fd);
   return TcpListener(new Core(&scheduler, fd));

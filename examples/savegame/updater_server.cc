@@ -69,7 +69,6 @@ UpdaterServer::UpdaterServer(UpdaterOptions options, SocketAddress store)
 UpdaterServer::~UpdaterServer() { Stop(); }
 
 IoResult<SocketAddress> UpdaterServer::Start(const SocketAddress& address) {
-  internal::IgnoreSigpipeOnce();
   listen_fd_ = internal::OpenListeningSocket(address, 4096);
   if (listen_fd_ < 0) return IoError::FromErrno(-listen_fd_);
   IoResult<SocketAddress> bound = internal::LocalAddressOf(listen_fd_);
