@@ -42,10 +42,24 @@ std::uint32_t FromPollMask(std::int32_t revents) {
 
 }  // namespace
 
+namespace internal {
+int InitRing(io_uring* ring, unsigned entries, RingInit init, io_uring_params* params) {
+  *params = io_uring_params{};
+  params->flags = IORING_SETUP_CLAMP | IORING_SETUP_SUBMIT_ALL;
+  const int error = init(entries, ring, params);
+  if (error != -EINVAL) return error;
+  // Before Linux 5.18 the kernel refuses flags it does not know.
+  *params = io_uring_params{};
+  params->flags = IORING_SETUP_CLAMP;
+  return init(entries, ring, params);
+}
+}  // namespace internal
+
 IoUringBackend::IoUringBackend(unsigned entries) : ring_(std::make_unique<io_uring>()) {
   io_uring_params params{};
-  params.flags = IORING_SETUP_CLAMP | IORING_SETUP_SUBMIT_ALL;
-  const int error = io_uring_queue_init_params(std::max(entries, 8u), ring_.get(), &params);
+  const int error = internal::InitRing(ring_.get(), std::max(entries, 8u),
+                                       &io_uring_queue_init_params, &params);
+  submit_all_ = (params.flags & IORING_SETUP_SUBMIT_ALL) != 0;
   FAIRSCHED_CHECK(error == 0,
                   "IoUringBackend: io_uring_queue_init failed (io_uring disabled "
                   "by the kernel or sandbox, or out of memory)");

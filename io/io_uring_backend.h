@@ -26,7 +26,10 @@
 //     kernel transition while the new holder sleeps waiting for it. Without the flag the
 //     kernel notifies the submitter (like a signal) and completions arrive promptly.
 //   - IORING_SETUP_SUBMIT_ALL (a bad SQE does not stop the rest of the batch: each op gets
-//     its own error) and IORING_SETUP_CLAMP (a too-large size is clamped, not refused).
+//     its own error) where the kernel has it (5.18+); before that the ring is set up
+//     without it (an SQE that fails at submission then stops the batch there, and the rest
+//     go in with the next submission). IORING_SETUP_CLAMP (a too-large size is clamped,
+//     not refused) everywhere. The real minimum is Linux 5.11 (IORING_FEAT_EXT_ARG).
 //   - Timeouts use the EXT_ARG wait (io_uring_submit_and_wait_timeout), not timeout SQEs.
 // Extensions for the socket layer (not built yet; the shape allows them): multishot accept
 // and multishot receive with a provided buffer ring (io_uring_setup_buf_ring). A multishot
@@ -54,8 +57,18 @@
 struct io_uring;
 struct io_uring_sqe;
 struct io_uring_cqe;
+struct io_uring_params;
 
 namespace fairsched {
+
+namespace internal {
+// io_uring_queue_init_params(entries, ring, params) with the setup flags the backend wants
+// (see above), retried without IORING_SETUP_SUBMIT_ALL when the kernel refuses it with
+// EINVAL. `init` is liburing's io_uring_queue_init_params (a test passes one that refuses
+// the flag). Returns 0 or -errno; `*params` holds what the kernel accepted.
+using RingInit = int (*)(unsigned entries, io_uring* ring, io_uring_params* params);
+int InitRing(io_uring* ring, unsigned entries, RingInit init, io_uring_params* params);
+}  // namespace internal
 
 class IoUringBackend {
  public:
@@ -85,6 +98,8 @@ class IoUringBackend {
   }
   // Ops between Submit and their final completion.
   std::int64_t LiveCount() const { return registry_.LiveCount(); }
+  // Whether the kernel took IORING_SETUP_SUBMIT_ALL (Linux 5.18+).
+  bool submit_all() const { return submit_all_; }
 
  private:
   void Drain(IoReadySink& sink);
@@ -100,6 +115,7 @@ class IoUringBackend {
   std::unique_ptr<io_uring> ring_;
   int wake_fd_ = -1;
   std::uint64_t wake_value_ = 0;  // the eventfd read's buffer (role-only, kernel-written)
+  bool submit_all_ = false;
   internal::RoleSleepGate gate_;
   internal::IoOpRegistry registry_;
 };

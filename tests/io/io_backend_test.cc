@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <liburing.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sys/epoll.h>
@@ -603,6 +604,39 @@ TEST(IoUringBackendTest, AcceptAndConnectOnLoopback) {
     close(listener);
   }
   EXPECT_EQ(OpenFdCount(), fds_before);
+}
+
+// Issue 17 (docs that said more than the code): IORING_SETUP_SUBMIT_ALL needs Linux 5.18,
+// and an older kernel refuses the unknown flag with EINVAL, while the rest works from
+// 5.11. The ring setup retries without it. Here the kernel's refusal is played by an init
+// function that refuses the flag; the ring that comes back works.
+int InitRefusingSubmitAll(unsigned entries, io_uring* ring, io_uring_params* params) {
+  if ((params->flags & IORING_SETUP_SUBMIT_ALL) != 0) return -EINVAL;
+  return io_uring_queue_init_params(entries, ring, params);
+}
+TEST(IoUringBackendTest, RingSetupRetriesWithoutSubmitAllOnOlderKernels) {
+  io_uring ring{};
+  io_uring_params params{};
+  ASSERT_EQ(internal::InitRing(&ring, 8, &InitRefusingSubmitAll, &params), 0);
+  EXPECT_EQ(params.flags & IORING_SETUP_SUBMIT_ALL, 0u);
+  EXPECT_NE(params.flags & IORING_SETUP_CLAMP, 0u);
+  io_uring_sqe* sqe = io_uring_get_sqe(&ring);
+  ASSERT_NE(sqe, nullptr);
+  io_uring_prep_nop(sqe);
+  ASSERT_EQ(io_uring_submit(&ring), 1);
+  io_uring_cqe* cqe = nullptr;
+  ASSERT_EQ(io_uring_wait_cqe(&ring, &cqe), 0);
+  EXPECT_EQ(cqe->res, 0);
+  io_uring_cqe_seen(&ring, cqe);
+  io_uring_queue_exit(&ring);
+  // Where the kernel has the flag (this machine's, 5.18+), the backend keeps it.
+  IoUringBackend backend;
+  io_uring probe{};
+  io_uring_params probe_params{};
+  probe_params.flags = IORING_SETUP_SUBMIT_ALL;
+  const bool kernel_has_it = io_uring_queue_init_params(8, &probe, &probe_params) == 0;
+  if (kernel_has_it) io_uring_queue_exit(&probe);
+  EXPECT_EQ(backend.submit_all(), kernel_has_it);
 }
 
 #if defined(__x86_64__) && defined(__NR_epoll_pwait2)

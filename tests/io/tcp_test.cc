@@ -19,7 +19,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -470,6 +473,88 @@ TYPED_TEST(TcpTest, CancellingABlockedReadReleasesTheOperation) {
   EXPECT_TRUE(WaitUntilTrue([&] { return this->scheduler().io().LiveCount() == 0; }));
 }
 
+// Review item 1 (issue 17): the spawn deadline ended a blocked Read on epoll (a
+// cancellable wait) but not on io_uring, whose operation waits uncancellably for its final
+// completion: seconds later it was still blocked. Now the deadline requests the
+// cancellation on both: the op is cancelled, released, and Read returns kCancelled.
+TYPED_TEST(TcpTest, SpawnDeadlineEndsABlockedRead) {
+  SilentPeer peer;
+  std::atomic<bool> reading{false};
+  const auto start = TaskClock::now();
+  coro::JoinHandle<IoError> reader = coro::Spawn(
+      this->scheduler(),
+      BlockedRead(&this->scheduler(), peer.address(), kTaskDeadlineInfinite, &reading),
+      coro::SpawnOptions{.deadline = TaskClock::now() + milliseconds(200)});
+  const bool ended = reader.WaitFor(seconds(5));
+  if (!ended) reader.Cancel();  // release it, so the test fails instead of hanging
+  EXPECT_TRUE(ended) << "a Read with no deadline of its own outlived the spawn deadline";
+  const IoError result = reader.Get();
+  EXPECT_TRUE(reading.load());
+  EXPECT_EQ(result.code(), IoErrorCode::kCancelled) << result.Message();
+  EXPECT_GE(TaskClock::now() - start, milliseconds(200));
+  EXPECT_TRUE(WaitUntilTrue([&] { return this->scheduler().io().LiveCount() == 0; }));
+}
+
+// Issue 17: the library set SIGPIPE to SIG_IGN for the whole process (io_uring writes
+// went through write(2), which raises it on a reset connection). Writes are sends with
+// MSG_NOSIGNAL now: the process's SIGPIPE disposition stays what it was (here the
+// default, which would kill the process), and the write fails with kResetByPeer.
+template <typename Sched>
+coro::Task<IoError> WriteUntilFailure(Sched* scheduler, SocketAddress address) {
+  IoResult<TcpStream<Sched>> connected =
+      co_await TcpStream<Sched>::Connect(*scheduler, address, coro::DeadlineAfter(seconds(10)));
+  if (!connected.ok()) co_return connected.error();
+  TcpStream<Sched> stream = std::move(connected).value();
+  const std::string chunk(64 * 1024, 'x');
+  for (int i = 0; i < 1000; ++i) {
+    IoError written = co_await stream.Write(chunk, coro::DeadlineAfter(seconds(10)));
+    if (!written.ok()) co_return written;
+  }
+  co_return IoError();
+}
+template <typename Sched>
+int WriteToAResetConnection() {
+  std::signal(SIGPIPE, SIG_DFL);
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in any{};
+  any.sin_family = AF_INET;
+  any.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(listener, reinterpret_cast<sockaddr*>(&any), sizeof(any)) != 0) return 2;
+  if (::listen(listener, 4) != 0) return 2;
+  socklen_t length = sizeof(any);
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&any), &length);
+  const SocketAddress address =
+      SocketAddress::FromSockaddr(reinterpret_cast<sockaddr*>(&any), sizeof(any));
+  Sched sched;
+  sched.Start(2);
+  coro::JoinHandle<IoError> writer = coro::Spawn(sched, WriteUntilFailure(&sched, address));
+  int accepted = -1;
+  while ((accepted = ::accept(listener, nullptr, nullptr)) < 0 && errno == EINTR) {
+  }
+  const linger reset{1, 0};  // close with RST
+  ::setsockopt(accepted, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+  ::close(accepted);
+  const IoError result = writer.Get();
+  sched.Stop();
+  ::close(listener);
+  struct sigaction now {};
+  ::sigaction(SIGPIPE, nullptr, &now);
+  if (now.sa_handler != SIG_DFL) {
+    std::fprintf(stderr, "the library changed the SIGPIPE disposition\n");
+    return 3;
+  }
+  if (result.code() != IoErrorCode::kResetByPeer) {
+    std::fprintf(stderr, "write ended with: %s\n", result.Message().c_str());
+    return 4;
+  }
+  return 0;
+}
+TYPED_TEST(TcpTest, WritingToAResetConnectionFailsWithoutSigpipe) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(std::exit(WriteToAResetConnection<typename TestFixture::Sched>()),
+              ::testing::ExitedWithCode(0), "");
+}
+
 TYPED_TEST(TcpTest, ReadDeadlineIsATimeout) {
   SilentPeer peer;
   std::atomic<bool> reading{false};
@@ -553,6 +638,29 @@ TYPED_TEST(TcpTest, ReadsRacingDeadlinesAndCancelsStayConsistent) {
   this->server_.reset();
   EXPECT_TRUE(WaitUntilTrue([&] { return this->scheduler().io().LiveCount() == 0; }))
       << "live ops: " << this->scheduler().io().LiveCount();
+}
+
+// Issue 17: a standing watch the kernel refused (epoll_ctl failed) made every operation
+// fail with kShutdown, hiding the reason. The errno is kept: a regular file, which epoll
+// cannot watch (EPERM), here.
+coro::Task<IoError> WaitForReadable(internal::SocketCore<Scheduler<EpollBackend>>* core) {
+  co_return co_await core->WaitReady(internal::SocketCore<Scheduler<EpollBackend>>::kReadSide,
+                                     coro::DeadlineAfter(seconds(10)));
+}
+TEST(TcpEpollTest, ARefusedWatchReportsItsErrno) {
+  Scheduler<EpollBackend> sched;
+  sched.Start(1);
+  char path[] = "/tmp/fairsched_watch_XXXXXX";
+  const int fd = ::mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ::unlink(path);
+  auto* core = new internal::SocketCore<Scheduler<EpollBackend>>(&sched, fd);
+  ASSERT_TRUE(WaitUntilTrue([&] { return sched.io().LiveCount() == 0; }));  // refused
+  const IoError result = coro::Spawn(sched, WaitForReadable(core)).Get();
+  EXPECT_EQ(result.code(), IoErrorCode::kSystem) << result.Message();
+  EXPECT_EQ(result.sys_errno(), EPERM) << result.Message();
+  core->Close();  // closes fd
+  sched.Stop();
 }
 
 }  // namespace
