@@ -1,18 +1,26 @@
 // Interleaving explorer: runs a small multi-threaded scenario many times, choosing at every
 // atomic or mutex operation which thread goes next, until every schedule within a preemption
 // bound has been tried (depth-first) or a number of random schedules has run. A failed
-// `explore::Check`, a deadlock (every thread blocked) or a livelock (every thread blocked or
-// spinning) in any schedule stops the search and reports the schedule, which can be replayed.
+// `explore::Check`, a data race on an explore::Data variable, a deadlock (every thread
+// blocked) or a livelock (every thread blocked or spinning) in any schedule stops the search
+// and reports the schedule, which can be replayed.
 //
 // Only builds with FAIRSCHED_EXPLORE defined use this: sync/primitives.h then takes its
 // Atomic/Mutex/ConditionVariable/CpuRelax from sync/explore/primitives.h, whose operations
 // call into the runtime below. See sync/explore/README.md for how to write a scenario, how to
 // replay a failure, and exactly which interleavings are (and are not) covered. In short:
-//   - every atomic operation is executed as one sequentially consistent step: the memory
-//     orders are ignored, so reorderings allowed by weaker orders are NOT explored (that is
-//     what TSan and the Spin/TLA+ models are for);
-//   - plain (non-atomic) memory accesses are not scheduling points: a data race on them is
-//     not found here (TSan finds those);
+//   - every atomic operation is executed as one sequentially consistent step: reorderings
+//     allowed by weaker orders are NOT explored as values. The memory orders do count for
+//     happens-before: each model thread carries a vector clock, and release/acquire
+//     operations, release sequences (through read-modify-writes), fences, mutexes and
+//     thread start/join update it as the C++ memory model says;
+//   - plain (non-atomic) memory accesses are not scheduling points. Those a scenario wraps
+//     in explore::Data are checked against the vector clocks: a read or write not ordered by
+//     happens-before after a conflicting access of another thread is reported as a data
+//     race, in the schedule where it occurs. So an order that is too weak to publish data
+//     is caught (for example a wakeup that is absorbed after a relaxed load: its writes do
+//     not happen-before the run that absorbed it), although the explorer never shows the
+//     stale value such an order would allow. Other plain memory is not checked (TSan);
 //   - model threads are real std::threads, but only the one holding the "baton" runs; every
 //     instrumented operation is a point where the baton may move.
 //
@@ -34,6 +42,7 @@
 #include <source_location>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -138,9 +147,26 @@ inline const char* OpName(OpKind kind) {
   return "?";
 }
 
-// Model state of one mutex (the owning thread), kept inside the instrumented Mutex.
+// A vector clock: one logical time per model thread (happens-before bookkeeping).
+inline constexpr int kMaxModelThreads = 8;
+using VectorClock = std::array<std::uint32_t, kMaxModelThreads>;
+inline void JoinClock(VectorClock& into, const VectorClock& from) {
+  for (int i = 0; i < kMaxModelThreads; ++i) into[i] = into[i] > from[i] ? into[i] : from[i];
+}
+
+// Model state of one mutex (the owning thread, and the clock its last unlock released),
+// kept inside the instrumented Mutex.
 struct MutexState {
   int owner = -1;
+  VectorClock released{};
+};
+
+// The accesses to one explore::Data variable in the current schedule: the last write (its
+// thread and that thread's clock then) and, per thread, its last read since that write.
+struct DataAccesses {
+  int writer = -1;
+  std::uint32_t write_time = 0;
+  VectorClock read_times{};  // 0: no read since the last write
 };
 
 struct ConditionState {};  // identity only: waiters point at it
@@ -153,7 +179,7 @@ inline thread_local int t_model_thread = -1;
 
 class Runtime {
  public:
-  static constexpr int kMaxThreads = 8;
+  static constexpr int kMaxThreads = kMaxModelThreads;
 
   explicit Runtime(const Options& options) : options_(options) {}
   Runtime(const Runtime&) = delete;
@@ -185,6 +211,7 @@ class Runtime {
     SwitchLocked(lock);
     // Resumed: only enabled while the mutex is free.
     mutex->owner = t_model_thread;
+    JoinClock(current().clock, mutex->released);
   }
 
   bool TryLock(MutexState* mutex, const std::source_location& where) {
@@ -193,6 +220,7 @@ class Runtime {
     SwitchLocked(lock);
     if (mutex->owner >= 0) return false;
     mutex->owner = t_model_thread;
+    JoinClock(current().clock, mutex->released);
     return true;
   }
 
@@ -204,6 +232,82 @@ class Runtime {
       FailAndParkLocked(lock, "unlock of a mutex the thread does not hold", where);
     }
     mutex->owner = -1;
+    ReleaseInto(mutex->released);
+  }
+
+  // --- Happens-before (the baton holder only: no other model thread runs meanwhile). ---
+
+  // After an atomic access to `object` (its address names it) with `order`: a load (also a
+  // failed compare-exchange) acquires, a store releases, a read-modify-write does both and
+  // continues the release sequence it reads from. Relaxed accesses acquire only at a later
+  // acquire fence, and release only what an earlier release fence covered.
+  void Synchronize(OpKind kind, const void* object, std::memory_order order) {
+    ModelThread& self = current();
+    VectorClock& released = sync_[object];
+    const bool acquire = order == std::memory_order_acquire ||
+                         order == std::memory_order_acq_rel ||
+                         order == std::memory_order_seq_cst ||
+                         order == std::memory_order_consume;
+    const bool release = order == std::memory_order_release ||
+                         order == std::memory_order_acq_rel || order == std::memory_order_seq_cst;
+    if (kind == OpKind::kLoad || kind == OpKind::kReadModifyWrite) {
+      JoinClock(acquire ? self.clock : self.acquired_relaxed, released);
+    }
+    if (kind == OpKind::kStore || kind == OpKind::kReadModifyWrite) {
+      // A plain store heads a new release sequence (or none); an RMW extends the one it
+      // read from (C++20: only RMWs continue a release sequence).
+      VectorClock published{};
+      if (release) {
+        published = self.clock;
+      } else if (self.release_fenced) {
+        published = self.release_fence;
+      }
+      if (kind == OpKind::kReadModifyWrite) JoinClock(published, released);
+      released = published;
+      if (release) ++self.clock[t_model_thread];
+    }
+  }
+
+  // A fence with `order` (FenceSeqCst: seq_cst, both halves).
+  void Fence(std::memory_order order) {
+    ModelThread& self = current();
+    if (order != std::memory_order_release) JoinClock(self.clock, self.acquired_relaxed);
+    if (order != std::memory_order_acquire && order != std::memory_order_consume) {
+      self.release_fence = self.clock;
+      self.release_fenced = true;
+      ++self.clock[t_model_thread];
+    }
+  }
+
+  // An explore::Data access: fails the schedule on a data race (see the file comment).
+  void DataRead(DataAccesses* data, const std::source_location& where) {
+    const int me = t_model_thread;
+    const VectorClock& clock = current().clock;
+    if (data->writer >= 0 && data->writer != me && data->write_time > clock[data->writer]) {
+      CheckFailed("data race: a read is not ordered after thread " +
+                      std::to_string(data->writer) + "'s write (happens-before)",
+                  where);
+    }
+    data->read_times[me] = clock[me];
+  }
+  void DataWrite(DataAccesses* data, const std::source_location& where) {
+    const int me = t_model_thread;
+    const VectorClock& clock = current().clock;
+    if (data->writer >= 0 && data->writer != me && data->write_time > clock[data->writer]) {
+      CheckFailed("data race: a write is not ordered after thread " +
+                      std::to_string(data->writer) + "'s write (happens-before)",
+                  where);
+    }
+    for (int t = 0; t < count_; ++t) {
+      if (t != me && data->read_times[t] != 0 && data->read_times[t] > clock[t]) {
+        CheckFailed("data race: a write is not ordered after thread " + std::to_string(t) +
+                        "'s read (happens-before)",
+                    where);
+      }
+    }
+    data->writer = me;
+    data->write_time = clock[me];
+    data->read_times = {};
   }
 
   // Releases `mutex`, waits for a notification (or, when `timed`, for every other thread to
@@ -220,6 +324,7 @@ class Runtime {
     Prepare(OpKind::kWaitBegin, condition, where);
     SwitchLocked(lock);
     mutex->owner = -1;
+    ReleaseInto(mutex->released);
     Prepare(OpKind::kWait, condition, where);
     ModelThread& self = current();
     self.mutex = mutex;
@@ -228,6 +333,7 @@ class Runtime {
     self.wait_order = ++wait_counter_;
     SwitchLocked(lock);
     mutex->owner = t_model_thread;
+    JoinClock(current().clock, mutex->released);
     return !current().timed_out;
   }
 
@@ -276,6 +382,7 @@ class Runtime {
     Prepare(OpKind::kJoin, nullptr, where);
     current().join_target = thread;
     SwitchLocked(lock);
+    JoinClock(current().clock, slots_[thread].clock);  // everything it did happens-before
   }
 
   void CheckFailed(const std::string& message, const std::source_location& where) {
@@ -350,7 +457,20 @@ class Runtime {
     bool timed_out = false;
     std::uint64_t wait_order = 0;
     std::source_location where;
+    // Happens-before (see Synchronize).
+    VectorClock clock{};
+    VectorClock acquired_relaxed{};  // released clocks read by relaxed loads: an acquire
+                                     // fence joins them
+    VectorClock release_fence{};     // the clock at the last release fence
+    bool release_fenced = false;
   };
+
+  // The calling model thread publishes its clock (into a mutex's or an atomic's released
+  // clock) and moves on: its later accesses are not covered by what it published.
+  void ReleaseInto(VectorClock& released) {
+    released = current().clock;
+    ++current().clock[t_model_thread];
+  }
 
   // A thread's next operation, as the partial-order reduction sees it.
   struct PendingOp {
@@ -648,6 +768,16 @@ class Runtime {
     slot.moved_before_relax = false;
     slot.timed = false;
     slot.timed_out = false;
+    // Happens-before: the child starts after everything its parent did so far.
+    slot.clock = {};
+    if (t_model_thread >= 0 && t_model_thread < count_ - 1) {
+      slot.clock = slots_[t_model_thread].clock;
+      ++slots_[t_model_thread].clock[t_model_thread];
+    }
+    slot.clock[id] = 1;
+    slot.acquired_relaxed = {};
+    slot.release_fence = {};
+    slot.release_fenced = false;
     // OS threads are reused from schedule to schedule; one is started per slot on first use.
     if (!workers_[id].joinable()) workers_[id] = std::thread([this, id] { WorkerMain(id); });
     return id;
@@ -703,6 +833,7 @@ class Runtime {
     redundant_ = false;
     done_ = false;
     active_ = -1;
+    sync_.clear();
     SpawnLocked(body);
     HandOverLocked(0);
     done_cv_.wait(lock, [&] { return done_; });
@@ -789,6 +920,8 @@ class Runtime {
   std::uint64_t wait_counter_ = 0;
   std::vector<int> schedule_;  // choices made in this schedule
   std::vector<TraceStep> trace_;
+  // Released clock of every atomic object touched in this schedule, by address.
+  std::unordered_map<const void*, VectorClock> sync_;
   std::vector<int> forced_;   // choices to replay at the start of the next schedule
   std::vector<Choice> path_;  // depth-first search stack
   std::mt19937_64* random_ = nullptr;
@@ -850,6 +983,32 @@ class Thread {
 
  private:
   int id_ = -1;
+};
+
+// A plain (non-atomic) variable shared by model threads, whose accesses the explorer checks
+// for data races by happens-before (see the file comment). Not a scheduling point. Outside
+// a scenario's threads it is a plain variable.
+template <typename T>
+class Data {
+ public:
+  explicit Data(T value = T()) : value_(value) {}
+  Data(const Data&) = delete;
+  Data& operator=(const Data&) = delete;
+
+  T Read(std::source_location where = std::source_location::current()) {
+    if (internal::Runtime* runtime = internal::ActiveRuntime()) runtime->DataRead(&accesses_, where);
+    return value_;
+  }
+  void Write(T value, std::source_location where = std::source_location::current()) {
+    if (internal::Runtime* runtime = internal::ActiveRuntime()) {
+      runtime->DataWrite(&accesses_, where);
+    }
+    value_ = value;
+  }
+
+ private:
+  T value_;
+  internal::DataAccesses accesses_;
 };
 
 // Fails the schedule (and the exploration) when `condition` is false.

@@ -1,8 +1,9 @@
 // The instrumented primitives that sync/primitives.h uses when FAIRSCHED_EXPLORE is defined.
 // Same names and the same member functions the library calls as the production aliases;
 // every operation first asks the explorer (sync/explore/explorer.h) which thread runs next,
-// then executes as one sequentially consistent step. Memory-order arguments are accepted and
-// ignored (every access is modelled as seq_cst: weaker-memory reorderings are NOT explored).
+// then executes as one sequentially consistent step (weaker-memory reorderings are NOT
+// explored as values), and then records its happens-before effect for its memory order, so
+// that explore::Data accesses are checked for data races.
 // Outside a model thread the operations simply run (single-threaded set-up and checks).
 // Do not include directly: include sync/primitives.h in a target compiled with
 // -DFAIRSCHED_EXPLORE (see sync/explore/README.md).
@@ -25,10 +26,21 @@ namespace explore::internal {
 inline void BeforeAccess(OpKind kind, const void* object, const std::source_location& where) {
   if (Runtime* runtime = ActiveRuntime()) runtime->Step(kind, object, where);
 }
+inline void AfterAccess(OpKind kind, const void* object, std::memory_order order) {
+  if (Runtime* runtime = ActiveRuntime()) runtime->Synchronize(kind, object, order);
+}
+// The failure order std::atomic uses for a compare-exchange given one order.
+constexpr std::memory_order FailureOrder(std::memory_order order) {
+  return order == std::memory_order_acq_rel   ? std::memory_order_acquire
+         : order == std::memory_order_release ? std::memory_order_relaxed
+                                              : order;
+}
 }  // namespace explore::internal
 
-// std::atomic's interface, each operation one explorer step. compare_exchange_weak never
-// fails spuriously here (it behaves as the strong one).
+// std::atomic's interface, each operation one explorer step, followed by its happens-before
+// effect for its memory order (Runtime::Synchronize). compare_exchange_weak never fails
+// spuriously here (it behaves as the strong one); a failed compare-exchange is a load with
+// the failure order.
 template <typename T>
 class Atomic {
   using Kind = explore::internal::OpKind;
@@ -40,65 +52,75 @@ class Atomic {
   Atomic(const Atomic&) = delete;
   Atomic& operator=(const Atomic&) = delete;
 
-  T load(std::memory_order = std::memory_order_seq_cst, Where where = Where::current()) const {
+  T load(std::memory_order order = std::memory_order_seq_cst,
+         Where where = Where::current()) const {
     Before(Kind::kLoad, where);
-    return value_.load();
+    const T value = value_.load();
+    After(Kind::kLoad, order);
+    return value;
   }
-  void store(T value, std::memory_order = std::memory_order_seq_cst,
+  void store(T value, std::memory_order order = std::memory_order_seq_cst,
              Where where = Where::current()) {
     Before(Kind::kStore, where);
     value_.store(value);
+    After(Kind::kStore, order);
   }
-  T exchange(T value, std::memory_order = std::memory_order_seq_cst,
+  T exchange(T value, std::memory_order order = std::memory_order_seq_cst,
              Where where = Where::current()) {
-    Before(Kind::kReadModifyWrite, where);
-    return value_.exchange(value);
+    return Rmw([&] { return value_.exchange(value); }, order, where);
   }
-  bool compare_exchange_strong(T& expected, T desired, std::memory_order, std::memory_order,
-                               Where where = Where::current()) {
+  bool compare_exchange_strong(T& expected, T desired, std::memory_order success,
+                               std::memory_order failure, Where where = Where::current()) {
     Before(Kind::kReadModifyWrite, where);
-    return value_.compare_exchange_strong(expected, desired);
+    const bool swapped = value_.compare_exchange_strong(expected, desired);
+    After(swapped ? Kind::kReadModifyWrite : Kind::kLoad, swapped ? success : failure);
+    return swapped;
   }
   bool compare_exchange_strong(T& expected, T desired,
-                               std::memory_order = std::memory_order_seq_cst,
+                               std::memory_order order = std::memory_order_seq_cst,
                                Where where = Where::current()) {
-    Before(Kind::kReadModifyWrite, where);
-    return value_.compare_exchange_strong(expected, desired);
+    return compare_exchange_strong(expected, desired, order, explore::internal::FailureOrder(order),
+                                   where);
   }
-  bool compare_exchange_weak(T& expected, T desired, std::memory_order, std::memory_order,
+  bool compare_exchange_weak(T& expected, T desired, std::memory_order success,
+                             std::memory_order failure, Where where = Where::current()) {
+    return compare_exchange_strong(expected, desired, success, failure, where);
+  }
+  bool compare_exchange_weak(T& expected, T desired, std::memory_order order = std::memory_order_seq_cst,
                              Where where = Where::current()) {
-    Before(Kind::kReadModifyWrite, where);
-    return value_.compare_exchange_strong(expected, desired);
+    return compare_exchange_strong(expected, desired, order, explore::internal::FailureOrder(order),
+                                   where);
   }
-  bool compare_exchange_weak(T& expected, T desired, std::memory_order = std::memory_order_seq_cst,
-                             Where where = Where::current()) {
-    Before(Kind::kReadModifyWrite, where);
-    return value_.compare_exchange_strong(expected, desired);
-  }
-  T fetch_add(T value, std::memory_order = std::memory_order_seq_cst,
+  T fetch_add(T value, std::memory_order order = std::memory_order_seq_cst,
               Where where = Where::current()) {
-    Before(Kind::kReadModifyWrite, where);
-    return value_.fetch_add(value);
+    return Rmw([&] { return value_.fetch_add(value); }, order, where);
   }
-  T fetch_sub(T value, std::memory_order = std::memory_order_seq_cst,
+  T fetch_sub(T value, std::memory_order order = std::memory_order_seq_cst,
               Where where = Where::current()) {
-    Before(Kind::kReadModifyWrite, where);
-    return value_.fetch_sub(value);
+    return Rmw([&] { return value_.fetch_sub(value); }, order, where);
   }
-  T fetch_or(T value, std::memory_order = std::memory_order_seq_cst,
+  T fetch_or(T value, std::memory_order order = std::memory_order_seq_cst,
              Where where = Where::current()) {
-    Before(Kind::kReadModifyWrite, where);
-    return value_.fetch_or(value);
+    return Rmw([&] { return value_.fetch_or(value); }, order, where);
   }
-  T fetch_and(T value, std::memory_order = std::memory_order_seq_cst,
+  T fetch_and(T value, std::memory_order order = std::memory_order_seq_cst,
               Where where = Where::current()) {
-    Before(Kind::kReadModifyWrite, where);
-    return value_.fetch_and(value);
+    return Rmw([&] { return value_.fetch_and(value); }, order, where);
   }
 
  private:
   void Before(Kind kind, const Where& where) const {
     explore::internal::BeforeAccess(kind, &value_, where);
+  }
+  void After(Kind kind, std::memory_order order) const {
+    explore::internal::AfterAccess(kind, &value_, order);
+  }
+  template <typename Op>
+  T Rmw(Op op, std::memory_order order, const Where& where) {
+    Before(Kind::kReadModifyWrite, where);
+    const T old = op();
+    After(Kind::kReadModifyWrite, order);
+    return old;
   }
 
   // The real value. Only one model thread runs at a time and the explorer's baton hand-off
@@ -108,7 +130,8 @@ class Atomic {
 };
 
 // std::atomic_ref's interface, each operation one explorer step on the referenced object
-// (two AtomicRefs to one object are the same object to the explorer).
+// (two AtomicRefs to one object are the same object to the explorer, also for
+// happens-before).
 template <typename T>
 class AtomicRef {
   using Kind = explore::internal::OpKind;
@@ -117,45 +140,55 @@ class AtomicRef {
  public:
   explicit AtomicRef(T& object) noexcept : ref_(object), object_(&object) {}
 
-  T load(std::memory_order = std::memory_order_seq_cst, Where where = Where::current()) const {
+  T load(std::memory_order order = std::memory_order_seq_cst,
+         Where where = Where::current()) const {
     Before(Kind::kLoad, where);
-    return ref_.load();
+    const T value = ref_.load();
+    After(Kind::kLoad, order);
+    return value;
   }
-  void store(T value, std::memory_order = std::memory_order_seq_cst,
+  void store(T value, std::memory_order order = std::memory_order_seq_cst,
              Where where = Where::current()) const {
     Before(Kind::kStore, where);
     ref_.store(value);
+    After(Kind::kStore, order);
   }
-  T exchange(T value, std::memory_order = std::memory_order_seq_cst,
+  T exchange(T value, std::memory_order order = std::memory_order_seq_cst,
              Where where = Where::current()) const {
     Before(Kind::kReadModifyWrite, where);
-    return ref_.exchange(value);
+    const T old = ref_.exchange(value);
+    After(Kind::kReadModifyWrite, order);
+    return old;
   }
-  bool compare_exchange_strong(T& expected, T desired, std::memory_order, std::memory_order,
-                               Where where = Where::current()) const {
+  bool compare_exchange_strong(T& expected, T desired, std::memory_order success,
+                               std::memory_order failure, Where where = Where::current()) const {
     Before(Kind::kReadModifyWrite, where);
-    return ref_.compare_exchange_strong(expected, desired);
+    const bool swapped = ref_.compare_exchange_strong(expected, desired);
+    After(swapped ? Kind::kReadModifyWrite : Kind::kLoad, swapped ? success : failure);
+    return swapped;
   }
   bool compare_exchange_strong(T& expected, T desired,
-                               std::memory_order = std::memory_order_seq_cst,
+                               std::memory_order order = std::memory_order_seq_cst,
                                Where where = Where::current()) const {
-    Before(Kind::kReadModifyWrite, where);
-    return ref_.compare_exchange_strong(expected, desired);
+    return compare_exchange_strong(expected, desired, order, explore::internal::FailureOrder(order),
+                                   where);
   }
-  bool compare_exchange_weak(T& expected, T desired, std::memory_order, std::memory_order,
-                             Where where = Where::current()) const {
-    Before(Kind::kReadModifyWrite, where);
-    return ref_.compare_exchange_strong(expected, desired);
+  bool compare_exchange_weak(T& expected, T desired, std::memory_order success,
+                             std::memory_order failure, Where where = Where::current()) const {
+    return compare_exchange_strong(expected, desired, success, failure, where);
   }
-  bool compare_exchange_weak(T& expected, T desired, std::memory_order = std::memory_order_seq_cst,
+  bool compare_exchange_weak(T& expected, T desired, std::memory_order order = std::memory_order_seq_cst,
                              Where where = Where::current()) const {
-    Before(Kind::kReadModifyWrite, where);
-    return ref_.compare_exchange_strong(expected, desired);
+    return compare_exchange_strong(expected, desired, order, explore::internal::FailureOrder(order),
+                                   where);
   }
 
  private:
   void Before(Kind kind, const Where& where) const {
     explore::internal::BeforeAccess(kind, object_, where);
+  }
+  void After(Kind kind, std::memory_order order) const {
+    explore::internal::AfterAccess(kind, object_, order);
   }
 
   std::atomic_ref<T> ref_;
@@ -246,11 +279,14 @@ class ConditionVariable {
 
 inline constexpr std::size_t kCacheLineSize = 64;
 
+// Every explorer step is already sequentially consistent, so a fence changes no value in
+// the model and is not a scheduling point; it counts for happens-before (Runtime::Fence).
+inline void FenceSeqCst() {
+  if (auto* runtime = explore::internal::ActiveRuntime()) runtime->Fence(std::memory_order_seq_cst);
+}
+
 // In the model, spinning gives way: the thread is not scheduled again until another thread
 // has taken a step (so a spin loop costs no preemption and cannot spin forever unnoticed).
-// Every explorer step is already sequentially consistent, so a fence adds nothing to the
-// model (and is not a scheduling point).
-inline void FenceSeqCst() {}
 
 inline void CpuRelax(std::source_location where = std::source_location::current()) {
   if (auto* runtime = explore::internal::ActiveRuntime()) runtime->Relax(where);

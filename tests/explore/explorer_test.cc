@@ -1,6 +1,7 @@
 // Self-tests of the interleaving explorer (sync/explore): it finds textbook bugs (a lost
 // update, a lock-order deadlock, a lost condition-variable wakeup), passes their fixed
 // versions with a complete search, and replays a failing schedule to the same failure.
+#include <optional>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -162,6 +163,145 @@ TEST(ExplorerTest, SpinnerGetsAnotherLookAfterTheLastWriterFinished) {
   });
   EXPECT_FALSE(result.failed) << result.Report();
   EXPECT_TRUE(result.complete);
+}
+
+// --- Happens-before and explore::Data: the message-passing litmus tests. A producer
+// writes plain data and then a flag; a consumer that sees the flag reads the data. The
+// C++ memory model makes the read race-free exactly when the flag publishes the write.
+
+enum class Publish {
+  kReleaseAcquire,       // store(release) / load(acquire): race-free
+  kRelaxed,              // store(relaxed) / load(relaxed): a data race
+  kRelaxedLoad,          // store(release) / load(relaxed): a data race (nothing acquired)
+  kFences,               // relaxed accesses between a release and an acquire fence: race-free
+  kReleaseSequenceRmw,   // release store, another thread's relaxed RMW, acquire load of the
+                         // RMW's value: race-free (the RMW continues the release sequence)
+  kBrokenByPlainStore,   // ... but a relaxed plain store instead of the RMW ends the
+                         // sequence (C++20): a data race
+  kMutex,                // data under a mutex: race-free
+};
+
+void MessagePassing(Publish how) {
+  explore::Data<int> data(0);
+  Atomic<int> flag{0};
+  Mutex mu;
+  bool published = false;  // guarded by mu (kMutex)
+  const bool rmw = how == Publish::kReleaseSequenceRmw || how == Publish::kBrokenByPlainStore;
+  Thread producer([&] {
+    if (how == Publish::kMutex) {
+      MutexLock lock(mu);
+      data.Write(42);
+      published = true;
+      return;
+    }
+    data.Write(42);
+    switch (how) {
+      case Publish::kRelaxed:
+        flag.store(1, std::memory_order_relaxed);
+        break;
+      case Publish::kFences:
+        FenceSeqCst();
+        flag.store(1, std::memory_order_relaxed);
+        break;
+      default:
+        flag.store(1, std::memory_order_release);
+        break;
+    }
+  });
+  // A third thread that bumps the flag from 1 to 2 (a relaxed RMW, or a relaxed store).
+  std::optional<Thread> bumper;
+  if (rmw) {
+    bumper.emplace([&] {
+      if (how == Publish::kReleaseSequenceRmw) {
+        int expected = 1;
+        flag.compare_exchange_strong(expected, 2, std::memory_order_relaxed,
+                                     std::memory_order_relaxed);
+      } else if (flag.load(std::memory_order_relaxed) == 1) {
+        flag.store(2, std::memory_order_relaxed);
+      }
+    });
+  }
+  Thread consumer([&] {
+    if (how == Publish::kMutex) {
+      MutexLock lock(mu);
+      if (published) Check(data.Read() == 42, "stale data");
+      return;
+    }
+    int seen;
+    switch (how) {
+      case Publish::kRelaxed:
+      case Publish::kRelaxedLoad:
+        seen = flag.load(std::memory_order_relaxed);
+        break;
+      case Publish::kFences:
+        seen = flag.load(std::memory_order_relaxed);
+        FenceSeqCst();
+        break;
+      default:
+        seen = flag.load(std::memory_order_acquire);
+        break;
+    }
+    // With the bumper: read only through its value, so the release sequence decides.
+    if (rmw ? seen == 2 : seen != 0) Check(data.Read() == 42, "stale data");
+  });
+  producer.Join();
+  if (bumper) bumper->Join();
+  consumer.Join();
+}
+
+void ExpectRaceFree(Publish how, const char* name) {
+  const explore::Result result = Explore(Options{}, [how] { MessagePassing(how); });
+  EXPECT_FALSE(result.failed) << name << ": " << result.Report();
+  EXPECT_TRUE(result.complete) << name;
+}
+void ExpectRace(Publish how, const char* name) {
+  const explore::Result result = Explore(Options{}, [how] { MessagePassing(how); });
+  ASSERT_TRUE(result.failed) << name << ": no race found";
+  EXPECT_NE(result.failure.find("data race: a read is not ordered after thread 1's write"),
+            std::string::npos)
+      << name << ": " << result.Report();
+}
+
+TEST(ExplorerHappensBeforeTest, ReleaseAcquirePublishes) {
+  ExpectRaceFree(Publish::kReleaseAcquire, "release/acquire");
+}
+TEST(ExplorerHappensBeforeTest, RelaxedFlagIsADataRace) { ExpectRace(Publish::kRelaxed, "relaxed"); }
+TEST(ExplorerHappensBeforeTest, RelaxedLoadAcquiresNothing) {
+  ExpectRace(Publish::kRelaxedLoad, "release store, relaxed load");
+}
+TEST(ExplorerHappensBeforeTest, FencesPublishRelaxedAccesses) {
+  ExpectRaceFree(Publish::kFences, "fences");
+}
+TEST(ExplorerHappensBeforeTest, AReadModifyWriteContinuesTheReleaseSequence) {
+  ExpectRaceFree(Publish::kReleaseSequenceRmw, "release sequence through an RMW");
+}
+TEST(ExplorerHappensBeforeTest, APlainStoreEndsTheReleaseSequence) {
+  ExpectRace(Publish::kBrokenByPlainStore, "release sequence ended by a plain store");
+}
+TEST(ExplorerHappensBeforeTest, AMutexPublishes) { ExpectRaceFree(Publish::kMutex, "mutex"); }
+
+// Write-write and read-write races are found too; thread start and join order accesses.
+TEST(ExplorerHappensBeforeTest, UnorderedWritesAndJoinOrder) {
+  const explore::Result racy = Explore(Options{}, [] {
+    explore::Data<int> data(0);
+    Thread a([&] { data.Write(1); });
+    Thread b([&] { data.Write(2); });
+    a.Join();
+    b.Join();
+  });
+  ASSERT_TRUE(racy.failed);
+  EXPECT_NE(racy.failure.find("data race: a write is not ordered after"), std::string::npos)
+      << racy.Report();
+  const explore::Result ordered = Explore(Options{}, [] {
+    explore::Data<int> data(0);
+    data.Write(1);  // before the threads start
+    Thread a([&] { data.Write(data.Read() + 1); });
+    a.Join();
+    Thread b([&] { data.Write(data.Read() + 1); });  // after a's join
+    b.Join();
+    Check(data.Read() == 3, "lost write");
+  });
+  EXPECT_FALSE(ordered.failed) << ordered.Report();
 }
 
 }  // namespace

@@ -128,9 +128,11 @@ enum class TaskBug {
   kWakeLoadThenStore,     // TryWake as load + store instead of fetch_or
   kExpiryStoreNoCas,      // expiry tests WAITING, then stores WAITING|WOKEN (no CAS)
   kBeginLoadThenClear,    // BeginExecution as load + store(0) instead of exchange(0)
-  kReceiveSkipsWokenTest  // sched-role does not test WOKEN before the PENDING -> WAITING CAS
+  kReceiveSkipsWokenTest,  // sched-role does not test WOKEN before the PENDING -> WAITING CAS
+  kWakeRelaxedAbsorb       // TryWake returns after a relaxed load that finds the task woken
 };
 
+// The production memory orders (sched/task.h), so that happens-before is checked too.
 template <TaskBug kBug>
 struct ScratchTaskOps {
   struct Object {
@@ -143,7 +145,8 @@ struct ScratchTaskOps {
 
   static bool TryPendingToWaiting(Object& task) {
     std::uint8_t expected = 0;
-    return task.state.compare_exchange_strong(expected, kWaiting);
+    return task.state.compare_exchange_strong(expected, kWaiting, std::memory_order_release,
+                                              std::memory_order_relaxed);
   }
   static bool TryWaitingToReady(Object& task) {
     if constexpr (kBug == TaskBug::kExpiryStoreNoCas) {
@@ -152,7 +155,8 @@ struct ScratchTaskOps {
       return true;
     }
     std::uint8_t expected = kWaiting;
-    return task.state.compare_exchange_strong(expected, kWaiting | kWoken);
+    return task.state.compare_exchange_strong(expected, kWaiting | kWoken,
+                                              std::memory_order_relaxed, std::memory_order_relaxed);
   }
   static bool TryWake(Object& task, std::uint8_t bits) {
     std::uint8_t old;
@@ -160,7 +164,13 @@ struct ScratchTaskOps {
       old = task.state.load();
       task.state.store(static_cast<std::uint8_t>(old | bits));
     } else {
-      old = task.state.fetch_or(bits);
+      if constexpr (kBug == TaskBug::kWakeRelaxedAbsorb) {
+        // Planted (the bug the review's issue 7 fixed): already woken with these bits,
+        // absorbed without writing, so nothing is released.
+        old = task.state.load(std::memory_order_relaxed);
+        if ((old & kWoken) != 0 && (old & bits) == bits) return false;
+      }
+      old = task.state.fetch_or(bits, std::memory_order_acq_rel);
     }
     return (old & (kWaiting | kWoken)) == kWaiting;
   }
@@ -176,7 +186,8 @@ struct ScratchTaskOps {
       old = task.state.load();
       task.state.store(0);
     } else {
-      old = task.state.exchange(0);
+      old = task.state.load(std::memory_order_relaxed);
+      if (old != 0) old = task.state.exchange(0, std::memory_order_acquire);
     }
     return (old & kSignaled) != 0;
   }
@@ -274,6 +285,10 @@ template <TaskBug kBug>
 void TaskScenario() {
   testing::WakersRaceExpiry<ScratchTaskOps<kBug>>(2);
 }
+template <TaskBug kBug>
+void TaskAbsorbScenario() {
+  testing::AbsorbedWakeupPublishesTheWakersWrites<ScratchTaskOps<kBug>>();
+}
 template <SignalBug kBug>
 void PingPongScenario() {
   testing::PingPong<ScratchSignal<kBug>>();
@@ -287,6 +302,7 @@ TEST(PlantedBugsTest, CorrectCopiesPass) {
   ExpectCorrectCopyPasses(&QueueScenario<ScratchQueue<QueueBug::kNone>>, "queue");
   ExpectCorrectCopyPasses(&QueueScenario<ScratchVyukovQueue<VyukovBug::kNone>>, "vyukov queue");
   ExpectCorrectCopyPasses(&TaskScenario<TaskBug::kNone>, "task state");
+  ExpectCorrectCopyPasses(&TaskAbsorbScenario<TaskBug::kNone>, "task absorbed wakeup");
   ExpectCorrectCopyPasses(&PingPongScenario<SignalBug::kNone>, "signal ping-pong");
   ExpectCorrectCopyPasses(&TwoSendersScenario<SignalBug::kNone>, "signal two senders");
 }
@@ -337,6 +353,11 @@ TEST(PlantedBugsTest, TaskBeginExecutionLoadThenClear) {
 TEST(PlantedBugsTest, TaskReceiveSkipsWokenTest) {
   ExpectBugFound(&TaskScenario<TaskBug::kReceiveSkipsWokenTest>, "task: receive skips WOKEN",
                  "wait queue");
+}
+
+TEST(PlantedBugsTest, TaskWakeRelaxedAbsorb) {
+  ExpectBugFound(&TaskAbsorbScenario<TaskBug::kWakeRelaxedAbsorb>, "task: relaxed-load absorb",
+                 "data race: a read is not ordered after thread 1's write");
 }
 
 TEST(PlantedBugsTest, SignalCountReadBeforeSet) {

@@ -62,6 +62,19 @@ TEST(TaskWakeExploreTest, OneSignalRacesExpiry) { ExpectPass(1, 3, "task 1 waker
 
 TEST(TaskWakeExploreTest, SignalAndWakeupRaceExpiry) { ExpectPass(2, 3, "task 2 wakers, bound 3"); }
 
+// Issue 17: the stress test meant to catch a wakeup absorbed by a plain load (no release)
+// passed with that bug (30/30). This exploration of the real Task catches it (the planted
+// copy in planted_bugs_test shows the failure) and passes the real one.
+TEST(TaskWakeExploreTest, AnAbsorbedWakeupPublishesTheWakersWrites) {
+  explore::Options options;
+  options.preemption_bound = 3;
+  const explore::Result result = explore::Explore(
+      options, [] { testing::AbsorbedWakeupPublishesTheWakersWrites<RealTaskOps>(); });
+  testing::PrintCounts("task absorbed wakeup, bound 3", result);
+  EXPECT_FALSE(result.failed) << result.Report();
+  EXPECT_TRUE(result.complete) << result.Report();
+}
+
 TEST(TaskWakeExploreTest, DeepWithoutSleepSets) {
   if (!testing::DeepExploration()) GTEST_SKIP() << "set FAIRSCHED_EXPLORE_DEEP=1";
   ExpectPass(2, 3, "task 2 wakers, bound 3, no sleep sets", /*sleep_sets=*/false);

@@ -98,6 +98,39 @@ void WakersRaceExpiry(int wakers) {
   explore::Check(!(execution_saw_signal && remembered), "the signal was delivered twice");
 }
 
+// A wakeup that lands on a task that is already woken is absorbed into the run the first
+// wakeup causes (or, if it lands after that run began, remembered for the next run). The
+// scheduler promises that whatever the waker wrote before its Wakeup happens-before the run
+// that absorbs it. Here the task is woken before the threads start; a waker writes a plain
+// variable (explore::Data, checked for data races by happens-before) and wakes it again,
+// while the executor begins the run; if the waker's wakeup was absorbed into this run (it
+// is done and left nothing behind in the state), the run reads the variable. A wakeup that
+// absorbs with a plain load (no read-modify-write, so no release in the state's RMW chain)
+// publishes nothing: the explorer reports the read as a data race. An SC-only explorer, and
+// a stress test on x86, cannot see this (the old ContractStressTest passed with that bug).
+template <typename Ops>
+void AbsorbedWakeupPublishesTheWakersWrites() {
+  typename Ops::Object task;
+  Ops::TryWake(task, Ops::kWoken);  // the first wakeup: the run is due
+  explore::Data<int> payload(0);
+  Atomic<bool> waker_done{false};
+  explore::Thread waker([&] {
+    payload.Write(1);
+    Ops::TryWake(task, Ops::kWoken);
+    waker_done.store(true, std::memory_order_relaxed);  // tells nothing about order
+  });
+  explore::Thread executor([&] {
+    Ops::BeginExecution(task);
+    const bool absorbed = waker_done.load(std::memory_order_relaxed) &&
+                          (Ops::StateBits(task) & Ops::kWoken) == 0;
+    if (absorbed) {
+      explore::Check(payload.Read() == 1, "the run absorbed the wakeup but not the waker's write");
+    }
+  });
+  waker.Join();
+  executor.Join();
+}
+
 }  // namespace fairsched::testing
 
 #endif  // FAIRSCHED_TESTS_EXPLORE_TASK_WAKE_SCENARIO_H_
