@@ -97,7 +97,10 @@ TEST(ContractDeathTest, ThrowingTaskAbortsWithoutUnwinding) {
 // published nothing, so a run could read the waker's data from before the wakeup and no
 // further run followed. Several wakers write a value and then wake the task, racing with
 // the task's own runs (it re-waits after every run); the last value each waker wrote must
-// be seen by some run.
+// be seen by some run. This stress test checks that a later run always comes; it cannot
+// see the missing publication on x86 (it passed with that bug back, 30/30): the explorer
+// test TaskWakeExploreTest.AnAbsorbedWakeupPublishesTheWakersWrites catches it, by
+// happens-before, on the real Task.
 TEST(ContractStressTest, EveryWakeupIsSeenByALaterRun) {
   TaskScheduler sched;
   sched.Start(2);
