@@ -666,9 +666,6 @@ class CoroutineState {
         old, (old & ~(kOpen | kCancellableWait | kExternalWait)) | kFinished,
         std::memory_order_relaxed, std::memory_order_relaxed)) {
     }
-    // Finished on a helper thread while a run of our task is still pending: that run drops
-    // our own reference (the task must stay alive until it ran).
-    const bool release_in_task_run = helper_ != nullptr && helper_->Finished(this);
     if (parent_ != nullptr) {
       parent_->RemoveCancelCallback(&parent_link_);
       parent_->Unref();
@@ -691,7 +688,10 @@ class CoroutineState {
       joiner->WakeEpoch(join_epoch, WakeReason::kWakeup);
       joiner->Unref();
     }
-    if (release_in_task_run) return;
+    // Finished on a helper thread while a run of our task is still pending: that run drops
+    // our own reference (the task must stay alive until it ran). Last, because from the
+    // moment the helper knows, that run may drop it, and nothing here may follow.
+    if (helper_ != nullptr && helper_->Finished(this)) return;
     Unref();  // the coroutine's own reference: may delete this (and task_) right here
   }
 

@@ -45,8 +45,18 @@ inline constexpr std::size_t kCacheLineSize = 64;
 
 // A sequentially consistent fence: the store-load barrier of a Dekker handshake whose
 // stores or loads are weaker than seq_cst (say, a queue's release publish and a relaxed
-// re-check). Costs one full barrier (mfence on x86).
+// re-check). Costs one full barrier (mfence on x86). gcc's ThreadSanitizer refuses
+// atomic_thread_fence; there a seq_cst read-modify-write of a thread-local word stands in
+// (the same full barrier on the hardware; TSan checks data races, which the fence is not
+// used to order).
+#if defined(__SANITIZE_THREAD__)
+inline void FenceSeqCst() {
+  thread_local std::atomic<int> barrier{0};
+  barrier.fetch_add(0, std::memory_order_seq_cst);
+}
+#else
 inline void FenceSeqCst() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+#endif
 
 // Tells the CPU that the caller is spinning, so a hyper-thread sibling can run.
 inline void CpuRelax() {
