@@ -11,8 +11,10 @@
 //     take Poll is near free); R = 1: one idle Watch registered, so every role take polls
 //     the kernel for real (epoll: an epoll_wait(0) syscall; io_uring: a completion-queue
 //     read from shared memory). EpollEveryRoleTake: epoll without its busy-poll rate limit.
-//   io_wake_latency/<backend>                eventfd write -> watching task starts (p50/p99
-//     ns), holder asleep in the backend.
+//   io_wake_latency/gap_us:G/<backend>       eventfd write -> watching task starts (p50/p99
+//     ns), G us after the previous wake. G = 200: the holder is asleep in the backend.
+//     G = 5: the holder has just gone idle (inside the default 20 us spin_before_park,
+//     which it skips while IO is in flight: a spin would not see the eventfd).
 #include <benchmark/benchmark.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -213,6 +215,7 @@ class LatencyWatch {
 
 template <typename Backend>
 void BM_IoWakeLatency(benchmark::State& state) {
+  const std::int64_t gap_ns = state.range(0) * 1000;
   Scheduler<Backend> sched;
   sched.Start(kWorkers);
   const int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -228,7 +231,7 @@ void BM_IoWakeLatency(benchmark::State& state) {
       while (watch.started.load(std::memory_order_acquire) == 0) CpuRelax();
       samples.push_back(watch.started.load(std::memory_order_relaxed) - written);
       state.PauseTiming();
-      SpinUntilNs(NowNs() + 200'000);  // let the holder fall asleep again
+      SpinUntilNs(NowNs() + gap_ns);
       state.ResumeTiming();
     }
   }
@@ -284,10 +287,16 @@ BENCHMARK_TEMPLATE(BM_Throughput, IoUringBackend)
 
 BENCHMARK_TEMPLATE(BM_IoWakeLatency, EpollBackend)
     ->Name("io_wake_latency/Epoll")
+    ->Arg(5)
+    ->Arg(200)
+    ->ArgName("gap_us")
     ->Iterations(3000)
     ->UseRealTime();
 BENCHMARK_TEMPLATE(BM_IoWakeLatency, IoUringBackend)
     ->Name("io_wake_latency/IoUring")
+    ->Arg(5)
+    ->Arg(200)
+    ->ArgName("gap_us")
     ->Iterations(3000)
     ->UseRealTime();
 

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""compare: a before/after table from two Google Benchmark JSON files.
+
+For a fix measured by running the same benchmark binary built from the code before and
+after it (bench/results/sched.md, "Issue 17"). Every benchmark name present in both files
+gets one row per requested metric; a metric is a counter name, or "real_time" /
+"cpu_time" (in the benchmark's time unit). With repetitions, each side shows the median
+and the min-max range over them. Nothing is typed by hand: the markdown comes from the files.
+
+Usage:
+  tools/bench_report/compare.py BEFORE.json AFTER.json --metrics real_time,rss_growth_kib \\
+      [--filter REGEX]
+"""
+
+import argparse
+import json
+import re
+import statistics
+import sys
+
+
+def load(path):
+    """{benchmark name: {metric: [values over repetitions]}}, plus the run's context."""
+    with open(path) as f:
+        data = json.load(f)
+    runs = {}
+    for bench in data.get("benchmarks", []):
+        if bench.get("run_type") == "aggregate":
+            continue
+        name = bench.get("run_name", bench["name"])
+        metrics = runs.setdefault(name, {})
+        for key, value in bench.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                metrics.setdefault(key, []).append(float(value))
+        metrics.setdefault("_unit", bench.get("time_unit", "ns"))
+    return runs, data.get("context", {})
+
+
+def describe(values):
+    if len(values) == 1:
+        return f"{values[0]:.4g}"
+    return f"{statistics.median(values):.4g} ({min(values):.4g}-{max(values):.4g})"
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("before")
+    parser.add_argument("after")
+    parser.add_argument("--metrics", required=True, help="comma-separated metric names")
+    parser.add_argument("--filter", default="", help="only benchmark names matching this regex")
+    args = parser.parse_args(argv)
+    before, before_context = load(args.before)
+    after, after_context = load(args.after)
+    metrics = [m for m in args.metrics.split(",") if m]
+    pattern = re.compile(args.filter)
+    print("| benchmark | metric | before | after | after / before |")
+    print("| --- | --- | ---: | ---: | ---: |")
+    for name in before:
+        if name not in after or not pattern.search(name):
+            continue
+        for metric in metrics:
+            b, a = before[name].get(metric), after[name].get(metric)
+            if not b or not a:
+                continue
+            label = metric
+            if metric in ("real_time", "cpu_time"):
+                label = f"{metric} ({before[name]['_unit']})"
+            ratio = statistics.median(a) / statistics.median(b) if statistics.median(b) else 0
+            print(f"| {name} | {label} | {describe(b)} | {describe(a)} | {ratio:.3g} |")
+    for label, context in (("before", before_context), ("after", after_context)):
+        load_avg = context.get("load_avg", [])
+        loads = ", ".join(f"{x:.2f}" for x in load_avg) if load_avg else "not recorded"
+        print(f"\n{label}: {context.get('date', '?')}, {context.get('num_cpus', '?')} CPUs, "
+              f"load average {loads}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
