@@ -3,6 +3,7 @@
 // tasks.
 #include "io/epoll_backend.h"
 
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -90,6 +91,15 @@ EpollBackend::~EpollBackend() {
                    "for their final completion before destroying the scheduler)");
   close(wake_fd_);
   close(epoll_fd_);
+}
+
+bool EpollBackend::EventsReady() {
+  if (!registry_.HasInFlight()) return false;
+  const TaskDeadline now = TaskClock::now();
+  if (now < next_ready_check_) return false;
+  next_ready_check_ = now + std::chrono::microseconds(1);
+  pollfd entry{epoll_fd_, POLLIN, 0};
+  return ::poll(&entry, 1, 0) > 0;
 }
 
 void EpollBackend::Poll(IoReadySink& sink) {

@@ -67,7 +67,11 @@ class EpollBackend {
     if (gate_.Notify()) WriteWakeFd();
   }
   void CancelAll(IoReadySink& sink);
-  bool HasInFlight() const { return registry_.LiveCount() > 0; }
+  // Role: whether the epoll set has an event ready, without taking it (a zero-timeout poll
+  // of the epoll fd itself, which reports readable while its ready list is not empty; an
+  // epoll_wait would consume edge-triggered events). A syscall, so made at most once per
+  // microsecond; false without asking when nothing is registered.
+  bool EventsReady();
 
   // Task-level IO (see io/io_op.h). Any thread.
   void Submit(IoOp* op) {
@@ -94,6 +98,7 @@ class EpollBackend {
   const TaskClock::duration busy_poll_interval_;
   bool use_pwait2_ = true;  // role-only after the constructor's probe
   TaskDeadline next_busy_poll_{};  // role-only: earliest time of the next epoll_wait(0)
+  TaskDeadline next_ready_check_{};  // role-only: earliest time of the next EventsReady poll
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
   internal::RoleSleepGate gate_;

@@ -82,6 +82,8 @@ IoUringBackend::~IoUringBackend() {
   close(wake_fd_);
 }
 
+bool IoUringBackend::EventsReady() { return io_uring_cq_ready(ring_.get()) > 0; }
+
 void IoUringBackend::Poll(IoReadySink& sink) {
   Drain(sink);
   SubmitPending();

@@ -87,7 +87,9 @@ class IoUringBackend {
     if (gate_.Notify()) WriteWakeFd();
   }
   void CancelAll(IoReadySink& sink);
-  bool HasInFlight() const { return registry_.LiveCount() > 0; }
+  // Role: whether completions wait in the completion queue (a read of the ring's shared
+  // memory, no syscall).
+  bool EventsReady();
 
   // Task-level IO (see io/io_op.h). Any thread.
   void Submit(IoOp* op) {

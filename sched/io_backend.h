@@ -30,10 +30,10 @@
 //   - Notify() [any]: wakes the holder sleeping in WaitUntil. Cheap when nobody sleeps (the
 //     backends in io/ do one atomic read-modify-write and touch the kernel only when the
 //     holder really sleeps); may be called any number of times.
-//   - HasInFlight() [any]: whether IO registrations exist (submitted, final completion not
-//     yet delivered). A snapshot. The idle role holder spins before it sleeps only when
-//     this is false: a spin watches the front queue, not the kernel, so IO arriving during
-//     it would wait for the spin to end.
+//   - EventsReady() [role]: non-blocking and cheap: true if IO events (or a Notify) wait to
+//     be delivered by the next Poll. The idle role holder calls it while it spins before
+//     sleeping (spin_before_park), so IO that completes during the spin ends the spin at
+//     once. May answer false for events it cannot see cheaply: the sleep catches those.
 //   - CancelAll(sink) [role]: the shutdown hook. The scheduler calls it at every role take
 //     while Stop drains. The backend requests cancellation of every registration it holds;
 //     their final completions arrive through later Poll/WaitUntil calls, so tasks waiting
@@ -56,7 +56,6 @@
 #define FAIRSCHED_SCHED_IO_BACKEND_H_
 
 #include <concepts>
-#include <utility>
 
 #include "sched/task.h"
 #include "sync/signal.h"
@@ -83,7 +82,7 @@ concept IoBackend = requires(B& backend, TaskDeadline deadline, IoReadySink& sin
   { backend.WaitUntil(deadline, sink) } -> std::same_as<void>;
   { backend.Notify() } -> std::same_as<void>;
   { backend.CancelAll(sink) } -> std::same_as<void>;
-  { std::as_const(backend).HasInFlight() } -> std::same_as<bool>;
+  { backend.EventsReady() } -> std::same_as<bool>;
 };
 
 // The "front signal" of the original design: a Signal the role holder sleeps on. Poll and
@@ -94,7 +93,7 @@ class NoIoBackend {
   void WaitUntil(TaskDeadline deadline, IoReadySink&) { signal_.ReceiveUntil(deadline); }
   void Notify() { signal_.Send(); }
   void CancelAll(IoReadySink&) {}
-  bool HasInFlight() const { return false; }
+  bool EventsReady() { return false; }  // a Notify is a post: the spin sees the front queue
 
  private:
   Signal signal_;

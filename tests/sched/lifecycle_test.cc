@@ -298,7 +298,7 @@ class PostAtExitBackend {
   void Poll(IoReadySink& sink) { inner_.Poll(sink); }
   void WaitUntil(TaskDeadline deadline, IoReadySink& sink) { inner_.WaitUntil(deadline, sink); }
   void CancelAll(IoReadySink& sink) { inner_.CancelAll(sink); }
-  bool HasInFlight() const { return false; }
+  bool EventsReady() { return false; }
   void Notify() {
     inner_.Notify();
     // Stop notifies from its own thread twice: after stopping_ is set, and after exit_ is.
