@@ -99,7 +99,9 @@ bool EpollBackend::EventsReady() {
   if (now < next_ready_check_) return false;
   next_ready_check_ = now + std::chrono::microseconds(1);
   pollfd entry{epoll_fd_, POLLIN, 0};
-  return ::poll(&entry, 1, 0) > 0;
+  if (::poll(&entry, 1, 0) <= 0) return false;
+  next_busy_poll_ = TaskDeadline{};  // the Poll that follows must not be rate-limited
+  return true;
 }
 
 void EpollBackend::Poll(IoReadySink& sink) {

@@ -70,7 +70,8 @@ class EpollBackend {
   // Role: whether the epoll set has an event ready, without taking it (a zero-timeout poll
   // of the epoll fd itself, which reports readable while its ready list is not empty; an
   // epoll_wait would consume edge-triggered events). A syscall, so made at most once per
-  // microsecond; false without asking when nothing is registered.
+  // microsecond; false without asking when nothing is registered. True lifts the busy-poll
+  // rate limit for the next Poll, which delivers the events.
   bool EventsReady();
 
   // Task-level IO (see io/io_op.h). Any thread.
