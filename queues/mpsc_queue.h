@@ -93,6 +93,22 @@ class MpscQueue {
     return Append(item) == Stub();
   }
 
+  // Appends the chain first -> ... -> last, already linked through `next` by the caller
+  // (plain writes: the caller owns the items until this call), as one push: the items come
+  // out in chain order, together, after everything pushed before and before everything
+  // pushed after. Returns what Push returns. Thread-safe, wait-free: one exchange for the
+  // whole chain. The consumer reaches `first` through the release store of prev's link,
+  // so the caller's plain writes of the inner links happen-before its acquire loads of them.
+  bool PushChain(T* first, T* last) {
+    assert(first != nullptr && last != nullptr && "MpscQueue::PushChain of an empty chain");
+    // P1 for the chain's end, relaxed as in Append; P2 and P3 as in Append, with the chain's
+    // first item linked behind the previous tail.
+    LinkOf(last).store(nullptr, std::memory_order_relaxed);
+    T* const prev = tail_.exchange(last, std::memory_order_seq_cst);
+    LinkOf(prev).store(first, std::memory_order_release);
+    return prev == Stub();
+  }
+
   // Takes the oldest item, or returns nullptr (empty, or the next push is in flight: ask
   // IsEmpty). One consumer at a time.
   T* Pop() {

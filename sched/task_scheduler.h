@@ -329,6 +329,14 @@ class BasicTaskScheduler {
       task->StampPostTime(TaskClock::now());
     }
     CountPost();
+    // A task of this scheduler posting work to run at once (a re-post, a coroutine's Yield,
+    // a one-shot): into its worker's local batch, published when the execution batch ends
+    // (see "Local batches" in the header comment).
+    if (current_ == this && task->deadline_ < TaskDeadline{} && !task->WaitsThroughStop() &&
+        current_worker_->running != nullptr) {
+      AppendLocal(current_worker_, task);
+      return;
+    }
     PushFront(task);
   }
   void PostDelay(Task* task, std::chrono::nanoseconds delay) {
@@ -465,10 +473,18 @@ class BasicTaskScheduler {
   IoBackendT& io() { return io_; }
 
  private:
+  // A local batch holds at most this many posts; a task that posts more publishes the full
+  // batch through the front queue (PublishLocalToFront) and starts a new one.
+  static constexpr std::uint32_t kLocalBatchCapacity = 128;
+
   struct alignas(kCacheLineSize) Worker {
     explicit Worker(ReadyQueueT& queue) : consumer(queue) {}
     typename ReadyQueueT::Consumer consumer;
     Task* running = nullptr;  // the task whose callback runs now (this thread only)
+    // The local batch: run-now posts made by tasks on this worker and not yet published,
+    // oldest first (this thread only; see "Local batches").
+    std::uint32_t local_count = 0;
+    Task* local[kLocalBatchCapacity];
     PostCounters::Slot* counter = nullptr;  // this worker's own counters, if it has a slot
     // Single writer (the worker), see WorkerStats.
     Atomic<std::uint64_t> tasks_executed{0};
@@ -523,6 +539,7 @@ class BasicTaskScheduler {
   void StartWorkers(int thread_count) {
     internal::InstallTaskExceptionReporter();
     FAIRSCHED_DCHECK(workers_.empty(), "workers started while earlier ones are not retired");
+    worker_count_ = thread_count;  // published to the workers by the thread starts
     for (int i = 0; i < thread_count; ++i) {
       workers_.push_back(std::make_unique<Worker>(ready_));
       // Every earlier worker has been joined (Start and Stop start workers only then), so the
@@ -570,10 +587,13 @@ class BasicTaskScheduler {
     }
   }
 
-  void PushFront(Task* task) {
-    // seq_cst push (see MpscQueue): with the loads below it forms the poster's half of two
-    // Dekker pairs.
-    if (!front_.Push(task)) {
+  void PushFront(Task* task) { AfterFrontPush(front_.Push(task)); }
+
+  // After a push (or a chain push) into the front queue that returned `was_empty`.
+  void AfterFrontPush(bool was_empty) {
+    // The push is seq_cst (see MpscQueue): with the loads below it forms the poster's half
+    // of two Dekker pairs.
+    if (!was_empty) {
       // Not the first task in the front queue: whoever made it non-empty already arranged
       // for it to be scheduled, and that covers ours. The task before ours stays in the
       // queue until our push is complete (see MpscQueue), so the queue stays non-empty until
@@ -593,6 +613,55 @@ class BasicTaskScheduler {
     if (!role_.IsLocked(std::memory_order_seq_cst) && parked_.load(std::memory_order_seq_cst) > 0) {
       ready_signal_.Send();
     }
+  }
+
+  // --- Local batches (see the header comment). ---
+
+  // A run-now post by a task running on `worker` (this thread): kept in the local batch.
+  // The task is hot (its callback is running or just posted it); its flags are set here,
+  // as the sched-role's MakeReady would set them (a run-now post counts as expired), so
+  // that publishing it later does not touch it again.
+  void AppendLocal(Worker* worker, Task* task) {
+    // Another worker is idle and could run it now (parked, or in the role, where it may be
+    // sleeping): no batching, the usual push. Relaxed loads: a stale answer only delays
+    // the post to the next task boundary, where the same test is made again.
+    if (SomeWorkerMayBeIdle()) {
+      PushFront(task);
+      return;
+    }
+    task->flags_ = static_cast<std::uint8_t>((task->flags_ & Task::kFlagsKeptUntilRun) |
+                                             Task::kFlagExpired);
+    worker->local[worker->local_count++] = task;
+    if (worker->local_count == kLocalBatchCapacity) PublishLocalToFront(worker);
+  }
+
+  // Whether another worker may be idle: not every worker is inside an execution batch (the
+  // others are spinning, parked, or in the role, where the holder may be asleep). Relaxed
+  // load; a hint (see AppendLocal).
+  bool SomeWorkerMayBeIdle() const {
+    return executing_.load(std::memory_order_relaxed) < worker_count_;
+  }
+
+  // Publishes the local batch through the front queue, as one chain (one exchange), for
+  // when this worker cannot (the role is held elsewhere, or its batch is full inside a
+  // callback) or must not (older posts still wait in the front queue) put it into the
+  // ready queue itself. The sched-role receives the tasks like any post.
+  void PublishLocalToFront(Worker* worker) {
+    const std::uint32_t count = worker->local_count;
+    if (count == 0) return;
+    for (std::uint32_t i = 0; i + 1 < count; ++i) worker->local[i]->next = worker->local[i + 1];
+    worker->local_count = 0;
+    AfterFrontPush(front_.PushChain(worker->local[0], worker->local[count - 1]));
+  }
+
+  // Sched-role, on `worker` (the holder), once the front queue is empty: the local batch
+  // goes straight into the ready queue, behind everything the front queue held. Returns
+  // how many tasks it made ready (published by the caller's FlushPending).
+  std::size_t MoveLocalToReady(Worker* worker) {
+    const std::uint32_t count = worker->local_count;
+    for (std::uint32_t i = 0; i < count; ++i) ready_.PushPending(worker->local[i]);
+    worker->local_count = 0;
+    return count;
   }
 
   void Wake(Task* task, std::uint8_t bits) {
@@ -633,7 +702,10 @@ class BasicTaskScheduler {
       // Expired timers go to the ready queue's tail too, so they lose nothing either.
       // (Decided on Pop's answer, not on a peek: a stale peek could keep a worker away
       // from the role forever.)
-      if (batch_ended_early && role_.TryLock()) {
+      // A local batch is published at every batch end: through the role when it is free,
+      // else through the front queue.
+      const bool has_local = worker->local_count != 0;
+      if ((batch_ended_early || has_local) && role_.TryLock()) {
         Bump(worker->sched_role_taken);
         const ScheduleResult result = Schedule(worker);
         // seq_cst unlock, then seq_cst look at the front queue: the holder's half of the
@@ -645,6 +717,8 @@ class BasicTaskScheduler {
         // parked worker must time its park to a new nearest deadline (see
         // PublishNearestDeadline). Timers alone wake nobody: parked workers time their park.
         if (result.ready > 1 || more_to_schedule || result.retime_parkers) WakeOne(worker);
+      } else if (has_local) {
+        PublishLocalToFront(worker);
       }
       const std::size_t executed = ExecuteBatch(worker);
       batch_ended_early = executed < options_.execute_batch_size;
@@ -838,6 +912,16 @@ class BasicTaskScheduler {
         if (task == nullptr) break;
         moved += ReceiveFromFront(task, now, stopping);
       }
+      // This worker's local batch: straight into the ready queue when the front queue is
+      // empty (exact here: we are its consumer), else behind the posts still waiting there
+      // (they may be older than the batch).
+      if (worker->local_count != 0) {
+        if (front_.IsEmpty()) {
+          moved += MoveLocalToReady(worker);
+        } else {
+          PublishLocalToFront(worker);
+        }
+      }
       // Expired wait queue -> ready.
       for (std::size_t n = 0; n < options_.batch_size; ++n) {
         // Only a finite deadline can have passed: no clock read for an empty wait queue or
@@ -998,6 +1082,9 @@ class BasicTaskScheduler {
     while (executed < options_.execute_batch_size) {
       Task* task = worker->consumer.Pop();
       if (task == nullptr) break;
+      // Relaxed RMW, twice per batch: counts workers inside a batch for SomeWorkerMayBeIdle,
+      // a hint that orders nothing.
+      if (executed == 0) executing_.fetch_add(1, std::memory_order_relaxed);
       // Chain wake (see the header comment): if more tasks seem ready than the one we just
       // took, wake one more worker before running ours, so a long task of ours does not
       // leave them waiting. A wrong guess costs one spurious or one missed wakeup, never a
@@ -1008,9 +1095,16 @@ class BasicTaskScheduler {
       if (task->IsStamped()) RecordPostToStart(worker, task);
       Execute(worker, task);
       ++executed;
-      if (!role_.IsLocked() && TimerDue()) break;
+      // End the batch early to publish the local batch when another worker may be idle (it
+      // could run those tasks now) or the ready queue looks empty (the others are about to
+      // run out of work), or to serve a due timer when the role is free.
+      if (worker->local_count != 0 && (SomeWorkerMayBeIdle() || !ReadySeemsNonEmpty(worker))) {
+        break;
+      }
+      if (TimerDue() && !role_.IsLocked()) break;
     }
     if (executed > 0) {
+      executing_.fetch_sub(1, std::memory_order_relaxed);
       Bump(worker->tasks_executed, executed);
       CountFinished(worker, executed);
     }
@@ -1078,6 +1172,9 @@ class BasicTaskScheduler {
   fairsched::Signal ready_signal_;
   // Workers parked (or about to park) on ready_signal_.
   alignas(kCacheLineSize) Atomic<int> parked_{0};
+  // Workers inside an execution batch, and how many workers run (set before they start).
+  alignas(kCacheLineSize) Atomic<int> executing_{0};
+  int worker_count_ = 0;
   // The wait queue's nearest deadline (steady-clock ticks), for TimerDue.
   Atomic<std::int64_t> nearest_deadline_{kNoDeadline.time_since_epoch().count()};
   Mutex empty_mu_;

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 #include <vector>
@@ -121,6 +122,66 @@ TEST(MpscQueueDeathTest, PushOfNullDiesInDebugBuilds) {
   EXPECT_DEATH(q.Push(nullptr), "Push of nullptr");
 }
 #endif
+
+// A chain is one push: its items come out in chain order, after what was pushed before it.
+TEST(MpscQueueTest, PushChainKeepsOrderAndReportsEmpty) {
+  MpscQueue<Item> q;
+  std::vector<Item> items(6);
+  for (int i = 0; i < 6; ++i) items[i].seq = i;
+  EXPECT_TRUE(q.Push(&items[0]));
+  items[1].next = &items[2];
+  items[2].next = &items[3];
+  EXPECT_FALSE(q.PushChain(&items[1], &items[3]));
+  EXPECT_FALSE(q.Push(&items[4]));
+  EXPECT_EQ(PopAll(q), (std::vector<int>{0, 1, 2, 3, 4}));
+  EXPECT_TRUE(q.IsEmpty());
+  EXPECT_TRUE(q.PushChain(&items[5], &items[5]));  // a one-item chain into an empty queue
+  EXPECT_EQ(PopAll(q), (std::vector<int>{5}));
+  // Popped items can form a new chain at once.
+  items[3].next = &items[0];
+  EXPECT_TRUE(q.PushChain(&items[3], &items[0]));
+  EXPECT_EQ(PopAll(q), (std::vector<int>{3, 0}));
+}
+
+// Producers push chains of numbered items (of 1 to 8) while the consumer pops: every item
+// arrives once, and each producer's items in order.
+TEST(MpscQueueStressTest, ChainsFromManyProducersNoLossPerProducerFifo) {
+  constexpr int kProducers = 3;
+  const int per_producer = static_cast<int>(testing::StressIterations(60000));
+  MpscQueue<Item> q;
+  std::vector<std::vector<Item>> items(kProducers, std::vector<Item>(per_producer));
+  std::vector<std::thread> producers;
+  for (int p = 0; p < kProducers; ++p) {
+    producers.emplace_back([&, p] {
+      int i = 0;
+      while (i < per_producer) {
+        const int length = std::min(1 + i % 8, per_producer - i);
+        for (int k = 0; k < length; ++k) {
+          items[p][i + k].seq = p * per_producer + i + k;
+          items[p][i + k].next = k + 1 < length ? &items[p][i + k + 1] : nullptr;
+        }
+        q.PushChain(&items[p][i], &items[p][i + length - 1]);
+        i += length;
+      }
+    });
+  }
+  std::vector<int> last(kProducers, -1);
+  int received = 0;
+  while (received < kProducers * per_producer) {
+    Item* item = q.Pop();
+    if (item == nullptr) {
+      std::this_thread::yield();
+      continue;
+    }
+    const int producer = item->seq / per_producer;
+    ASSERT_GT(item->seq, last[producer]) << "producer " << producer << " out of order";
+    last[producer] = item->seq;
+    ++received;
+  }
+  for (auto& t : producers) t.join();
+  EXPECT_EQ(q.Pop(), nullptr);
+  EXPECT_TRUE(q.IsEmpty());
+}
 
 // Producers push numbered items while the consumer pops; afterwards every item must have
 // been seen exactly once and each producer's sequence numbers must arrive in order.
