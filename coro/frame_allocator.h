@@ -11,13 +11,17 @@
 //     global pool (one mutex per size class, taken once per batch);
 //   - a thread whose list is empty takes a whole batch from the global pool, and only if
 //     that is empty asks the system for one block;
-//   - the global pool keeps at most kGlobalBatchLimit batches per class; the rest go back
-//     to the system. A thread's cache goes to the global pool when the thread exits.
+//   - the global pool has no cap: a steady flow of frames allocated on one thread and
+//     freed on another (a plain thread spawning, workers finishing) circulates between the
+//     caches and the pool and never goes back to malloc. The memory kept is the peak of
+//     live frames; Trim() returns the global pool's blocks to the system. A thread's cache
+//     goes to the global pool when the thread exits.
 // Larger requests go straight to ::operator new.
 //
 // Contract: Deallocate(pointer, size) must get the size given to Allocate (the sized
-// operator delete of a coroutine promise passes it). Blocks are 16-byte aligned
-// (__STDCPP_DEFAULT_NEW_ALIGNMENT__), enough for any frame without over-aligned locals.
+// operator delete of a coroutine promise passes it). Blocks are kAlignment (64) byte
+// aligned: a spawned coroutine's state (its scheduler task first) sits at the start of a
+// block and starts on a cache line of its own (coro/task.h, coro/runtime.h).
 // Under AddressSanitizer a recycled block is poisoned while it sits in a cache, so a use
 // of a freed frame is still reported.
 //
@@ -58,7 +62,7 @@ class FrameAllocator {
   static constexpr std::size_t kMaxRecycledSize = kGranule * kClassCount;  // 1024
   static constexpr std::size_t kBatchSize = 32;
   static constexpr std::size_t kThreadCacheLimit = 2 * kBatchSize;
-  static constexpr std::size_t kGlobalBatchLimit = 256;
+  static constexpr std::size_t kAlignment = 64;
 
   static void* Allocate(std::size_t size) {
     ThreadCache& cache = Cache();
@@ -67,7 +71,7 @@ class FrameAllocator {
     if (size == 0 || size > kMaxRecycledSize) {
       cache.stats.bytes_rounded += size;
       cache.stats.system_allocations++;
-      return ::operator new(size);
+      return ::operator new(size, std::align_val_t{kAlignment});
     }
     const std::size_t index = ClassIndex(size);
     const std::size_t block_size = (index + 1) * kGranule;
@@ -77,7 +81,7 @@ class FrameAllocator {
     Block* block = list.head;
     if (block == nullptr) {
       cache.stats.system_allocations++;
-      return ::operator new(block_size);
+      return ::operator new(block_size, std::align_val_t{kAlignment});
     }
     Unpoison(block, block_size);
     list.head = block->next;
@@ -90,7 +94,7 @@ class FrameAllocator {
     ThreadCache& cache = Cache();
     cache.stats.deallocations++;
     if (size == 0 || size > kMaxRecycledSize) {
-      ::operator delete(pointer);
+      ::operator delete(pointer, std::align_val_t{kAlignment});
       return;
     }
     const std::size_t index = ClassIndex(size);
@@ -103,6 +107,18 @@ class FrameAllocator {
   }
 
   static FrameAllocatorStats ThisThreadFrameStats() { return Cache().stats; }
+
+  // Returns every block of the global pool to the system (the threads' own caches stay).
+  static void Trim() {
+    for (std::size_t index = 0; index < kClassCount; ++index) {
+      std::vector<Batch> batches;
+      {
+        MutexLock lock(Pool().classes[index].mu);
+        batches.swap(Pool().classes[index].batches);
+      }
+      for (Batch batch : batches) FreeChain(batch.head, index);
+    }
+  }
 
  private:
   struct Block {
@@ -153,8 +169,7 @@ class FrameAllocator {
     return cache;
   }
 
-  // Moves kBatchSize blocks from the thread's list to the global pool (or to the system if
-  // the pool is full).
+  // Moves kBatchSize blocks from the thread's list to the global pool.
   static void Spill(FreeList& list, std::size_t index) {
     const std::size_t block_size = (index + 1) * kGranule;
     Block* head = list.head;
@@ -166,14 +181,8 @@ class FrameAllocator {
     tail->next = nullptr;
     Poison(tail, block_size);
     GlobalClass& global = Pool().classes[index];
-    {
-      MutexLock lock(global.mu);
-      if (global.batches.size() < kGlobalBatchLimit) {
-        global.batches.push_back(Batch{head});
-        return;
-      }
-    }
-    FreeChain(head, index);
+    MutexLock lock(global.mu);
+    global.batches.push_back(Batch{head});
   }
 
   static void Refill(ThreadCache& cache, std::size_t index) {
@@ -201,7 +210,7 @@ class FrameAllocator {
     while (head != nullptr) {
       Block* next = NextOf(head, block_size);
       Unpoison(head, block_size);
-      ::operator delete(head);
+      ::operator delete(head, std::align_val_t{kAlignment});
       head = next;
     }
   }

@@ -90,8 +90,10 @@
 #include <coroutine>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <functional>
+#include <new>
 #include <thread>
 #include <type_traits>
 #include <utility>
@@ -221,7 +223,7 @@ CoroutineState* CurrentState();
 //     (the run drops the coroutine's own reference, which Finish left to it).
 //   - Finished(state): the coroutine is done; the helper forgets it. Returns true if a task
 //     run is still pending (it will release the coroutine's own reference).
-// The per-coroutine bookkeeping (HelpState) lives in the coroutine state, guarded by the
+// The per-coroutine bookkeeping (HelpState) lives with the coroutine state, guarded by the
 // helper's lock. The helper thread runs a continuation it claimed with RunClaimedStep.
 class ContinuationHelper {
  public:
@@ -241,33 +243,115 @@ struct HelpState {
   bool finished = false;      // finished on the helper thread with a task run pending
 };
 
-class CoroutineState {
- public:
+// What the untyped state needs from its root frame, whose promise type depends on the
+// result type: one static table per T.
+struct RootOps {
+  bool (*failed)(void* frame);                 // the body ended with an exception
+  void (*report)(void* frame);                 // prints that exception and aborts
+};
+template <typename T>
+struct RootOpsFor {
+  static Promise<T>& PromiseOf(void* frame) {
+    return std::coroutine_handle<Promise<T>>::from_address(frame).promise();
+  }
+  static bool Failed(void* frame) { return PromiseOf(frame).HasException(); }
+  [[noreturn]] static void Report(void* frame) {
+    try {
+      PromiseOf(frame).TakeResult();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "fairsched: a detached coroutine threw: %s\n", e.what());
+    } catch (...) {
+      std::fprintf(stderr, "fairsched: a detached coroutine threw a non-std exception\n");
+    }
+    std::fflush(stderr);
+    std::abort();
+  }
+  static constexpr RootOps kOps = {&Failed, &Report};
+};
+
+// The parts of a coroutine's state that most coroutines never use, allocated on first use
+// (and at spawn when the coroutine has a parent, a cancellation deadline or a helper), so
+// that the state itself fits in two cache lines in front of the root frame. Once installed
+// it stays until the state is destroyed.
+struct StateExtension {
   static void* operator new(std::size_t size) { return FrameAllocator::Allocate(size); }
   static void operator delete(void* pointer, std::size_t size) {
     FrameAllocator::Deallocate(pointer, size);
   }
 
-  CoroutineState(void* scheduler, const SchedulerOps* ops, std::coroutine_handle<> root,
-                 const SpawnOptions& options)
-      : scheduler_(scheduler), ops_(ops), resume_(root), root_(root) {
-    cancel_deadline_ = options.deadline;
+  // Fixed at spawn (coroutine-thread reads).
+  TaskDeadline cancel_deadline = kTaskDeadlineInfinite;  // SpawnOptions::deadline, parent's
+  CoroutineState* parent = nullptr;                      // holds a reference
+  CancelRegistration parent_link;                        // in the parent's callbacks
+  ContinuationHelper* helper = nullptr;
+  // Coroutine thread: the open wait's own deadline (needed only beside a cancel deadline).
+  TaskDeadline wait_deadline = kTaskDeadlineInfinite;
+  HelpState help;  // guarded by the helper's lock
+  // Guarded by mu: cancel callbacks, the joiner, plain-thread waiters.
+  fairsched::Mutex mu;
+  ConditionVariable cv;
+  CancelRegistration* callbacks = nullptr;
+  bool cancel_callbacks_started = false;
+  CancelRegistration* running_callback = nullptr;
+  std::thread::id running_callback_thread;
+  CoroutineState* joiner = nullptr;  // holds a reference
+  std::uint64_t join_epoch = 0;
+};
+
+// A spawned coroutine's state. Lives in the root frame's header (kFrameHeader bytes in
+// front of the frame, coro/task.h): one allocation holds both, the scheduler task on the
+// block's first cache line and the fields every step uses on the second, the frame right
+// after. Untyped: the result type is known to the JoinHandle and to root_ops_.
+class alignas(64) CoroutineState {
+ public:
+  CoroutineState(void* scheduler, const SchedulerOps* ops, const RootOps* root_ops,
+                 const SpawnOptions& options, ContinuationHelper* helper)
+      : ops_(ops), scheduler_(scheduler), resume_(Root()), root_ops_(root_ops) {
     CoroutineState* parent = options.child_of_current ? CurrentState() : nullptr;
-    if (parent != nullptr) {
-      cancel_deadline_ = std::min(cancel_deadline_, parent->cancel_deadline_);
-      parent->Ref();
-      parent_ = parent;
-      parent_link_.invoke = [](void* child, CancelReason reason) {
-        static_cast<CoroutineState*>(child)->RequestCancel(reason);
-      };
-      parent_link_.context = this;
-      parent->AddCancelCallback(&parent_link_);
+    if (parent != nullptr || options.deadline != kTaskDeadlineInfinite || helper != nullptr) {
+      // Not shared yet: a plain store publishes the extension with the state.
+      auto* ext = new StateExtension;
+      ext->cancel_deadline = options.deadline;
+      ext->helper = helper;
+      ext_.store(ext, std::memory_order_relaxed);
+      if (parent != nullptr) {
+        ext->cancel_deadline = std::min(ext->cancel_deadline, parent->CancelDeadline());
+        parent->Ref();
+        ext->parent = parent;
+        ext->parent_link.invoke = [](void* child, CancelReason reason) {
+          static_cast<CoroutineState*>(child)->RequestCancel(reason);
+        };
+        ext->parent_link.context = this;
+        parent->AddCancelCallback(&ext->parent_link);
+      }
     }
     task_.SetCallback([this] { Run(); });
   }
-  virtual ~CoroutineState() = default;
   CoroutineState(const CoroutineState&) = delete;
   CoroutineState& operator=(const CoroutineState&) = delete;
+
+  // Builds the state of `task`'s coroutine in its frame's header; the state owns the frame
+  // from now on (it destroys it with itself). Two references: the coroutine's own and the
+  // JoinHandle's.
+  template <typename T>
+  static CoroutineState* Create(void* scheduler, const SchedulerOps* ops, Task<T> task,
+                                const SpawnOptions& options, ContinuationHelper* helper = nullptr) {
+    void* const frame = task.Release().address();
+    void* const header = static_cast<char*>(frame) - kFrameHeader;
+    return ::new (header)
+        CoroutineState(scheduler, ops, &RootOpsFor<T>::kOps, options, helper);
+  }
+
+  // The root frame, right behind the state.
+  void* Frame() const {
+    return const_cast<char*>(reinterpret_cast<const char*>(this)) + kFrameHeader;
+  }
+  std::coroutine_handle<> Root() const { return std::coroutine_handle<>::from_address(Frame()); }
+  // The finished root's value (or exception, rethrown). The caller knows T.
+  template <typename T>
+  T TakeResult() {
+    return RootOpsFor<T>::PromiseOf(Frame()).TakeResult();
+  }
 
   void Start() { ops_->post(scheduler_, &task_, kTaskDeadlineNow, /*through_stop=*/false); }
   // Instead of Start: runs the coroutine's first step on the calling thread (a plain thread
@@ -280,15 +364,16 @@ class CoroutineState {
   // --- References (see "Wakers and lifetime"). ---
   // Relaxed increment: the caller already holds a reference, so the count cannot be zero
   // and nothing needs ordering. Acq_rel decrement: release makes our uses of the state
-  // happen-before the deletion; acquire (for the thread that reaches zero) sees everyone's.
+  // happen-before the destruction; acquire (for the thread that reaches zero) sees
+  // everyone's.
   void Ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
   void Unref() {
-    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) Destroy();
   }
 
   // --- The wait word. ---
   // One atomic 64-bit word holds the current wait and the sticky flags, so that opening a
-  // wait, closing it and cancelling are each one compare-and-swap:
+  // wait, closing it, cancelling and finishing are each one compare-and-swap:
   //   bit 0       kOpen: a wait is open (prepared, and not yet closed)
   //   bits 1-3    the WakeReason of the last closed wait
   //   bit 4       kCancellableWait: the open wait ends on Cancel/Stop
@@ -296,8 +381,10 @@ class CoroutineState {
   //   bit 6       kCancelRequested (sticky)
   //   bits 7, 8   kPendingWakeup, kPendingSignal: a CoroutineRef::Wakeup/Signal that came
   //               while no external wait was open, kept for the next one
-  //   bit 9       kFinished: the coroutine is done; nothing opens again
-  //   bits 16-63  the epoch of the current (or last) wait
+  //   bit 9       kFinished: the coroutine is done (its result is written); nothing opens
+  //               again
+  //   bit 10      kDetached: the JoinHandle let go without taking the result
+  //   bits 16-63  the epoch of the current (or last) wait; only the coroutine changes it
   static constexpr std::uint64_t kOpen = 1;
   static constexpr int kReasonShift = 1;
   static constexpr std::uint64_t kReasonMask = std::uint64_t{7} << kReasonShift;
@@ -307,6 +394,7 @@ class CoroutineState {
   static constexpr std::uint64_t kPendingWakeup = 1 << 7;
   static constexpr std::uint64_t kPendingSignal = 1 << 8;
   static constexpr std::uint64_t kFinished = 1 << 9;
+  static constexpr std::uint64_t kDetached = 1 << 10;
   static constexpr int kEpochShift = 16;
 
   static WakeReason ReasonOf(std::uint64_t word) {
@@ -330,7 +418,6 @@ class CoroutineState {
   std::uint64_t OpenWait(WaitMode mode, bool external) {
     FAIRSCHED_DCHECK(!wait_prepared_, "PrepareWait called twice without WaitWoken in between");
     wait_prepared_ = true;
-    const std::uint64_t epoch = ++epoch_;
     const bool cancellable = mode == WaitMode::kCancellable;
     // RequestCancel publishes the reason before it runs the callbacks and sets
     // kCancelRequested in the word, so IsCancelled() can already be true while the bit is
@@ -339,10 +426,13 @@ class CoroutineState {
     const bool cancel_published =
         cancellable && cancel_reason_.load(std::memory_order_acquire) != CancelReason::kNone;
     std::uint64_t old = word_.load(std::memory_order_relaxed);
+    // Only this thread changes the epoch bits (the others' CASes keep them).
+    const std::uint64_t epoch = EpochOf(old) + 1;
     std::uint64_t desired;
     do {
       desired = (epoch << kEpochShift) |
-                (old & (kCancelRequested | kPendingWakeup | kPendingSignal | kReasonMask));
+                (old & (kCancelRequested | kPendingWakeup | kPendingSignal | kReasonMask |
+                        kDetached));
       if (cancellable && (cancel_published || (old & kCancelRequested) != 0)) {
         desired = Closed(desired, ShutdownOrCancelled());
       } else if (external && (old & (kPendingWakeup | kPendingSignal)) != 0) {
@@ -407,14 +497,16 @@ class CoroutineState {
   // if it already was cancelled. Never holds a lock while it calls out.
   bool RequestCancel(CancelReason reason) {
     CancelReason expected = CancelReason::kNone;
-    // Acq_rel: release publishes the reason before the kCancelRequested bit (set below)
-    // that readers of the word act on; acquire on failure: the caller may rely on the
-    // earlier cancellation's effects.
-    if (!cancel_reason_.compare_exchange_strong(expected, reason, std::memory_order_acq_rel,
+    // seq_cst (acq_rel at least): release publishes the reason before the
+    // kCancelRequested bit (set below) that readers of the word act on; acquire on failure:
+    // the caller may rely on the earlier cancellation's effects. seq_cst for the Dekker
+    // pair with AddCancelCallback: we set the reason, then look for the extension; a
+    // registrar installs it, then looks at the reason. One of the two sees the other.
+    if (!cancel_reason_.compare_exchange_strong(expected, reason, std::memory_order_seq_cst,
                                                 std::memory_order_acquire)) {
       return false;
     }
-    RunCancelCallbacks(reason);
+    if (StateExtension* ext = ext_.load(std::memory_order_seq_cst)) RunCancelCallbacks(ext, reason);
     const WakeReason wake_reason =
         reason == CancelReason::kShutdown ? WakeReason::kShutdown : WakeReason::kCancelled;
     std::uint64_t old = word_.load(std::memory_order_relaxed);
@@ -430,12 +522,21 @@ class CoroutineState {
     return true;
   }
 
+  // The cancellation deadline (SpawnOptions::deadline, bounded by the parent's).
+  TaskDeadline CancelDeadline() const {
+    // Acquire: an extension installed by another thread (a waiter) is seen whole; the
+    // deadline itself was fixed at spawn, before the state was shared.
+    const StateExtension* ext = ext_.load(std::memory_order_acquire);
+    return ext != nullptr ? ext->cancel_deadline : kTaskDeadlineInfinite;
+  }
+
   // Cancelled, by reason; the cancellation deadline and Stop count once they are reached
   // (checked here, so that CPU-bound code polling IsCancelled() also sees them).
   CancelReason CancellationReason() {
     CancelReason reason = cancel_reason_.load(std::memory_order_acquire);
     if (reason != CancelReason::kNone) return reason;
-    if (cancel_deadline_ != kTaskDeadlineInfinite && TaskClock::now() >= cancel_deadline_) {
+    const TaskDeadline cancel_deadline = CancelDeadline();
+    if (cancel_deadline != kTaskDeadlineInfinite && TaskClock::now() >= cancel_deadline) {
       RequestCancel(CancelReason::kDeadline);
     } else if (ops_->is_stopping(scheduler_)) {
       RequestCancel(CancelReason::kShutdown);
@@ -445,59 +546,72 @@ class CoroutineState {
 
   // --- Cancel callbacks. ---
   void AddCancelCallback(CancelRegistration* registration) {
+    StateExtension* ext = Ext();
     CancelReason run_now = CancelReason::kNone;
     {
-      MutexLock lock(mu_);
-      if (cancel_callbacks_started_) {
+      MutexLock lock(ext->mu);
+      if (ext->cancel_callbacks_started) {
         run_now = cancel_reason_.load(std::memory_order_acquire);
       } else {
-        registration->next = callbacks_;
+        registration->next = ext->callbacks;
         registration->prev = nullptr;
-        if (callbacks_ != nullptr) callbacks_->prev = registration;
-        callbacks_ = registration;
+        if (ext->callbacks != nullptr) ext->callbacks->prev = registration;
+        ext->callbacks = registration;
         registration->linked = true;
       }
     }
-    if (run_now != CancelReason::kNone) registration->invoke(registration->context, run_now);
+    if (run_now != CancelReason::kNone) {
+      registration->invoke(registration->context, run_now);
+      return;
+    }
+    // The other half of RequestCancel's Dekker pair (the extension is installed, seq_cst,
+    // in Ext()): a cancellation that looked for the extension before it existed ran no
+    // callbacks, so we run them (RunCancelCallbacks runs them once, whoever calls it).
+    const CancelReason reason = cancel_reason_.load(std::memory_order_seq_cst);
+    if (reason != CancelReason::kNone) RunCancelCallbacks(ext, reason);
   }
   // Returns once `registration` will not be invoked any more and is not running on another
   // thread (a callback deregistering itself does not wait for itself).
   void RemoveCancelCallback(CancelRegistration* registration) {
-    MutexLock lock(mu_);
+    StateExtension* ext = ext_.load(std::memory_order_acquire);  // installed by the Add
+    MutexLock lock(ext->mu);
     if (registration->linked) {
-      Unlink(registration);
+      Unlink(ext, registration);
       return;
     }
-    while (running_callback_ == registration &&
-           running_callback_thread_ != std::this_thread::get_id()) {
-      cv_.wait(lock);
+    while (ext->running_callback == registration &&
+           ext->running_callback_thread != std::this_thread::get_id()) {
+      ext->cv.wait(lock);
     }
   }
 
   // --- Completion. ---
-  bool IsDone() const { return done_.load(std::memory_order_acquire); }
+  // Acquire: pairs with Finish's release; the result is written.
+  bool IsDone() const { return (word_.load(std::memory_order_acquire) & kFinished) != 0; }
+  // Plain thread: waits until the coroutine finished or `deadline`.
   bool WaitDone(TaskDeadline deadline) {
-    MutexLock lock(mu_);
+    if (IsDone()) return true;
+    StateExtension* ext = Ext();
+    MutexLock lock(ext->mu);
+    // seq_cst loads after the seq_cst install of the extension (Ext): the waiter's half of
+    // the Dekker pair with Finish (it sets kFinished, then looks for the extension).
+    auto done = [this] { return (word_.load(std::memory_order_seq_cst) & kFinished) != 0; };
     if (deadline == kTaskDeadlineInfinite) {
-      cv_.wait(lock, [this] { return IsDone(); });
+      ext->cv.wait(lock, done);
       return true;
     }
-    return cv_.wait_until(lock, deadline, [this] { return IsDone(); });
+    return ext->cv.wait_until(lock, deadline, done);
   }
   // Coroutine thread of `joiner`: unless this coroutine is already done, opens an
-  // uncancellable wait of `joiner` that this one's completion ends. Under our mutex, so
-  // completion cannot slip in between the check and the registration.
+  // uncancellable wait of `joiner` that this one's completion ends. Under the extension's
+  // mutex, so completion cannot slip in between the check and the registration.
   bool SetJoinWaker(CoroutineState* joiner);
   // The JoinHandle let go. A coroutine that already finished with an exception nobody took
-  // reports it now, as one that finishes later will (see "Results").
+  // reports it now, as one that finishes later will (see "Results"): the RMW decides which
+  // of Detach and Finish sees the other.
   void Detach() {
-    bool report;
-    {
-      MutexLock lock(mu_);
-      detached_ = true;
-      report = IsDone() && RootFailed();
-    }
-    if (report) ReportDetachedFailure();
+    const std::uint64_t old = word_.fetch_or(kDetached, std::memory_order_acq_rel);
+    if ((old & kFinished) != 0 && root_ops_->failed(Frame())) root_ops_->report(Frame());
   }
 
   // --- Awaitable support (coroutine thread). ---
@@ -509,52 +623,76 @@ class CoroutineState {
     FAIRSCHED_DCHECK(wait_prepared_, "WaitWoken without PrepareWait");
     wait_prepared_ = false;
     resume_ = handle;
-    pending_ = Pending::kWait;
-    wait_deadline_ = deadline;
     // The word says whether the open wait is cancellable; only this thread changes that.
     const bool cancellable = (word_.load(std::memory_order_relaxed) & kCancellableWait) != 0;
+    // An uncancellable wait must see its event, also while the scheduler stops: Stop must
+    // not wake it (it could only post itself again, and Stop would wake it again at once).
+    pending_ = cancellable ? Pending::kWait : Pending::kWaitThroughStop;
+    post_deadline_ = deadline;
     // Every wait is bounded by the cancellation deadline: a cancellable one ends there, an
     // uncancellable one requests the cancellation there and goes on (FinishWait). Once the
     // coroutine is cancelled, an uncancellable wait has only its own deadline left.
-    const bool cancel_pending = cancellable || cancel_reason_.load(std::memory_order_acquire) ==
-                                                   CancelReason::kNone;
-    post_deadline_ = cancel_pending ? std::min(deadline, cancel_deadline_) : deadline;
-    // An uncancellable wait must see its event, also while the scheduler stops: Stop must
-    // not wake it (it could only post itself again, and Stop would wake it again at once).
-    post_through_stop_ = !cancellable;
+    StateExtension* ext = ext_.load(std::memory_order_acquire);
+    if (ext != nullptr && ext->cancel_deadline != kTaskDeadlineInfinite) {
+      ext->wait_deadline = deadline;
+      const bool cancel_pending =
+          cancellable || cancel_reason_.load(std::memory_order_acquire) == CancelReason::kNone;
+      if (cancel_pending) post_deadline_ = std::min(deadline, ext->cancel_deadline);
+    }
   }
   WakeReason LastWakeReason() const { return last_reason_; }
 
   // --- Helping (see ContinuationHelper). ---
-  // Before the coroutine is shared (its first post or step). `task_pending`: Start follows.
-  void SetHelper(ContinuationHelper* helper, bool task_pending) {
-    helper_ = helper;
-    help_.task_pending = task_pending;
-  }
-  // Guarded by the helper's lock.
-  HelpState& help() { return help_; }
+  // Guarded by the helper's lock. Only states created with a helper have one.
+  HelpState& help() { return ext_.load(std::memory_order_relaxed)->help; }
+  // Before the first step: the start is a post (Start), so a task run is pending.
+  void MarkStartPosted() { help().task_pending = true; }
   // The helper thread, after claiming a ready continuation under its lock.
   void RunClaimedStep() { Step(); }
 
- protected:
-  // Whether the finished root task ended with an exception; only the typed subclass knows
-  // the promise type.
-  virtual bool RootFailed() const = 0;
-  virtual void ReportDetachedFailure() = 0;
-
  private:
-  enum class Pending : std::uint8_t { kNone, kYield, kWait };
+  // kWaitThroughStop: an uncancellable wait (posted with PostDeadlineThroughStop).
+  enum class Pending : std::uint8_t { kNone, kYield, kWait, kWaitThroughStop };
+
+  // The extension, installed on first use (any thread). seq_cst install and load: one half
+  // of the Dekker pairs with Finish (waiters) and RequestCancel (callbacks), see there.
+  StateExtension* Ext() {
+    StateExtension* ext = ext_.load(std::memory_order_seq_cst);
+    if (ext != nullptr) return ext;
+    auto* fresh = new StateExtension;
+    if (ext_.compare_exchange_strong(ext, fresh, std::memory_order_seq_cst,
+                                     std::memory_order_seq_cst)) {
+      return fresh;
+    }
+    delete fresh;  // another thread installed one first
+    return ext;
+  }
+  ContinuationHelper* Helper() const {
+    // Relaxed: a helper is installed before the coroutine is shared.
+    const StateExtension* ext = ext_.load(std::memory_order_relaxed);
+    return ext != nullptr ? ext->helper : nullptr;
+  }
+
+  // The last reference went: the state, its extension and the root frame (whose header
+  // the state lives in) go. Nothing of the state may be touched after its destructor.
+  void Destroy() {
+    StateExtension* ext = ext_.load(std::memory_order_relaxed);
+    const std::coroutine_handle<> root = Root();
+    this->~CoroutineState();
+    delete ext;
+    root.destroy();  // frees the block the state was in
+  }
 
   // The task callback. See "Who resumes a coroutine, where".
   void Run() {
-    if (helper_ != nullptr) {
-      switch (helper_->BeforeTaskRun(this)) {
+    if (ContinuationHelper* helper = Helper()) {
+      switch (helper->BeforeTaskRun(this)) {
         case ContinuationHelper::TaskRun::kRun:
           break;
         case ContinuationHelper::TaskRun::kSkip:
           return;
         case ContinuationHelper::TaskRun::kRelease:
-          Unref();  // the coroutine's own reference (see Finish): may delete this
+          Unref();  // the coroutine's own reference (see Finish): may destroy this
           return;
       }
     }
@@ -564,10 +702,10 @@ class CoroutineState {
   // One step: decide whether the wait is over, resume the coroutine until it suspends or
   // ends, then post its task for what it waits for. On a worker (Run) or on a helper thread.
   void Step() {
-    if (pending_ == Pending::kWait && !FinishWait()) {
+    if (pending_ >= Pending::kWait && !FinishWait()) {
       // A leftover wakeup ran us while the wait is still open, or the cancellation deadline
       // of an uncancellable wait passed: wait again (post_deadline_ says until when).
-      PostTask(post_deadline_, post_through_stop_, /*yielded=*/false);
+      PostTask(post_deadline_, pending_ == Pending::kWaitThroughStop, /*yielded=*/false);
       return;
     }
     pending_ = Pending::kNone;
@@ -579,10 +717,11 @@ class CoroutineState {
         PostTask(kTaskDeadlineNow, /*through_stop=*/false, /*yielded=*/true);
         return;  // the task may already run elsewhere: touch nothing
       case Pending::kWait:
-        PostTask(post_deadline_, post_through_stop_, /*yielded=*/false);
+      case Pending::kWaitThroughStop:
+        PostTask(post_deadline_, pending_ == Pending::kWaitThroughStop, /*yielded=*/false);
         return;
       case Pending::kNone:
-        FAIRSCHED_CHECK(root_.done(),
+        FAIRSCHED_CHECK(Root().done(),
                         "a spawned coroutine suspended on an awaitable that is not part of "
                         "coro/ (it would never be resumed)");
         Finish();
@@ -593,13 +732,15 @@ class CoroutineState {
   // Posts the task after a step. With a helper, a post that is still pending serves instead
   // (see ContinuationHelper::Suspended).
   void PostTask(TaskDeadline deadline, bool through_stop, bool yielded) {
-    if (helper_ != nullptr && !helper_->Suspended(this, yielded)) return;
+    if (ContinuationHelper* helper = Helper(); helper != nullptr && !helper->Suspended(this, yielded)) {
+      return;
+    }
     ops_->post(scheduler_, &task_, deadline, through_stop);
   }
 
   // A wait was closed by someone else: the task must run. The caller holds a reference.
   void WakeTask() {
-    if (helper_ != nullptr) helper_->Woken(this);
+    if (ContinuationHelper* helper = Helper()) helper->Woken(this);
     ops_->wakeup(scheduler_, &task_);
   }
 
@@ -616,17 +757,23 @@ class CoroutineState {
     WakeReason reason;
     CancelReason cancel = CancelReason::kNone;
     if (task_.IsExpired()) {
-      if (cancellable && cancel_deadline_ <= wait_deadline_) {
+      // The wait's own deadline, or (with an extension) the cancellation deadline first.
+      const StateExtension* ext = ext_.load(std::memory_order_acquire);
+      const TaskDeadline cancel_deadline =
+          ext != nullptr ? ext->cancel_deadline : kTaskDeadlineInfinite;
+      const TaskDeadline wait_deadline =
+          cancel_deadline != kTaskDeadlineInfinite ? ext->wait_deadline : post_deadline_;
+      if (cancellable && cancel_deadline <= wait_deadline) {
         reason = WakeReason::kCancelled;
         cancel = CancelReason::kDeadline;
-      } else if (!cancellable && cancel_deadline_ < wait_deadline_ &&
-                 TaskClock::now() < wait_deadline_) {
+      } else if (!cancellable && cancel_deadline < wait_deadline &&
+                 TaskClock::now() < wait_deadline) {
         // The cancellation deadline bounds this uncancellable wait only so that the
         // cancellation is requested on time: its callbacks run (an IO op is cancelled,
         // children are cancelled), and the wait goes on for its event, now bounded by its
         // own deadline only. (Already cancelled: RequestCancel does nothing.)
         RequestCancel(CancelReason::kDeadline);
-        post_deadline_ = wait_deadline_;
+        post_deadline_ = wait_deadline;
         return false;
       } else {
         reason = WakeReason::kDeadline;
@@ -659,31 +806,33 @@ class CoroutineState {
 
   void Finish() {
     // Close any wait left prepared and mark the coroutine finished, so that a later waker,
-    // Cancel or Wakeup/Signal never calls into the scheduler. Relaxed: no data is handed
-    // over by this step (completion is published by done_ below).
+    // Cancel or Wakeup/Signal never calls into the scheduler, and a JoinHandle sees the
+    // result. seq_cst (release at least): the root frame's result is written before it;
+    // seq_cst for the Dekker pair with the waiters (WaitDone, SetJoinWaker: they install
+    // the extension, then look at kFinished; we set it, then look for the extension).
     std::uint64_t old = word_.load(std::memory_order_relaxed);
     while (!word_.compare_exchange_weak(
         old, (old & ~(kOpen | kCancellableWait | kExternalWait)) | kFinished,
-        std::memory_order_relaxed, std::memory_order_relaxed)) {
+        std::memory_order_seq_cst, std::memory_order_relaxed)) {
     }
-    if (parent_ != nullptr) {
-      parent_->RemoveCancelCallback(&parent_link_);
-      parent_->Unref();
-      parent_ = nullptr;
-    }
+    StateExtension* const ext = ext_.load(std::memory_order_seq_cst);
     CoroutineState* joiner = nullptr;
     std::uint64_t join_epoch = 0;
-    bool report = false;
-    {
-      MutexLock lock(mu_);
-      // Release (under the mutex too, for WaitDone): the root frame's result is written.
-      done_.store(true, std::memory_order_release);
-      joiner = std::exchange(joiner_, nullptr);
-      join_epoch = join_epoch_;
-      report = detached_ && RootFailed();
+    if (ext != nullptr) {
+      if (ext->parent != nullptr) {
+        ext->parent->RemoveCancelCallback(&ext->parent_link);
+        ext->parent->Unref();
+        ext->parent = nullptr;
+      }
+      {
+        // Taking the mutex orders us after a waiter's check of kFinished under it.
+        MutexLock lock(ext->mu);
+        joiner = std::exchange(ext->joiner, nullptr);
+        join_epoch = ext->join_epoch;
+      }
+      ext->cv.notify_all();
     }
-    cv_.notify_all();
-    if (report) ReportDetachedFailure();
+    if ((old & kDetached) != 0 && root_ops_->failed(Frame())) root_ops_->report(Frame());
     if (joiner != nullptr) {
       joiner->WakeEpoch(join_epoch, WakeReason::kWakeup);
       joiner->Unref();
@@ -691,78 +840,70 @@ class CoroutineState {
     // Finished on a helper thread while a run of our task is still pending: that run drops
     // our own reference (the task must stay alive until it ran). Last, because from the
     // moment the helper knows, that run may drop it, and nothing here may follow.
-    if (helper_ != nullptr && helper_->Finished(this)) return;
-    Unref();  // the coroutine's own reference: may delete this (and task_) right here
+    if (ContinuationHelper* helper = Helper(); helper != nullptr && helper->Finished(this)) return;
+    Unref();  // the coroutine's own reference: may destroy this (and task_) right here
   }
 
-  void RunCancelCallbacks(CancelReason reason) {
-    MutexLock lock(mu_);
-    cancel_callbacks_started_ = true;
-    while (callbacks_ != nullptr) {
-      CancelRegistration* registration = callbacks_;
-      Unlink(registration);
-      running_callback_ = registration;
-      running_callback_thread_ = std::this_thread::get_id();
+  // Runs the callbacks once, whoever calls first (RequestCancel, or AddCancelCallback when
+  // it raced with the cancellation).
+  void RunCancelCallbacks(StateExtension* ext, CancelReason reason) {
+    MutexLock lock(ext->mu);
+    if (ext->cancel_callbacks_started) return;
+    ext->cancel_callbacks_started = true;
+    while (ext->callbacks != nullptr) {
+      CancelRegistration* registration = ext->callbacks;
+      Unlink(ext, registration);
+      ext->running_callback = registration;
+      ext->running_callback_thread = std::this_thread::get_id();
       lock.unlock();
       // May destroy the registration: only our own fields are touched afterwards.
       registration->invoke(registration->context, reason);
       lock.lock();
-      running_callback_ = nullptr;
-      cv_.notify_all();
+      ext->running_callback = nullptr;
+      ext->cv.notify_all();
     }
   }
 
-  void Unlink(CancelRegistration* registration) {
+  static void Unlink(StateExtension* ext, CancelRegistration* registration) {
     if (registration->prev != nullptr) registration->prev->next = registration->next;
     if (registration->next != nullptr) registration->next->prev = registration->prev;
-    if (callbacks_ == registration) callbacks_ = registration->next;
+    if (ext->callbacks == registration) ext->callbacks = registration->next;
     registration->prev = registration->next = nullptr;
     registration->linked = false;
   }
 
-  fairsched::Task task_;  // the scheduler task whose callback resumes the coroutine
-  void* const scheduler_;
+  // First cache line: the scheduler task whose callback resumes the coroutine.
+  fairsched::Task task_;
+  // Second cache line: what every step touches.
   const SchedulerOps* const ops_;
+  void* const scheduler_;
+  std::coroutine_handle<> resume_;  // innermost suspended coroutine (coroutine thread)
   Atomic<std::uint64_t> word_{0};
+  TaskDeadline post_deadline_ = kTaskDeadlineInfinite;  // the open wait's post (coroutine)
+  Atomic<StateExtension*> ext_{nullptr};
+  const RootOps* const root_ops_;
   Atomic<std::uint32_t> refs_{2};  // the coroutine's own and the JoinHandle's
   Atomic<CancelReason> cancel_reason_{CancelReason::kNone};
-  Atomic<bool> done_{false};
   // Coroutine-thread state (handed between workers by the scheduler's queues).
-  std::coroutine_handle<> resume_;  // innermost suspended coroutine
-  const std::coroutine_handle<> root_;
   Pending pending_ = Pending::kNone;
   bool wait_prepared_ = false;
   WakeReason last_reason_ = WakeReason::kWakeup;
-  std::uint64_t epoch_ = 0;
-  TaskDeadline wait_deadline_ = kTaskDeadlineInfinite;    // the wait's own deadline
-  TaskDeadline post_deadline_ = kTaskDeadlineInfinite;    // ... bounded by cancel_deadline_
-  TaskDeadline cancel_deadline_ = kTaskDeadlineInfinite;  // fixed at Spawn
-  bool post_through_stop_ = false;                        // the wait is uncancellable
-  ContinuationHelper* helper_ = nullptr;                  // fixed before the first step
-  HelpState help_;                                        // guarded by the helper's lock
-  CoroutineState* parent_ = nullptr;                      // fixed at Spawn; holds a reference
-  CancelRegistration parent_link_;                        // in the parent's callbacks
-  // Guarded by mu_: cancel callbacks, completion and the joiner.
-  fairsched::Mutex mu_;
-  ConditionVariable cv_;
-  CancelRegistration* callbacks_ = nullptr;
-  bool cancel_callbacks_started_ = false;
-  CancelRegistration* running_callback_ = nullptr;
-  std::thread::id running_callback_thread_;
-  CoroutineState* joiner_ = nullptr;  // holds a reference
-  std::uint64_t join_epoch_ = 0;
-  bool detached_ = false;
 
   friend class fairsched::coro::CancelCallback;
 };
 
+static_assert(sizeof(CoroutineState) == kFrameHeader,
+              "the state must fill the frame header exactly (coro/task.h)");
+
 inline bool CoroutineState::SetJoinWaker(CoroutineState* joiner) {
-  MutexLock lock(mu_);
-  if (IsDone()) return false;
-  FAIRSCHED_DCHECK(joiner_ == nullptr, "a coroutine is joined twice");
+  StateExtension* ext = Ext();
+  MutexLock lock(ext->mu);
+  // seq_cst, after the seq_cst install of the extension: see Finish.
+  if ((word_.load(std::memory_order_seq_cst) & kFinished) != 0) return false;
+  FAIRSCHED_DCHECK(ext->joiner == nullptr, "a coroutine is joined twice");
   joiner->Ref();
-  joiner_ = joiner;
-  join_epoch_ = joiner->OpenWait(WaitMode::kUncancellable, /*external=*/false);
+  ext->joiner = joiner;
+  ext->join_epoch = joiner->OpenWait(WaitMode::kUncancellable, /*external=*/false);
   return true;
 }
 
@@ -778,31 +919,6 @@ inline CoroutineState* RequireCurrentState([[maybe_unused]] const char* what) {
   FAIRSCHED_DCHECK(state != nullptr, what);
   return state;
 }
-
-template <typename T>
-class SpawnedState final : public CoroutineState {
- public:
-  SpawnedState(void* scheduler, const SchedulerOps* ops, Task<T> task, const SpawnOptions& options)
-      : CoroutineState(scheduler, ops, task.handle(), options), task_(std::move(task)) {}
-
-  T TakeResult() { return task_.TakeResult(); }
-
- private:
-  bool RootFailed() const override { return task_.handle().promise().HasException(); }
-  [[noreturn]] void ReportDetachedFailure() override {
-    try {
-      task_.TakeResult();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "fairsched: a detached coroutine threw: %s\n", e.what());
-    } catch (...) {
-      std::fprintf(stderr, "fairsched: a detached coroutine threw a non-std exception\n");
-    }
-    std::fflush(stderr);
-    std::abort();
-  }
-
-  Task<T> task_;
-};
 
 }  // namespace internal
 
@@ -1015,7 +1131,7 @@ class [[nodiscard]] JoinHandle {
   CoroutineRef Ref() const { return CoroutineRef(Checked()); }
 
  private:
-  using State = internal::SpawnedState<T>;
+  using State = internal::CoroutineState;
   State* Checked() const {
     FAIRSCHED_DCHECK(state_ != nullptr,
                      "use of an empty JoinHandle (moved from, joined, or detached)");
@@ -1031,7 +1147,7 @@ class [[nodiscard]] JoinHandle {
       State* state;
       ~Release() { state->Unref(); }
     } release{state};
-    return state->TakeResult();
+    return state->template TakeResult<T>();
   }
 
   class JoinAwaiter {
@@ -1058,7 +1174,7 @@ class [[nodiscard]] JoinHandle {
         State* state;
         ~Release() { state->Unref(); }
       } release{state};
-      return state->TakeResult();
+      return state->template TakeResult<T>();
     }
 
    private:
@@ -1075,8 +1191,8 @@ class [[nodiscard]] JoinHandle {
 template <typename Scheduler, typename T>
 JoinHandle<T> Spawn(Scheduler& scheduler, Task<T> task, SpawnOptions options) {
   FAIRSCHED_DCHECK(task.IsValid() && !task.IsDone(), "Spawn of an empty or started task");
-  auto* state = new internal::SpawnedState<T>(&scheduler, &internal::kSchedulerOps<Scheduler>,
-                                              std::move(task), options);
+  internal::CoroutineState* state = internal::CoroutineState::Create(
+      &scheduler, &internal::kSchedulerOps<Scheduler>, std::move(task), options);
   state->Start();
   return JoinHandle<T>(state);
 }

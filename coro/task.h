@@ -77,11 +77,21 @@ inline void RunResumeLoop(std::coroutine_handle<> handle) {
   return next;
 }
 
+// Every coroutine frame is allocated with kFrameHeader bytes in front of it, in the same
+// block: room for the spawned-coroutine state (coro/runtime.h), so that spawning a Task
+// allocates nothing more (one allocation per coroutine: state and root frame together, the
+// state's scheduler task on the block's first cache line). A frame that is never spawned
+// (a nested Task) leaves its header unused. The frame starts kFrameHeader bytes into a
+// 64-byte aligned block, so it starts on a cache line as well.
+inline constexpr std::size_t kFrameHeader = 128;
+
 class PromiseBase {
  public:
-  static void* operator new(std::size_t size) { return FrameAllocator::Allocate(size); }
+  static void* operator new(std::size_t size) {
+    return static_cast<char*>(FrameAllocator::Allocate(size + kFrameHeader)) + kFrameHeader;
+  }
   static void operator delete(void* pointer, std::size_t size) {
-    FrameAllocator::Deallocate(pointer, size);
+    FrameAllocator::Deallocate(static_cast<char*>(pointer) - kFrameHeader, size + kFrameHeader);
   }
 
   std::suspend_always initial_suspend() noexcept { return {}; }
@@ -179,6 +189,8 @@ class [[nodiscard]] Task {
 
   // For drivers (RunSync, the runtime): the frame, which the Task keeps owning.
   Handle handle() const { return handle_; }
+  // For the runtime (Spawn): gives up the frame; the caller destroys it.
+  Handle Release() { return std::exchange(handle_, nullptr); }
   // The finished task's value (or its exception, rethrown). Only after IsDone().
   T TakeResult() {
     FAIRSCHED_DCHECK(IsDone(), "TakeResult of a coro::Task that has not finished");

@@ -374,11 +374,12 @@ class TaskList {
 
   template <typename Scheduler>
   static void StartSlot(const std::shared_ptr<Shared>& shared, Entry entry, bool on_this_thread) {
-    auto* state =
-        new internal::SpawnedState<void>(shared->scheduler, &internal::kSchedulerOps<Scheduler>,
-                                         Slot(shared, std::move(entry)), SpawnOptions{});
     // Read under no lock: written by Begin, on this (the waiting) thread, before any slot.
-    if (shared->plain_thread_wait) state->SetHelper(shared.get(), /*task_pending=*/!on_this_thread);
+    internal::ContinuationHelper* helper = shared->plain_thread_wait ? shared.get() : nullptr;
+    internal::CoroutineState* state = internal::CoroutineState::Create(
+        shared->scheduler, &internal::kSchedulerOps<Scheduler>, Slot(shared, std::move(entry)),
+        SpawnOptions{}, helper);
+    if (helper != nullptr && !on_this_thread) state->MarkStartPosted();
     state->Detach();  // a slot never throws (it catches its tasks' exceptions)
     if (on_this_thread) {
       state->StartOnThisThread();

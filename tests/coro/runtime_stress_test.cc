@@ -58,15 +58,14 @@ TEST(RuntimeStressTest, MillionShortCoroutinesSpawnedAndJoined) {
   EXPECT_EQ(sum, n * (n - 1) / 2);
 }
 
-// Frames and states are recycled: after a warm-up round, spawning from this thread takes
-// (almost) nothing from the system, although the coroutines finish on the workers. Spawns
-// go in windows of 1000 live coroutines: the global pool keeps at most
-// kGlobalBatchLimit * kBatchSize blocks per size class (a bound on retained memory), so a
-// burst of more live frames than that is partly returned to the system by design.
+// One allocation per spawn (the state lives in the root frame's header), recycled: after a
+// warm-up round, spawning from this thread takes (almost) nothing from the system, although
+// the coroutines finish on the workers: the blocks circulate through the global pool,
+// which has no cap that would send them back to malloc (issue 23). Spawns go in windows of
+// up to 10,000 live coroutines.
 TEST(RuntimeStressTest, SpawnRecyclesFramesAcrossThreads) {
   constexpr int kRound = 20'000;
-  constexpr int kWindow = 1'000;
-  static_assert(kWindow < FrameAllocator::kGlobalBatchLimit * FrameAllocator::kBatchSize);
+  constexpr int kWindow = 10'000;
   TaskScheduler sched;
   sched.Start(2);
   auto round = [&] {
@@ -92,13 +91,16 @@ TEST(RuntimeStressTest, SpawnRecyclesFramesAcrossThreads) {
       static_cast<double>(after.bytes_requested - before.bytes_requested) / kRound;
   const double rounded_per_spawn =
       static_cast<double>(after.bytes_rounded - before.bytes_rounded) / kRound;
-  std::printf("sizeof(SpawnedState<int64_t>) = %zu\n",
-              sizeof(internal::SpawnedState<std::int64_t>));
+  std::printf("sizeof(CoroutineState) = %zu\n", sizeof(internal::CoroutineState));
   std::printf(
       "per spawn: %.2f allocations, %.1f bytes requested (%.1f in size classes), %.4f from "
       "the system\n",
       per_spawn, bytes_per_spawn, rounded_per_spawn, system_per_spawn);
-  EXPECT_EQ(per_spawn, 2.0);  // the state and the root frame
+  // The root frame, with the state in its header; a handle whose Get() had to block adds
+  // the state's extension (the waiter's mutex and condition variable): rare here, since
+  // each window is joined after all of it was spawned.
+  EXPECT_GE(per_spawn, 1.0);
+  EXPECT_LT(per_spawn, 1.05);
   // Blocks stranded in the workers' caches are bounded (kThreadCacheLimit per class), so a
   // round of 20000 spawns should need well under 5% of its blocks from the system.
   EXPECT_LT(system_per_spawn, 0.05);
