@@ -55,6 +55,7 @@
 #ifndef FAIRSCHED_QUEUES_MCSP_QUEUE_H_
 #define FAIRSCHED_QUEUES_MCSP_QUEUE_H_
 
+#include <algorithm>
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
@@ -94,6 +95,15 @@ class McspQueue {
     // The oldest published item not yet taken by any consumer, or nullptr. Lock-free except
     // when stepping to the next block.
     T* Pop() {
+      T* item = nullptr;
+      return PopUpTo(&item, 1) == 1 ? item : nullptr;
+    }
+
+    // Takes up to `max` (>= 1) of the oldest published items, in order, with one CAS (they
+    // must all lie in the attached block: a batch never spans two blocks). Returns how many
+    // it took (0: none visible). The items are this consumer's from then on: a consumer
+    // that takes several keeps the others from the rest of the batch.
+    std::uint32_t PopUpTo(T** out, std::uint32_t max) {
       while (true) {
         Block* const block = block_;
         // Relaxed: only the first guess for the CAS below; a stale (smaller) value just makes
@@ -109,27 +119,29 @@ class McspQueue {
             cached_end_ = block->end.load(std::memory_order_acquire);
             if (begin >= cached_end_) break;  // nothing published beyond `begin`
           }
-          // Plain read of a slot we do not own yet; safe because no one writes it during this
-          // block's life (see the header comment) - we may lose the CAS and drop the value.
-          T* const item = block->slots[begin];
-          // Relaxed on success and failure: the CAS only arbitrates which consumer owns slot
-          // `begin` (RMWs on one atomic are totally ordered, so exactly one wins each index).
-          // The item's data became visible through the acquire of `end` above, and ordering
-          // against block reuse is provided by the mutex on detach/recycle, not by `begin`.
-          if (block->begin.compare_exchange_weak(begin, begin + 1, std::memory_order_relaxed,
+          // Plain reads of slots we do not own yet; safe because no one writes them during
+          // this block's life (see the header comment) - we may lose the CAS and drop them.
+          const std::uint32_t count = std::min(max, cached_end_ - begin);
+          for (std::uint32_t i = 0; i < count; ++i) out[i] = block->slots[begin + i];
+          // Relaxed on success and failure: the CAS only arbitrates which consumer owns slots
+          // [begin, begin + count) (RMWs on one atomic are totally ordered, so exactly one
+          // wins each index). The items' data became visible through the acquire of `end`
+          // above, and ordering against block reuse is provided by the mutex on
+          // detach/recycle, not by `begin`.
+          if (block->begin.compare_exchange_weak(begin, begin + count, std::memory_order_relaxed,
                                                  std::memory_order_relaxed)) {
-            return item;
+            return count;
           }
           // Lost (or spurious failure): `begin` now holds the current value; try again.
         }
         // The block looks empty. The producer links a successor only after filling a block,
         // so a block not yet full (as of our acquire of `end`) has none: nothing is visible.
-        if (cached_end_ < queue_->block_size_) return nullptr;
+        if (cached_end_ < queue_->block_size_) return 0;
         // Without a successor the whole queue is empty.
         // Acquire pairs with the release store that linked the successor (producer in
         // StartNewBlock, or a recycler re-linking around a freed block): the producer stored
         // this block's final `end` before that, so the re-read of `end` below is final.
-        if (block->next.load(std::memory_order_acquire) == nullptr) return nullptr;
+        if (block->next.load(std::memory_order_acquire) == nullptr) return 0;
         // Items published between our `end` load and the link are still to be popped here.
         // Relaxed: ordered after the acquire above, which already made the final value visible.
         cached_end_ = block->end.load(std::memory_order_relaxed);

@@ -239,6 +239,7 @@ class BasicTaskScheduler {
   static_assert(ReadyQueue<ReadyQueueT, Task>);
   static_assert(WaitQueue<WaitQueueT, Task>);
   static_assert(IoBackend<IoBackendT>);
+  struct Worker;  // below
 
  public:
   explicit BasicTaskScheduler(TaskSchedulerOptions options = {})
@@ -313,13 +314,14 @@ class BasicTaskScheduler {
     // A task re-posting itself from its own callback (the common multi-step pattern) is the
     // only poster allowed at that moment, so its double-post check needs no locked
     // instruction (Task::MarkQueuedExclusive); any other post may race with a second one.
-    const bool from_own_callback = current_ == this && current_worker_->running == task;
+    Worker* const worker = CurrentWorker();
+    const bool from_own_callback = worker != nullptr && worker->running == task;
     FAIRSCHED_CHECK(from_own_callback ? task->MarkQueuedExclusive() : task->MarkQueued(),
                     "Post of a task that is already queued (posted and not yet started)");
-    PostMarked(task);
+    PostMarked(task, worker);
   }
-  // Post after the double-post check marked the task queued.
-  void PostMarked(Task* task) {
+  // Post after the double-post check marked the task queued. `worker`: CurrentWorker().
+  void PostMarked(Task* task, Worker* worker) {
     // Relaxed: only checked by Wakeup/Signal for misuse; correctness never depends on it.
     task->owner_.store(this, std::memory_order_relaxed);
     // Sampled post-time stamp for the latency histogram (see Task::StampPostTime); only for
@@ -328,13 +330,14 @@ class BasicTaskScheduler {
         (++t_posts_ & latency_sample_mask_) == 0) {
       task->StampPostTime(TaskClock::now());
     }
-    CountPost();
+    // Before the task is published (see PostCounters): this worker's own slot, if any.
+    counters_.CountPost(worker != nullptr ? worker->counter : nullptr);
     // A task of this scheduler posting work to run at once (a re-post, a coroutine's Yield,
     // a one-shot): into its worker's local batch, published when the execution batch ends
     // (see "Local batches" in the header comment).
-    if (current_ == this && task->deadline_ < TaskDeadline{} && !task->WaitsThroughStop() &&
-        current_worker_->running != nullptr) {
-      AppendLocal(current_worker_, task);
+    if (worker != nullptr && worker->running != nullptr && task->deadline_ < TaskDeadline{} &&
+        !task->WaitsThroughStop()) {
+      AppendLocal(worker, task);
       return;
     }
     PushFront(task);
@@ -376,14 +379,13 @@ class BasicTaskScheduler {
   template <typename F>
   void PostOneShot(F&& f) {
     // A task of this scheduler posting: its worker's own cache (no sharing at all).
-    Worker* worker = current_ == this ? current_worker_ : nullptr;
+    Worker* const worker = CurrentWorker();
     Task* task = pool_.Take(worker != nullptr ? worker->task_cache : TaskPool::ThreadCache());
     task->SetCallback(std::forward<F>(f));
     task->flags_ = Task::kFlagOneShot;
-    // Fresh from the pool: no other thread can post it, so no exchange is needed (the mark
-    // is still set: RecycleOneShot checks it to catch a re-post of the one-shot's Task*).
+    // Fresh from the pool: no other thread can post it, so no exchange is needed.
     FAIRSCHED_CHECK(task->MarkQueuedExclusive(), "a pooled one-shot task was still queued");
-    PostMarked(task);
+    PostMarked(task, worker);
   }
   // Tasks PostOneShot had to allocate because the pool had none to reuse (since
   // construction). Stays far below the number of one-shot posts once the pool is warm.
@@ -476,6 +478,10 @@ class BasicTaskScheduler {
   // A local batch holds at most this many posts; a task that posts more publishes the full
   // batch through the front queue (PublishLocalToFront) and starts a new one.
   static constexpr std::uint32_t kLocalBatchCapacity = 128;
+  // At most this many ready tasks are taken from the ready queue in one step (see
+  // NextReadyTask).
+  static constexpr std::uint32_t kClaimCapacity = 8;
+  static constexpr std::uint32_t kPrefetchDistance = 2;
 
   struct alignas(kCacheLineSize) Worker {
     explicit Worker(ReadyQueueT& queue) : consumer(queue) {}
@@ -485,6 +491,11 @@ class BasicTaskScheduler {
     // oldest first (this thread only; see "Local batches").
     std::uint32_t local_count = 0;
     Task* local[kLocalBatchCapacity];
+    // Ready tasks this worker took from the ready queue in one step and has not started
+    // yet, claimed[claimed_next .. claimed_count) (this thread only; see NextReadyTask).
+    std::uint32_t claimed_next = 0;
+    std::uint32_t claimed_count = 0;
+    Task* claimed[kClaimCapacity];
     PostCounters::Slot* counter = nullptr;  // this worker's own counters, if it has a slot
     // Single writer (the worker), see WorkerStats.
     Atomic<std::uint64_t> tasks_executed{0};
@@ -570,7 +581,8 @@ class BasicTaskScheduler {
 
   // A post, before its push: the posting worker's own counter slot if a task of this
   // scheduler posts (no locked instruction), else the shared one.
-  void CountPost() { counters_.CountPost(current_ == this ? current_worker_->counter : nullptr); }
+  // This thread's worker if it is a worker of this scheduler, else nullptr.
+  Worker* CurrentWorker() const { return current_ == this ? current_worker_ : nullptr; }
 
   // `n` callbacks of this worker returned. Wakes WaitEmpty callers if that made the
   // scheduler empty.
@@ -1080,7 +1092,7 @@ class BasicTaskScheduler {
   std::size_t ExecuteBatch(Worker* worker) {
     std::size_t executed = 0;
     while (executed < options_.execute_batch_size) {
-      Task* task = worker->consumer.Pop();
+      Task* task = NextReadyTask(worker);
       if (task == nullptr) break;
       // Relaxed RMW, twice per batch: counts workers inside a batch for SomeWorkerMayBeIdle,
       // a hint that orders nothing.
@@ -1098,7 +1110,9 @@ class BasicTaskScheduler {
       // End the batch early to publish the local batch when another worker may be idle (it
       // could run those tasks now) or the ready queue looks empty (the others are about to
       // run out of work), or to serve a due timer when the role is free.
-      if (worker->local_count != 0 && (SomeWorkerMayBeIdle() || !ReadySeemsNonEmpty(worker))) {
+      if (worker->local_count != 0 &&
+          (SomeWorkerMayBeIdle() || (worker->claimed_next == worker->claimed_count &&
+                                     !ReadySeemsNonEmpty(worker)))) {
         break;
       }
       if (TimerDue() && !role_.IsLocked()) break;
@@ -1109,6 +1123,48 @@ class BasicTaskScheduler {
       CountFinished(worker, executed);
     }
     return executed;
+  }
+
+  // The next ready task for `worker`: one it claimed earlier, else from the ready queue.
+  // While every worker is inside an execution batch (nobody idle who could take them),
+  // it takes up to kClaimCapacity at once, with one compare-and-swap instead of one per
+  // task; those run on this worker, in order, before it looks at the queue again. When a
+  // worker may be idle it takes one at a time, so that every other ready task stays
+  // available to it.
+  //
+  // Claimed tasks are known before they run, so their memory is prefetched
+  // kPrefetchDistance tasks ahead (two: far enough to hide a miss to main memory behind two
+  // task runs, near enough not to evict what runs now):
+  // the task's line and the two after it. Tasks are often the head of a larger object whose
+  // next lines the callback uses at once (a spawned coroutine's state and frame follow its
+  // task, coro/runtime.h); with many tasks in flight those lines are not in the cache, and
+  // the miss would otherwise stall the start of every task.
+  Task* NextReadyTask(Worker* worker) {
+    if (worker->claimed_next < worker->claimed_count) {
+      const std::uint32_t next = worker->claimed_next++;
+      if (next + kPrefetchDistance < worker->claimed_count) {
+        Prefetch(worker->claimed[next + kPrefetchDistance]);
+      }
+      return worker->claimed[next];
+    }
+    if constexpr (requires { worker->consumer.PopUpTo(worker->claimed, kClaimCapacity); }) {
+      if (!SomeWorkerMayBeIdle()) {
+        const std::uint32_t count = worker->consumer.PopUpTo(worker->claimed, kClaimCapacity);
+        worker->claimed_count = count;
+        worker->claimed_next = count > 0 ? 1 : 0;
+        for (std::uint32_t i = 1; i <= kPrefetchDistance && i < count; ++i) {
+          Prefetch(worker->claimed[i]);
+        }
+        return count > 0 ? worker->claimed[0] : nullptr;
+      }
+    }
+    return worker->consumer.Pop();
+  }
+  static void Prefetch(const Task* task) {
+    const char* const line = reinterpret_cast<const char*>(task);
+    __builtin_prefetch(line, 1);
+    __builtin_prefetch(line + kCacheLineSize, 1);
+    __builtin_prefetch(line + 2 * kCacheLineSize, 1);
   }
 
   // No try/catch and no noexcept on the way from the worker's entry to the callback, on
