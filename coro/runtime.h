@@ -644,7 +644,7 @@ class alignas(64) CoroutineState {
 
   // --- Helping (see ContinuationHelper). ---
   // Guarded by the helper's lock. Only states created with a helper have one.
-  HelpState& help() { return ext_.load(std::memory_order_relaxed)->help; }
+  HelpState& help() { return ext_.load(std::memory_order_acquire)->help; }
   // Before the first step: the start is a post (Start), so a task run is pending.
   void MarkStartPosted() { help().task_pending = true; }
   // The helper thread, after claiming a ready continuation under its lock.
@@ -668,8 +668,10 @@ class alignas(64) CoroutineState {
     return ext;
   }
   ContinuationHelper* Helper() const {
-    // Relaxed: a helper is installed before the coroutine is shared.
-    const StateExtension* ext = ext_.load(std::memory_order_relaxed);
+    // Acquire: the extension may have been installed by another thread (a waiter, Ext())
+    // after the coroutine was shared; its fields (helper: null then) must be seen whole.
+    // A helper itself is installed before the coroutine is shared.
+    const StateExtension* ext = ext_.load(std::memory_order_acquire);
     return ext != nullptr ? ext->helper : nullptr;
   }
 
