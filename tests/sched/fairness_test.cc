@@ -1,0 +1,201 @@
+// The order promise with local batches (sched/task_scheduler.h, "Local batches"): posts
+// from outside start in post order; a run-now post made by a task (a re-post, a Yield, a
+// one-shot) starts behind everything posted before it, and may be overtaken only by posts
+// made while the execution batch it was made in was still running (at most
+// execute_batch_size task starts later). Checked on one worker (where start order is
+// observable exactly) under tasks that re-post forever and a flood of outside posts, and
+// on two workers for the progress half: nothing starves.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "sched/task_scheduler.h"
+#include "tests/stress.h"
+
+namespace fairsched {
+namespace {
+
+using std::chrono::seconds;
+
+// One post: its place in post order, how many tasks had started when it was made, whether
+// a task made it, and (filled in when it runs) its place in start order.
+struct PostRecord {
+  std::int64_t seq = -1;
+  std::int64_t started_before = 0;
+  bool by_task = false;
+  std::int64_t start = -1;
+};
+
+class Recorder {
+ public:
+  explicit Recorder(std::size_t capacity) : records_(capacity) {}
+  // Before a post: a record (its index, or -1 when full: the run is over), with the starts
+  // so far. A task's post also takes its place in post order here: nothing else can post
+  // between this and its Post call that Post would order before it... except posts from
+  // other threads, whose place is taken after their Post returned (TakePlace), so that a
+  // place always follows the push it stands for.
+  std::int64_t RecordPost(bool by_task) {
+    const std::int64_t index = next_.fetch_add(1, std::memory_order_relaxed);
+    if (index >= static_cast<std::int64_t>(records_.size())) return -1;
+    PostRecord& record = records_[index];
+    record.started_before = starts_.load(std::memory_order_seq_cst);
+    record.by_task = by_task;
+    if (by_task) TakePlace(index);
+    return index;
+  }
+  void TakePlace(std::int64_t index) {
+    records_[index].seq = seq_.fetch_add(1, std::memory_order_seq_cst);
+  }
+  void RecordStart(std::int64_t index) {
+    records_[index].start = starts_.fetch_add(1, std::memory_order_seq_cst);
+  }
+  bool Full() const {
+    return next_.load(std::memory_order_relaxed) >= static_cast<std::int64_t>(records_.size());
+  }
+  std::vector<PostRecord>& records() { return records_; }
+
+ private:
+  std::vector<PostRecord> records_;
+  std::atomic<std::int64_t> next_{0};
+  std::atomic<std::int64_t> seq_{0};
+  std::atomic<std::int64_t> starts_{0};
+};
+
+// Max over prefixes of start order (a Fenwick tree of maxima).
+class PrefixMax {
+ public:
+  explicit PrefixMax(std::size_t n) : tree_(n + 1, INT64_MIN) {}
+  void Set(std::size_t position, std::int64_t value) {
+    for (std::size_t i = position + 1; i < tree_.size(); i += i & (~i + 1)) {
+      tree_[i] = std::max(tree_[i], value);
+    }
+  }
+  std::int64_t Below(std::size_t position) const {  // max over positions < position
+    std::int64_t best = INT64_MIN;
+    for (std::size_t i = position; i > 0; i -= i & (~i + 1)) best = std::max(best, tree_[i]);
+    return best;
+  }
+
+ private:
+  std::vector<std::int64_t> tree_;
+};
+
+TEST(FairnessTest, LocalBatchesReorderOnlyWithinOneBatch) {
+  constexpr std::size_t kBatch = 16;
+  TaskScheduler sched(TaskSchedulerOptions{.execute_batch_size = kBatch});
+  const std::size_t posts = static_cast<std::size_t>(testing::StressIterations(200000, 4));
+  Recorder recorder(posts);
+  std::atomic<bool> stop{false};
+  // Eight tasks that re-post themselves until the recorder is full.
+  struct Reposter {
+    Task task;
+    std::int64_t record = -1;
+    std::int64_t runs = 0;
+  };
+  std::vector<std::unique_ptr<Reposter>> reposters;
+  for (int i = 0; i < 8; ++i) {
+    reposters.push_back(std::make_unique<Reposter>());
+    Reposter* self = reposters.back().get();
+    self->task.SetCallback([&, self](Task* task) {
+      if (self->record >= 0) recorder.RecordStart(self->record);
+      ++self->runs;
+      if (stop.load(std::memory_order_relaxed)) return;
+      self->record = recorder.RecordPost(/*by_task=*/true);
+      if (self->record < 0) return;
+      TaskScheduler::Current()->Post(task);
+    });
+  }
+  for (auto& r : reposters) {
+    r->record = recorder.RecordPost(/*by_task=*/false);
+    sched.Post(&r->task);
+    recorder.TakePlace(r->record);
+  }
+  sched.Start(1);
+  // The flood: one-shots from outside, as fast as they can be posted.
+  std::thread flood([&] {
+    while (!recorder.Full()) {
+      const std::int64_t record = recorder.RecordPost(/*by_task=*/false);
+      if (record < 0) break;
+      sched.PostOneShot([&recorder, record] { recorder.RecordStart(record); });
+      recorder.TakePlace(record);
+    }
+  });
+  flood.join();
+  ASSERT_TRUE(sched.WaitEmpty(seconds(120)));
+  stop = true;
+  sched.Stop();
+
+  std::vector<PostRecord>& records = recorder.records();
+  std::size_t by_task = 0, outside = 0;
+  for (const PostRecord& r : records) {
+    ASSERT_GE(r.start, 0) << "a post never ran";
+    (r.by_task ? by_task : outside) += 1;
+  }
+  ASSERT_GT(by_task, records.size() / 10) << "the re-posting tasks starved";
+  ASSERT_GT(outside, records.size() / 10) << "the outside posts starved";
+  // In post order: a post overtaken by a later one must be a task's post, and the later one
+  // must have been made before that task's batch ended (within kBatch starts).
+  std::vector<const PostRecord*> by_seq(records.size());
+  for (std::size_t i = 0; i < records.size(); ++i) by_seq[records[i].seq] = &records[i];
+  PrefixMax later_posts(records.size());  // over start order: max started_before
+  std::int64_t worst = INT64_MIN;
+  std::size_t overtaken = 0;
+  for (std::size_t i = records.size(); i-- > 0;) {
+    const PostRecord& a = *by_seq[i];
+    const std::int64_t latest = later_posts.Below(static_cast<std::size_t>(a.start));
+    if (latest != INT64_MIN) {
+      ++overtaken;
+      ASSERT_TRUE(a.by_task) << "an outside post (seq " << a.seq << ") was overtaken";
+      worst = std::max(worst, latest - a.started_before);
+    }
+    later_posts.Set(static_cast<std::size_t>(a.start), a.started_before);
+  }
+  std::printf("%zu posts (%zu by tasks), %zu overtaken, worst overtaker made %lld starts later\n",
+              records.size(), by_task, overtaken, static_cast<long long>(worst));
+  EXPECT_LE(worst, static_cast<std::int64_t>(kBatch) + 1);
+}
+
+// Two workers, the same load: every re-posting task keeps running and every outside post
+// runs, also when the re-posters would fill every batch.
+TEST(FairnessTest, RepostersAndAFloodShareTwoWorkers) {
+  TaskScheduler sched;
+  sched.Start(2);
+  constexpr int kReposters = 8;
+  std::atomic<bool> stop{false};
+  std::vector<std::atomic<std::int64_t>> runs(kReposters);
+  std::vector<std::unique_ptr<Task>> tasks;
+  for (int i = 0; i < kReposters; ++i) {
+    tasks.push_back(std::make_unique<Task>([&, i](Task* self) {
+      runs[i].fetch_add(1, std::memory_order_relaxed);
+      if (!stop.load(std::memory_order_relaxed)) TaskScheduler::Current()->Post(self);
+    }));
+    sched.Post(tasks.back().get());
+  }
+  std::atomic<std::int64_t> flood_runs{0};
+  const std::int64_t flood_posts = testing::StressIterations(100000, 4);
+  for (std::int64_t i = 0; i < flood_posts; ++i) {
+    sched.PostOneShot([&] { flood_runs.fetch_add(1, std::memory_order_relaxed); });
+  }
+  const auto give_up = TaskClock::now() + seconds(60);
+  while (flood_runs.load() < flood_posts && TaskClock::now() < give_up) {
+    std::this_thread::yield();
+  }
+  const std::vector<std::int64_t> snapshot = [&] {
+    std::vector<std::int64_t> out;
+    for (auto& r : runs) out.push_back(r.load());
+    return out;
+  }();
+  stop = true;
+  ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
+  EXPECT_EQ(flood_runs.load(), flood_posts);
+  for (int i = 0; i < kReposters; ++i) EXPECT_GT(snapshot[i], 0) << "re-poster " << i;
+}
+
+}  // namespace
+}  // namespace fairsched
