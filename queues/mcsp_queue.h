@@ -152,6 +152,17 @@ class McspQueue {
       }
     }
 
+    // A hint for prefetching: the item `ahead` places behind the next one to be popped, if
+    // this consumer already knows it is published (no acquire, no write); else nullptr. It
+    // may be popped by another consumer meanwhile: only look at it, never use it.
+    T* Peek(std::uint32_t ahead) const {
+      const Block* const block = block_;
+      // Relaxed: a hint; the slot below cached_end_ is published and, while we are
+      // attached to the block, never rewritten.
+      const std::uint32_t index = block->begin.load(std::memory_order_relaxed) + ahead;
+      return index < cached_end_ ? block->slots[index] : nullptr;
+    }
+
     // A cheap hint for wake-up decisions (three relaxed loads, no lock, no write): true if
     // the attached block seems to hold published items nobody has popped, or is exhausted
     // but has a successor that may. It may be stale in both directions; never base a

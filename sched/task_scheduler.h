@@ -482,6 +482,9 @@ class BasicTaskScheduler {
   // NextReadyTask).
   static constexpr std::uint32_t kClaimCapacity = 8;
   static constexpr std::uint32_t kPrefetchDistance = 2;
+  // How often a parked worker looks again for local batches to take over while another
+  // worker executes (see Park).
+  static constexpr std::chrono::milliseconds kLocalBatchRecheck{1};
 
   struct alignas(kCacheLineSize) Worker {
     explicit Worker(ReadyQueueT& queue) : consumer(queue) {}
@@ -489,8 +492,16 @@ class BasicTaskScheduler {
     Task* running = nullptr;  // the task whose callback runs now (this thread only)
     // The local batch: run-now posts made by tasks on this worker and not yet published,
     // oldest first (this thread only; see "Local batches").
-    std::uint32_t local_count = 0;
-    Task* local[kLocalBatchCapacity];
+    // A ring: the owner appends at local_tail (its own copy is local_end); whoever takes
+    // the batch (the owner publishing it, or an idle worker taking it over, see
+    // TakeLocalBatch) advances local_head over all of it with one CAS.
+    Atomic<std::uint32_t> local_head{0};
+    Atomic<std::uint32_t> local_tail{0};
+    std::uint32_t local_end = 0;  // == local_tail, owner only
+    // Atomic slots, relaxed: a taker may read a slot the owner is rewriting (its CAS then
+    // fails and it drops what it read), which would be a data race on plain pointers.
+    Atomic<Task*> local[kLocalBatchCapacity];
+    bool HasLocal() const { return local_end != local_head.load(std::memory_order_relaxed); }
     // Ready tasks this worker took from the ready queue in one step and has not started
     // yet, claimed[claimed_next .. claimed_count) (this thread only; see NextReadyTask).
     std::uint32_t claimed_next = 0;
@@ -635,16 +646,52 @@ class BasicTaskScheduler {
   // that publishing it later does not touch it again.
   void AppendLocal(Worker* worker, Task* task) {
     // Another worker is idle and could run it now (parked, or in the role, where it may be
-    // sleeping): no batching, the usual push. Relaxed loads: a stale answer only delays
-    // the post to the next task boundary, where the same test is made again.
+    // sleeping): no batching, the usual push. Relaxed load: a stale answer only delays the
+    // post to the next task boundary (the same test again), or until an idle worker takes
+    // the batch over (Park).
     if (SomeWorkerMayBeIdle()) {
       PushFront(task);
       return;
     }
     task->flags_ = static_cast<std::uint8_t>((task->flags_ & Task::kFlagsKeptUntilRun) |
                                              Task::kFlagExpired);
-    worker->local[worker->local_count++] = task;
-    if (worker->local_count == kLocalBatchCapacity) PublishLocalToFront(worker);
+    const std::uint32_t end = worker->local_end;
+    // Acquire: the slot we write next was last read by the taker whose CAS moved the head
+    // past it; its read must come before our write. A stale (smaller) head only publishes
+    // the batch early.
+    if (end - worker->local_head.load(std::memory_order_acquire) == kLocalBatchCapacity) {
+      PublishLocalToFront(worker);
+    }
+    worker->local[end % kLocalBatchCapacity].store(task, std::memory_order_relaxed);
+    worker->local_end = end + 1;
+    // Release, no read-modify-write: a taker that reads this tail (acquire) reads the slot.
+    worker->local_tail.store(end + 1, std::memory_order_release);
+  }
+
+  // Takes every task of `owner`'s local batch, oldest first, into `out` (room for
+  // kLocalBatchCapacity); returns how many. The owner (publishing) or another worker (an
+  // idle one taking over a batch that would otherwise wait for the owner's current task).
+  // Like a ready-queue pop: the slots are read first, then one CAS on the head claims them
+  // all (a loser drops what it read). The owner never overwrites a slot before the head has
+  // passed it, so what a taker read was written before the tail it acquired.
+  std::uint32_t TakeLocalBatch(Worker* owner, Task** out) {
+    // Acquire: pairs with the head CAS of an earlier taker (its reads of the slots come
+    // before the owner reuses them) and, for the tail, with AppendLocal's release store.
+    std::uint32_t head = owner->local_head.load(std::memory_order_acquire);
+    while (true) {
+      const std::uint32_t tail = owner->local_tail.load(std::memory_order_acquire);
+      if (head == tail) return 0;
+      const std::uint32_t count = tail - head;
+      for (std::uint32_t i = 0; i < count; ++i) {
+        out[i] = owner->local[(head + i) % kLocalBatchCapacity].load(std::memory_order_relaxed);
+      }
+      // Acq_rel: release orders our slot reads before the owner's reuse of the slots (it
+      // acquires the head before writing past it); acquire on failure: see the first load.
+      if (owner->local_head.compare_exchange_weak(head, tail, std::memory_order_acq_rel,
+                                                  std::memory_order_acquire)) {
+        return count;
+      }
+    }
   }
 
   // Whether another worker may be idle: not every worker is inside an execution batch (the
@@ -654,26 +701,39 @@ class BasicTaskScheduler {
     return executing_.load(std::memory_order_relaxed) < worker_count_;
   }
 
-  // Publishes the local batch through the front queue, as one chain (one exchange), for
-  // when this worker cannot (the role is held elsewhere, or its batch is full inside a
-  // callback) or must not (older posts still wait in the front queue) put it into the
-  // ready queue itself. The sched-role receives the tasks like any post.
-  void PublishLocalToFront(Worker* worker) {
-    const std::uint32_t count = worker->local_count;
-    if (count == 0) return;
-    for (std::uint32_t i = 0; i + 1 < count; ++i) worker->local[i]->next = worker->local[i + 1];
-    worker->local_count = 0;
-    AfterFrontPush(front_.PushChain(worker->local[0], worker->local[count - 1]));
+  // Publishes the local batch of `owner` through the front queue, as one chain (one
+  // exchange), for when the caller cannot (the role is held elsewhere, the batch is full
+  // inside a callback, or the caller is another, idle worker) or must not (older posts
+  // still wait in the front queue) put it into the ready queue itself. The sched-role
+  // receives the tasks like any post. Returns whether it published anything.
+  bool PublishLocalToFront(Worker* owner) {
+    Task* batch[kLocalBatchCapacity];
+    const std::uint32_t count = TakeLocalBatch(owner, batch);
+    if (count == 0) return false;
+    for (std::uint32_t i = 0; i + 1 < count; ++i) batch[i]->next = batch[i + 1];
+    AfterFrontPush(front_.PushChain(batch[0], batch[count - 1]));
+    return true;
   }
 
   // Sched-role, on `worker` (the holder), once the front queue is empty: the local batch
   // goes straight into the ready queue, behind everything the front queue held. Returns
   // how many tasks it made ready (published by the caller's FlushPending).
   std::size_t MoveLocalToReady(Worker* worker) {
-    const std::uint32_t count = worker->local_count;
-    for (std::uint32_t i = 0; i < count; ++i) ready_.PushPending(worker->local[i]);
-    worker->local_count = 0;
+    Task* batch[kLocalBatchCapacity];
+    const std::uint32_t count = TakeLocalBatch(worker, batch);
+    for (std::uint32_t i = 0; i < count; ++i) ready_.PushPending(batch[i]);
     return count;
+  }
+
+  // An idle worker, before it sleeps: takes over the local batches of the other workers
+  // (tasks posted while every worker was busy, whose owner now runs a task that may be
+  // long) and publishes them. Returns whether it found any.
+  bool TakeOverLocalBatches(Worker* self) {
+    bool found = false;
+    for (const auto& other : workers_) {
+      if (other.get() != self && PublishLocalToFront(other.get())) found = true;
+    }
+    return found;
   }
 
   void Wake(Task* task, std::uint8_t bits) {
@@ -716,7 +776,7 @@ class BasicTaskScheduler {
       // from the role forever.)
       // A local batch is published at every batch end: through the role when it is free,
       // else through the front queue.
-      const bool has_local = worker->local_count != 0;
+      const bool has_local = worker->HasLocal();
       if ((batch_ended_early || has_local) && role_.TryLock()) {
         Bump(worker->sched_role_taken);
         const ScheduleResult result = Schedule(worker);
@@ -799,17 +859,23 @@ class BasicTaskScheduler {
                            TaskClock::now().time_since_epoch().count() >= next_deadline;
     const bool sleep = !exit_.load(std::memory_order_seq_cst) && !ReadySeemsNonEmpty(worker) &&
                        (role_locked || front_.IsEmpty(std::memory_order_seq_cst)) &&
-                       !(timer_due && !role_locked);
+                       !(timer_due && !role_locked) && !TakeOverLocalBatches(worker);
     if (sleep) {
       Bump(worker->parks);
       // Timed to the nearest deadline, so a timer is served even while every other worker
       // runs long tasks and nobody sleeps in the role. A due one with the role held is the
       // holder's to serve; it wakes us if it publishes a deadline we did not time.
-      if (next_deadline == kNoDeadlineTicks || timer_due) {
-        ready_signal_.Receive();
-      } else {
-        ready_signal_.ReceiveUntil(TaskDeadline(TaskClock::duration(next_deadline)));
+      TaskDeadline until =
+          next_deadline == kNoDeadlineTicks || timer_due
+              ? kNoDeadline
+              : TaskDeadline(TaskClock::duration(next_deadline));
+      // While a worker executes, it may have put a post into its local batch just after
+      // our look (it decided that nobody was idle just before we became so): look again
+      // within kLocalBatchRecheck, so such a post waits at most that long for us.
+      if (executing_.load(std::memory_order_relaxed) > 0) {
+        until = std::min(until, TaskClock::now() + kLocalBatchRecheck);
       }
+      ready_signal_.ReceiveUntil(until);
     }
     // Relaxed: a publisher that still counts us merely sends one spurious signal.
     parked_.fetch_sub(1, std::memory_order_relaxed);
@@ -927,7 +993,7 @@ class BasicTaskScheduler {
       // This worker's local batch: straight into the ready queue when the front queue is
       // empty (exact here: we are its consumer), else behind the posts still waiting there
       // (they may be older than the batch).
-      if (worker->local_count != 0) {
+      if (worker->HasLocal()) {
         if (front_.IsEmpty()) {
           moved += MoveLocalToReady(worker);
         } else {
@@ -1110,7 +1176,7 @@ class BasicTaskScheduler {
       // End the batch early to publish the local batch when another worker may be idle (it
       // could run those tasks now) or the ready queue looks empty (the others are about to
       // run out of work), or to serve a due timer when the role is free.
-      if (worker->local_count != 0 &&
+      if (worker->HasLocal() &&
           (SomeWorkerMayBeIdle() || (worker->claimed_next == worker->claimed_count &&
                                      !ReadySeemsNonEmpty(worker)))) {
         break;
@@ -1126,15 +1192,15 @@ class BasicTaskScheduler {
   }
 
   // The next ready task for `worker`: one it claimed earlier, else from the ready queue.
-  // While every worker is inside an execution batch (nobody idle who could take them),
-  // it takes up to kClaimCapacity at once, with one compare-and-swap instead of one per
-  // task; those run on this worker, in order, before it looks at the queue again. When a
-  // worker may be idle it takes one at a time, so that every other ready task stays
-  // available to it.
+  // A scheduler with one worker takes up to kClaimCapacity at once, with one
+  // compare-and-swap instead of one per task (nobody else could run them). With several
+  // workers it takes one at a time: a claimed task would wait behind this worker's current
+  // task, which may be long, while another worker is free.
   //
-  // Claimed tasks are known before they run, so their memory is prefetched
-  // kPrefetchDistance tasks ahead (two: far enough to hide a miss to main memory behind two
-  // task runs, near enough not to evict what runs now):
+  // The tasks behind the one taken are known before they run (claimed, or seen in the
+  // ready queue), so their memory is prefetched kPrefetchDistance tasks ahead (two: far
+  // enough to hide a miss to main memory behind two task runs, near enough not to evict
+  // what runs now):
   // the task's line and the two after it. Tasks are often the head of a larger object whose
   // next lines the callback uses at once (a spawned coroutine's state and frame follow its
   // task, coro/runtime.h); with many tasks in flight those lines are not in the cache, and
@@ -1148,7 +1214,7 @@ class BasicTaskScheduler {
       return worker->claimed[next];
     }
     if constexpr (requires { worker->consumer.PopUpTo(worker->claimed, kClaimCapacity); }) {
-      if (!SomeWorkerMayBeIdle()) {
+      if (worker_count_ == 1) {
         const std::uint32_t count = worker->consumer.PopUpTo(worker->claimed, kClaimCapacity);
         worker->claimed_count = count;
         worker->claimed_next = count > 0 ? 1 : 0;
@@ -1158,7 +1224,13 @@ class BasicTaskScheduler {
         return count > 0 ? worker->claimed[0] : nullptr;
       }
     }
-    return worker->consumer.Pop();
+    Task* const task = worker->consumer.Pop();
+    if constexpr (requires { worker->consumer.Peek(kPrefetchDistance - 1); }) {
+      if (task != nullptr) {
+        if (const Task* ahead = worker->consumer.Peek(kPrefetchDistance - 1)) Prefetch(ahead);
+      }
+    }
+    return task;
   }
   static void Prefetch(const Task* task) {
     const char* const line = reinterpret_cast<const char*>(task);

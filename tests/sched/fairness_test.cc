@@ -161,6 +161,35 @@ TEST(FairnessTest, LocalBatchesReorderOnlyWithinOneBatch) {
   EXPECT_LE(worst, static_cast<std::int64_t>(kBatch) + 1);
 }
 
+// A post made while every worker is busy goes into the poster's local batch; if the
+// poster then runs on (here: blocks until the post has run), the worker that frees up
+// next takes the batch over before it parks, so the light task is not held behind the
+// heavy one while a worker is free.
+TEST(FairnessTest, AnIdleWorkerTakesOverALocalBatchHeldByALongTask) {
+  TaskScheduler sched;
+  sched.Start(2);
+  std::atomic<bool> hog_started{false}, child_ran{false}, child_seen{false};
+  std::atomic<bool> hog_done{false};
+  Task child([&](Task*) { child_ran = true; });
+  Task hog([&](Task*) {
+    hog_started = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    hog_done = true;
+  });
+  Task parent([&](Task*) {
+    while (!hog_started.load()) std::this_thread::yield();  // both workers are busy now
+    TaskScheduler::Current()->Post(&child);
+    const auto give_up = TaskClock::now() + seconds(10);
+    while (!child_ran.load() && TaskClock::now() < give_up) std::this_thread::yield();
+    child_seen = child_ran.load();
+  });
+  sched.Post(&parent);
+  sched.Post(&hog);
+  ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
+  EXPECT_TRUE(hog_done.load());
+  EXPECT_TRUE(child_seen.load()) << "the child waited for its poster's task to end";
+}
+
 // Two workers, the same load: every re-posting task keeps running and every outside post
 // runs, also when the re-posters would fill every batch.
 TEST(FairnessTest, RepostersAndAFloodShareTwoWorkers) {
