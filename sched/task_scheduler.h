@@ -1049,8 +1049,15 @@ class BasicTaskScheduler {
           continue;
         }
       }
+      // Like a parking worker (Park): take over the local batches of workers that run on,
+      // and while any does, look again within kLocalBatchRecheck.
+      if (TakeOverLocalBatches(worker)) continue;
+      TaskDeadline until = wait_.NextDeadline();
+      if (executing_.load(std::memory_order_relaxed) > 0) {
+        until = std::min(until, TaskClock::now() + kLocalBatchRecheck);
+      }
       Bump(worker->role_sleeps);
-      io_.WaitUntil(wait_.NextDeadline(), io_sink);
+      io_.WaitUntil(until, io_sink);
       poll_io = false;
     }
   }
