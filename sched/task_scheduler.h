@@ -503,10 +503,17 @@ class BasicTaskScheduler {
     Atomic<Task*> local[kLocalBatchCapacity];
     bool HasLocal() const { return local_end != local_head.load(std::memory_order_relaxed); }
     // Ready tasks this worker took from the ready queue in one step and has not started
-    // yet, claimed[claimed_next .. claimed_count) (this thread only; see NextReadyTask).
-    std::uint32_t claimed_next = 0;
-    std::uint32_t claimed_count = 0;
-    Task* claimed[kClaimCapacity];
+    // yet: claimed[claimed_head .. claimed_tail) (indices modulo kClaimCapacity). Refilled
+    // by the owner only when empty; the owner takes one at a time, an idle worker takes
+    // all that are left (TakeClaimed). Atomic slots, relaxed, for the same reason as the
+    // local batch's.
+    Atomic<std::uint32_t> claimed_head{0};
+    Atomic<std::uint32_t> claimed_tail{0};
+    std::uint32_t claimed_end = 0;  // == claimed_tail, owner only
+    Atomic<Task*> claimed[kClaimCapacity];
+    bool HasClaimed() const {
+      return claimed_end != claimed_head.load(std::memory_order_relaxed);
+    }
     PostCounters::Slot* counter = nullptr;  // this worker's own counters, if it has a slot
     // Single writer (the worker), see WorkerStats.
     Atomic<std::uint64_t> tasks_executed{0};
@@ -859,7 +866,8 @@ class BasicTaskScheduler {
                            TaskClock::now().time_since_epoch().count() >= next_deadline;
     const bool sleep = !exit_.load(std::memory_order_seq_cst) && !ReadySeemsNonEmpty(worker) &&
                        (role_locked || front_.IsEmpty(std::memory_order_seq_cst)) &&
-                       !(timer_due && !role_locked) && !TakeOverLocalBatches(worker);
+                       !(timer_due && !role_locked) && !TakeOverClaimed(worker) &&
+                       !TakeOverLocalBatches(worker);
     if (sleep) {
       Bump(worker->parks);
       // Timed to the nearest deadline, so a timer is served even while every other worker
@@ -869,9 +877,10 @@ class BasicTaskScheduler {
           next_deadline == kNoDeadlineTicks || timer_due
               ? kNoDeadline
               : TaskDeadline(TaskClock::duration(next_deadline));
-      // While a worker executes, it may have put a post into its local batch just after
-      // our look (it decided that nobody was idle just before we became so): look again
-      // within kLocalBatchRecheck, so such a post waits at most that long for us.
+      // While a worker executes, it may have put a post into its local batch, or claimed
+      // ready tasks, just after our look (it decided that nobody was idle just before we
+      // became so): look again within kLocalBatchRecheck, so such a task waits at most
+      // that long for us.
       if (executing_.load(std::memory_order_relaxed) > 0) {
         until = std::min(until, TaskClock::now() + kLocalBatchRecheck);
       }
@@ -1049,8 +1058,9 @@ class BasicTaskScheduler {
           continue;
         }
       }
-      // Like a parking worker (Park): take over the local batches of workers that run on,
-      // and while any does, look again within kLocalBatchRecheck.
+      // Like a parking worker (Park): take over the claimed tasks and the local batches of
+      // workers that run on, and while any does, look again within kLocalBatchRecheck.
+      if (TakeOverClaimed(worker)) return result;  // go and run them
       if (TakeOverLocalBatches(worker)) continue;
       TaskDeadline until = wait_.NextDeadline();
       if (executing_.load(std::memory_order_relaxed) > 0) {
@@ -1184,8 +1194,7 @@ class BasicTaskScheduler {
       // could run those tasks now) or the ready queue looks empty (the others are about to
       // run out of work), or to serve a due timer when the role is free.
       if (worker->HasLocal() &&
-          (SomeWorkerMayBeIdle() || (worker->claimed_next == worker->claimed_count &&
-                                     !ReadySeemsNonEmpty(worker)))) {
+          (SomeWorkerMayBeIdle() || (!worker->HasClaimed() && !ReadySeemsNonEmpty(worker)))) {
         break;
       }
       if (TimerDue() && !role_.IsLocked()) break;
@@ -1199,36 +1208,30 @@ class BasicTaskScheduler {
   }
 
   // The next ready task for `worker`: one it claimed earlier, else from the ready queue.
-  // A scheduler with one worker takes up to kClaimCapacity at once, with one
-  // compare-and-swap instead of one per task (nobody else could run them). With several
-  // workers it takes one at a time: a claimed task would wait behind this worker's current
-  // task, which may be long, while another worker is free.
+  // While every worker is inside an execution batch it takes up to kClaimCapacity at once,
+  // with one compare-and-swap on the shared queue instead of one per task (with several
+  // workers that CAS is on a line they all write). The claimed tasks run on this worker in
+  // order; one a worker that becomes idle meanwhile finds (Park, or the idle role holder)
+  // is taken over by it (TakeOverClaimed), so none waits behind a long task of ours while
+  // a worker is free. With a worker possibly idle, it takes one at a time.
   //
   // The tasks behind the one taken are known before they run (claimed, or seen in the
   // ready queue), so their memory is prefetched kPrefetchDistance tasks ahead (two: far
   // enough to hide a miss to main memory behind two task runs, near enough not to evict
-  // what runs now):
-  // the task's line and the two after it. Tasks are often the head of a larger object whose
-  // next lines the callback uses at once (a spawned coroutine's state and frame follow its
-  // task, coro/runtime.h); with many tasks in flight those lines are not in the cache, and
-  // the miss would otherwise stall the start of every task.
+  // what runs now): the task's line and the two after it. Tasks are often the head of a
+  // larger object whose next lines the callback uses at once (a spawned coroutine's state
+  // and frame follow its task, coro/runtime.h); with many tasks in flight those lines are
+  // not in the cache, and the miss would otherwise stall the start of every task.
   Task* NextReadyTask(Worker* worker) {
-    if (worker->claimed_next < worker->claimed_count) {
-      const std::uint32_t next = worker->claimed_next++;
-      if (next + kPrefetchDistance < worker->claimed_count) {
-        Prefetch(worker->claimed[next + kPrefetchDistance]);
-      }
-      return worker->claimed[next];
-    }
-    if constexpr (requires { worker->consumer.PopUpTo(worker->claimed, kClaimCapacity); }) {
-      if (worker_count_ == 1) {
-        const std::uint32_t count = worker->consumer.PopUpTo(worker->claimed, kClaimCapacity);
-        worker->claimed_count = count;
-        worker->claimed_next = count > 0 ? 1 : 0;
-        for (std::uint32_t i = 1; i <= kPrefetchDistance && i < count; ++i) {
-          Prefetch(worker->claimed[i]);
-        }
-        return count > 0 ? worker->claimed[0] : nullptr;
+    if (Task* task = TakeOwnClaimed(worker)) return task;
+    if constexpr (requires { worker->consumer.PopUpTo(static_cast<Task**>(nullptr), 1u); }) {
+      if (!SomeWorkerMayBeIdle()) {
+        Task* batch[kClaimCapacity];
+        const std::uint32_t count = worker->consumer.PopUpTo(batch, kClaimCapacity);
+        if (count == 0) return nullptr;
+        for (std::uint32_t i = 1; i <= kPrefetchDistance && i < count; ++i) Prefetch(batch[i]);
+        if (count > 1) FillClaimed(worker, batch + 1, count - 1);
+        return batch[0];
       }
     }
     Task* const task = worker->consumer.Pop();
@@ -1239,6 +1242,72 @@ class BasicTaskScheduler {
     }
     return task;
   }
+
+  // Owner: puts `count` tasks into its empty claimed ring. Release on the tail: a taker
+  // that acquires it reads the slots.
+  static void FillClaimed(Worker* worker, Task* const* tasks, std::uint32_t count) {
+    const std::uint32_t end = worker->claimed_end;
+    for (std::uint32_t i = 0; i < count; ++i) {
+      worker->claimed[(end + i) % kClaimCapacity].store(tasks[i], std::memory_order_relaxed);
+    }
+    worker->claimed_end = end + count;
+    worker->claimed_tail.store(end + count, std::memory_order_release);
+  }
+
+  // Owner: the oldest of its claimed tasks, or nullptr. One CAS on its own line (an idle
+  // worker may take them all at the same moment); with one worker nobody else does.
+  Task* TakeOwnClaimed(Worker* worker) {
+    std::uint32_t head = worker->claimed_head.load(std::memory_order_acquire);
+    if (worker_count_ == 1 && head != worker->claimed_end) {
+      // Alone: no other worker takes tasks over, so no CAS. Relaxed store: only we read it.
+      worker->claimed_head.store(head + 1, std::memory_order_relaxed);
+      if (head + 1 + kPrefetchDistance <= worker->claimed_end) {
+        Prefetch(worker->claimed[(head + kPrefetchDistance) % kClaimCapacity].load(
+            std::memory_order_relaxed));
+      }
+      return worker->claimed[head % kClaimCapacity].load(std::memory_order_relaxed);
+    }
+    while (head != worker->claimed_end) {
+      Task* const task = worker->claimed[head % kClaimCapacity].load(std::memory_order_relaxed);
+      // Acq_rel as in TakeLocalBatch (slot reads before reuse); acquire on failure.
+      if (worker->claimed_head.compare_exchange_weak(head, head + 1, std::memory_order_acq_rel,
+                                                     std::memory_order_acquire)) {
+        if (head + 1 + kPrefetchDistance <= worker->claimed_end) {
+          Prefetch(worker->claimed[(head + kPrefetchDistance) % kClaimCapacity].load(
+              std::memory_order_relaxed));
+        }
+        return task;
+      }
+    }
+    return nullptr;
+  }
+
+  // An idle worker (`self`, whose own ring is empty): takes all the claimed tasks another
+  // worker has not started yet, into its own ring, to run them itself (they are the oldest
+  // ready tasks: running them now keeps the start order). Returns whether it took any.
+  bool TakeOverClaimed(Worker* self) {
+    for (const auto& other : workers_) {
+      Worker* const owner = other.get();
+      if (owner == self) continue;
+      std::uint32_t head = owner->claimed_head.load(std::memory_order_acquire);
+      while (true) {
+        const std::uint32_t tail = owner->claimed_tail.load(std::memory_order_acquire);
+        if (head == tail) break;
+        Task* batch[kClaimCapacity];
+        const std::uint32_t count = tail - head;
+        for (std::uint32_t i = 0; i < count; ++i) {
+          batch[i] = owner->claimed[(head + i) % kClaimCapacity].load(std::memory_order_relaxed);
+        }
+        if (owner->claimed_head.compare_exchange_weak(head, tail, std::memory_order_acq_rel,
+                                                      std::memory_order_acquire)) {
+          FillClaimed(self, batch, count);
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
   static void Prefetch(const Task* task) {
     const char* const line = reinterpret_cast<const char*>(task);
     __builtin_prefetch(line, 1);
