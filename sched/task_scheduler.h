@@ -20,7 +20,9 @@
 //      its tasks go cold, under a fast poster.
 //   2. Pops and executes ready tasks: at most `execute_batch_size`. When the role is free it
 //      stops early after any task if the nearest deadline has passed, so long tasks on
-//      every worker do not delay timers by a whole batch.
+//      every worker do not delay timers by a whole batch. While every worker is executing
+//      it takes up to 8 ready tasks from the ready queue at once ("claimed", one CAS for
+//      them all); see "Local batches and claimed tasks" below.
 //   3. Having executed nothing, it spins briefly (`spin_before_park`), then parks on the
 //      ready signal. The role holder that found nothing to do spins the same time before
 //      it sleeps in the IO backend.
@@ -46,6 +48,31 @@
 //   - Releasing the role with scheduling work left (posts beyond the batch bound, or posts
 //     that arrived while it was held, whose posters saw the role taken and woke nobody)
 //     wakes one parked worker.
+// Local batches and claimed tasks (the per-resume hot path: a coroutine's Yield or wait,
+// a task re-posting itself, a one-shot posted from a task):
+//   - A post made by a task of this scheduler that runs at once (no deadline, not through
+//     Stop) while every worker is executing does not go through the front queue: it goes
+//     into its worker's local batch (plain stores, no locked instruction). The batch is
+//     published when the worker's execution batch ends (at most execute_batch_size task
+//     starts later): through the sched-role straight into the ready queue, behind
+//     everything the front queue holds, or, if the role is held elsewhere, as one chain
+//     into the front queue (one exchange for the batch). It is published earlier when a
+//     worker may be idle when a task returns, or the ready queue looks empty. When a worker
+//     may be idle at the moment of the post, the post goes to the front queue at once.
+//   - Claimed tasks: while every worker is executing, a worker takes up to 8 ready tasks
+//     with one CAS and runs them in order (alone, it does so always).
+//   - Nothing waits behind a long task while a worker is free: a worker that runs out of
+//     work takes over the other workers' claimed tasks (it runs them: they are the oldest
+//     ready tasks) and their local batches (it publishes them), before it parks or sleeps in
+//     the role; while any worker executes, it looks again every millisecond
+//     (kLocalBatchRecheck), for a batch made just after its look.
+//   - The order bound this costs (tests/sched/fairness_test.cc): posts from outside start in
+//     post order, and a post is never overtaken by a later one, except that a run-now post
+//     made by a task may be overtaken by posts made before its execution batch ended: at
+//     most execute_batch_size task starts after it.
+//   - The next tasks to run are prefetched (the task's line and the two after it: a spawned
+//     coroutine's state and frame follow its task), two tasks ahead.
+//
 // The lost-wakeup trap of the original design (every worker asleep while tasks remain) is
 // closed by Dekker-style checks, each spelled out at the code: a parking worker registers in
 // `parked_` and then re-checks the queues and the nearest deadline, while every publisher
@@ -56,8 +83,9 @@
 //   - Exactly once: every Post* runs the task exactly once; Wakeup/Signal racing with
 //     deadline expiry or with execution never lose or duplicate a run.
 //   - Order: tasks with equal deadlines start in post order (the ready queue is FIFO and
-//     fed by one sched-role in front-queue order). With one worker they also finish in that
-//     order; with several, each worker starts its tasks in post order. Tasks that wait in
+//     fed by one sched-role in front-queue order), within the local-batch bound above for
+//     run-now posts made by tasks. With one worker they also finish in that order; with
+//     several, each worker starts its tasks in post order. Tasks that wait in
 //     the wait queue become ready in deadline order; a task whose deadline has already
 //     passed when the sched-role receives it is ready at once, in post order (it does not
 //     get sorted behind or ahead of other due tasks by its past deadline).
@@ -100,11 +128,14 @@
 // Start twice.
 //
 // Costs (measured in bench/results/sched.md):
-//   - Post: one locked read-modify-write (the front push, an exchange) when a task re-posts
-//     itself or posts a one-shot from inside the scheduler. Posting any other task adds the
-//     double-post check's exchange; posting from outside the scheduler adds the shared post
-//     count (sched/post_counters.h). Plus a Notify when the front queue was empty; one post
-//     in latency_sample_period also reads the clock.
+//   - Post: no locked instruction when a task re-posts itself (or posts a one-shot) while
+//     every worker executes (the local batch; its publication costs one exchange or a role
+//     take per batch); otherwise one (the front push, an exchange). Posting any other task
+//     adds the double-post check's exchange; posting from outside the scheduler adds the
+//     shared post count (sched/post_counters.h). Plus a Notify when the front queue was
+//     empty; one post in latency_sample_period also reads the clock.
+//   - Taking a ready task: one CAS on the ready queue, or one per 8 tasks while every
+//     worker executes (then one uncontended CAS per task on the worker's own line).
 //   - PostOneShot: Post plus a pop from a thread-local free list (TaskPool): no heap
 //     allocation once the pool is warm, for callables of up to 24 bytes; see PostOneShot.
 //   - Observability: Stats() (per-worker counters) and LatencyHistogram() (sampled
