@@ -190,6 +190,51 @@ TEST(FairnessTest, AnIdleWorkerTakesOverALocalBatchHeldByALongTask) {
   EXPECT_TRUE(child_seen.load()) << "the child waited for its poster's task to end";
 }
 
+// Posts from outside are never overtaken by later ones while a worker is free, also when a
+// worker that takes a task runs it for long while the other works through the queue. Here
+// the first small task blocks until the last one has started; the other worker must start
+// every task in between, in post order, meanwhile (a worker that took several ready tasks
+// at once would hold the ones behind its long task while later posts start elsewhere).
+TEST(FairnessTest, TasksBehindALongTaskAreNotHeldByItsWorker) {
+  TaskScheduler sched;
+  sched.Start(2);
+  constexpr int kSmall = 64;
+  std::atomic<bool> gate_open{false};
+  std::atomic<int> starts{0};
+  std::vector<std::atomic<int>> start_of(kSmall);
+  for (auto& start : start_of) start = -1;
+  std::vector<std::unique_ptr<Task>> small;
+  // The gate keeps one worker busy until the long task has started; the other runs the
+  // warm-up task first, so that it takes the long task in the middle of an execution batch
+  // while every worker executes (where taking several at once would pay most).
+  Task gate([&](Task*) {
+    const auto give_up = TaskClock::now() + seconds(10);
+    while (!gate_open.load() && TaskClock::now() < give_up) std::this_thread::yield();
+  });
+  Task warm_up([](Task*) {});
+  for (int i = 0; i < kSmall; ++i) {
+    small.push_back(std::make_unique<Task>([&, i](Task*) {
+      start_of[i] = starts.fetch_add(1);
+      if (i == 0) {
+        gate_open = true;
+        // The long task: runs until the last small task has started (or gives up).
+        const auto give_up = TaskClock::now() + seconds(10);
+        while (start_of[kSmall - 1] < 0 && TaskClock::now() < give_up) {
+          std::this_thread::yield();
+        }
+      }
+    }));
+  }
+  sched.Post(&gate);
+  sched.Post(&warm_up);
+  for (auto& task : small) sched.Post(task.get());
+  ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
+  for (int i = 1; i + 1 < kSmall; ++i) {
+    EXPECT_LT(start_of[i].load(), start_of[kSmall - 1].load())
+        << "task " << i << " started after the last task, posted later, while a worker was free";
+  }
+}
+
 // Two workers, the same load: every re-posting task keeps running and every outside post
 // runs, also when the re-posters would fill every batch.
 TEST(FairnessTest, RepostersAndAFloodShareTwoWorkers) {

@@ -1,0 +1,3 @@
+module fairsched/bench/coro/peers/go_yield
+
+go 1.19

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Records the hot-path measurements of bench/results/hot_path.md (issue 23): coroutine yield
+# (yield_bench, with the Tokio and Go programs of bench/coro/peers/), self-re-posting tasks
+# (sched_bench w2 and its plain-loop limit), spawn + complete, memory per coroutine, the
+# signal and yield round trips (coro_bench) and the coroutine mutex hand-off (mutex_bench).
+#
+# Usage (from the workspace root):
+#   bench/coro/record_hot_path.sh OUT_DIR [REPETITIONS] [BEFORE_TREE]
+#     OUT_DIR       where the raw files go (created); commit it to publish a run
+#     REPETITIONS   rounds, default 5
+#     BEFORE_TREE   optional: a checkout of an older revision with the same benchmark sources
+#                   (yield_bench naming its fairsched row "fairsched_before"); its fairsched
+#                   rows run in the same rounds, next to the current ones
+#
+# Interleaving: every round runs each binary once, one repetition each, in a fixed order
+# (current, before, peers), so that slow phases of a noisy machine hit every contestant
+# alike; nothing is ever chosen as a "best run". Each run's JSON and console output are kept
+# as <binary>[_before]_r<round>.{json,txt}; machine.txt has the machine and the load before
+# and after every run. bench/coro/hot_path_report.py renders the report from these files.
+set -euo pipefail
+if (($# < 1)); then
+  echo "usage: $0 OUT_DIR [REPETITIONS] [BEFORE_TREE]" >&2
+  exit 2
+fi
+out=$(realpath -m "$1")
+reps=${2:-5}
+before=${3:-}
+mkdir -p "$out"
+cd "$(dirname "$0")/../.."
+
+targets=(//bench/coro:yield_bench //bench/coro:coro_bench //bench/coro:mutex_bench
+         //bench/sched:sched_bench)
+./bazelw build --config=opt "${targets[@]}"
+bin=$(./bazelw info --config=opt bazel-bin 2>/dev/null)
+if [[ -n "$before" ]]; then
+  (cd "$before" && ./bazelw build --config=opt "${targets[@]}")
+  before_bin=$(cd "$before" && ./bazelw info --config=opt bazel-bin 2>/dev/null)
+fi
+mapfile -t peers < <(bench/coro/peers/build.sh "$out/peers_build" | tail -n 2)
+tokio=${peers[0]}
+go_yield=${peers[1]}
+
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "revision: $(git rev-parse HEAD)$(git diff --quiet || echo ' (with local changes)')"
+  [[ -n "$before" ]] && echo "before: $(git -C "$before" rev-parse HEAD)"
+  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
+  echo "cores: $(nproc)"
+  echo "kernel: $(uname -sr)"
+  echo "repetitions: $reps"
+} >"$out/machine.txt"
+
+# run NAME COMMAND...: one run, its JSON in $out/NAME.json (the command gets the path as
+# its last argument's value), its console output in NAME.txt, the load around it logged.
+run() {
+  local name=$1
+  shift
+  echo "== $name (load $(cut -d' ' -f1-3 /proc/loadavg))"
+  echo "$name load_before=$(cut -d' ' -f1 /proc/loadavg)" >>"$out/machine.txt"
+  "$@" >"$out/$name.txt" 2>&1 || { cat "$out/$name.txt"; echo "run $name failed" >&2; exit 1; }
+  echo "$name load_after=$(cut -d' ' -f1 /proc/loadavg)" >>"$out/machine.txt"
+}
+
+gbench() {  # gbench NAME BINARY FILTER [extra flags]
+  local name=$1 binary=$2 filter=$3
+  shift 3
+  run "$name" "$binary" --benchmark_filter="$filter" --benchmark_repetitions=1 \
+    --benchmark_out="$out/$name.json" --benchmark_out_format=json "$@"
+}
+
+coro_filter='spawn_complete|memory|signal_round_trip|yield_round_trip'
+for ((r = 1; r <= reps; ++r)); do
+  echo "==== round $r of $reps"
+  gbench "yield_bench_r$r" "$bin/bench/coro/yield_bench" '.'
+  [[ -n "$before" ]] && gbench "yield_bench_before_r$r" "$before_bin/bench/coro/yield_bench" 'fairsched'
+  run "tokio_yield_r$r" "$tokio" --out="$out/tokio_yield_r$r.json"
+  run "go_yield_r$r" "$go_yield" --out="$out/go_yield_r$r.json"
+  FAIRSCHED_BENCH_REPS=1 gbench "sched_bench_r$r" "$bin/bench/sched/sched_bench" \
+    '^(w2/workers:[12]/(fairsched|fairsched_oneshot|trivial_sched|tbb_arena|asio_pool)/|loop/w2)'
+  [[ -n "$before" ]] && FAIRSCHED_BENCH_REPS=1 gbench "sched_bench_before_r$r" \
+    "$before_bin/bench/sched/sched_bench" '^w2/workers:[12]/fairsched/'
+  gbench "coro_bench_r$r" "$bin/bench/coro/coro_bench" "$coro_filter"
+  [[ -n "$before" ]] && gbench "coro_bench_before_r$r" "$before_bin/bench/coro/coro_bench" \
+    "($coro_filter)/coro/"
+  gbench "mutex_bench_r$r" "$bin/bench/coro/mutex_bench" 'handoff'
+  [[ -n "$before" ]] && gbench "mutex_bench_before_r$r" "$before_bin/bench/coro/mutex_bench" \
+    'handoff/coro_mutex'
+done
+echo "raw files: $out (render: bench/coro/hot_path_report.py $out)"
