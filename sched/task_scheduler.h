@@ -20,9 +20,9 @@
 //      its tasks go cold, under a fast poster.
 //   2. Pops and executes ready tasks: at most `execute_batch_size`. When the role is free it
 //      stops early after any task if the nearest deadline has passed, so long tasks on
-//      every worker do not delay timers by a whole batch. While every worker is executing
-//      it takes up to 8 ready tasks from the ready queue at once ("claimed", one CAS for
-//      them all); see "Local batches and claimed tasks" below.
+//      every worker do not delay timers by a whole batch. A scheduler with one worker takes
+//      up to 8 ready tasks from the ready queue at once ("claimed", one CAS for them all);
+//      see "Local batches and claimed tasks" below.
 //   3. Having executed nothing, it spins briefly (`spin_before_park`), then parks on the
 //      ready signal. The role holder that found nothing to do spins the same time before
 //      it sleeps in the IO backend.
@@ -59,12 +59,12 @@
 //     into the front queue (one exchange for the batch). It is published earlier when a
 //     worker may be idle when a task returns, or the ready queue looks empty. When a worker
 //     may be idle at the moment of the post, the post goes to the front queue at once.
-//   - Claimed tasks: while every worker is executing, a worker takes up to 8 ready tasks
-//     with one CAS and runs them in order (alone, it does so always).
+//   - Claimed tasks: a scheduler with one worker takes up to 8 ready tasks with one CAS and
+//     runs them in order. With several workers each takes one at a time: tasks held by a
+//     worker that runs a long task could be overtaken by later ones another worker starts.
 //   - Nothing waits behind a long task while a worker is free: a worker that runs out of
-//     work takes over the other workers' claimed tasks (it runs them: they are the oldest
-//     ready tasks) and their local batches (it publishes them), before it parks or sleeps in
-//     the role; while any worker executes, it looks again every millisecond
+//     work takes over the other workers' local batches (it publishes them), before it parks
+//     or sleeps in the role; while any worker executes, it looks again every millisecond
 //     (kLocalBatchRecheck), for a batch made just after its look.
 //   - The order bound this costs (tests/sched/fairness_test.cc): posts from outside start in
 //     post order, and a post is never overtaken by a later one, except that a run-now post
@@ -533,18 +533,12 @@ class BasicTaskScheduler {
     // fails and it drops what it read), which would be a data race on plain pointers.
     Atomic<Task*> local[kLocalBatchCapacity];
     bool HasLocal() const { return local_end != local_head.load(std::memory_order_relaxed); }
-    // Ready tasks this worker took from the ready queue in one step and has not started
-    // yet: claimed[claimed_head .. claimed_tail) (indices modulo kClaimCapacity). Refilled
-    // by the owner only when empty; the owner takes one at a time, an idle worker takes
-    // all that are left (TakeClaimed). Atomic slots, relaxed, for the same reason as the
-    // local batch's.
-    Atomic<std::uint32_t> claimed_head{0};
-    Atomic<std::uint32_t> claimed_tail{0};
-    std::uint32_t claimed_end = 0;  // == claimed_tail, owner only
-    Atomic<Task*> claimed[kClaimCapacity];
-    bool HasClaimed() const {
-      return claimed_end != claimed_head.load(std::memory_order_relaxed);
-    }
+    // With one worker only: ready tasks it took from the ready queue in one step and has
+    // not started yet, claimed[claimed_head .. claimed_end). This thread only.
+    std::uint32_t claimed_head = 0;
+    std::uint32_t claimed_end = 0;
+    Task* claimed[kClaimCapacity] = {};
+    bool HasClaimed() const { return claimed_head != claimed_end; }
     PostCounters::Slot* counter = nullptr;  // this worker's own counters, if it has a slot
     // Single writer (the worker), see WorkerStats.
     Atomic<std::uint64_t> tasks_executed{0};
@@ -897,8 +891,7 @@ class BasicTaskScheduler {
                            TaskClock::now().time_since_epoch().count() >= next_deadline;
     const bool sleep = !exit_.load(std::memory_order_seq_cst) && !ReadySeemsNonEmpty(worker) &&
                        (role_locked || front_.IsEmpty(std::memory_order_seq_cst)) &&
-                       !(timer_due && !role_locked) && !TakeOverClaimed(worker) &&
-                       !TakeOverLocalBatches(worker);
+                       !(timer_due && !role_locked) && !TakeOverLocalBatches(worker);
     if (sleep) {
       Bump(worker->parks);
       // Timed to the nearest deadline, so a timer is served even while every other worker
@@ -908,9 +901,8 @@ class BasicTaskScheduler {
           next_deadline == kNoDeadlineTicks || timer_due
               ? kNoDeadline
               : TaskDeadline(TaskClock::duration(next_deadline));
-      // While a worker executes, it may have put a post into its local batch, or claimed
-      // ready tasks, just after our look (it decided that nobody was idle just before we
-      // became so): look again within kLocalBatchRecheck, so such a task waits at most
+      // While a worker executes, it may have put a post into its local batch just after
+      // our look (it decided that nobody was idle just before we became so): look again within kLocalBatchRecheck, so such a task waits at most
       // that long for us.
       if (executing_.load(std::memory_order_relaxed) > 0) {
         until = std::min(until, TaskClock::now() + kLocalBatchRecheck);
@@ -1089,9 +1081,8 @@ class BasicTaskScheduler {
           continue;
         }
       }
-      // Like a parking worker (Park): take over the claimed tasks and the local batches of
-      // workers that run on, and while any does, look again within kLocalBatchRecheck.
-      if (TakeOverClaimed(worker)) return result;  // go and run them
+      // Like a parking worker (Park): take over the local batches of workers that run on,
+      // and while any does, look again within kLocalBatchRecheck.
       if (TakeOverLocalBatches(worker)) continue;
       TaskDeadline until = wait_.NextDeadline();
       if (executing_.load(std::memory_order_relaxed) > 0) {
@@ -1238,13 +1229,11 @@ class BasicTaskScheduler {
     return executed;
   }
 
-  // The next ready task for `worker`: one it claimed earlier, else from the ready queue.
-  // While every worker is inside an execution batch it takes up to kClaimCapacity at once,
-  // with one compare-and-swap on the shared queue instead of one per task (with several
-  // workers that CAS is on a line they all write). The claimed tasks run on this worker in
-  // order; one a worker that becomes idle meanwhile finds (Park, or the idle role holder)
-  // is taken over by it (TakeOverClaimed), so none waits behind a long task of ours while
-  // a worker is free. With a worker possibly idle, it takes one at a time.
+  // The next ready task for `worker`. Alone (one worker), it takes up to kClaimCapacity
+  // ready tasks at once ("claimed", one CAS on the ready queue for them all) and runs them
+  // in order: nobody else could run them sooner. With several workers it takes one at a
+  // time: a task this worker held while running a long one could be overtaken by later
+  // posts that another worker starts (tests/sched/fairness_test.cc).
   //
   // The tasks behind the one taken are known before they run (claimed, or seen in the
   // ready queue), so their memory is prefetched kPrefetchDistance tasks ahead (two: far
@@ -1254,14 +1243,24 @@ class BasicTaskScheduler {
   // and frame follow its task, coro/runtime.h); with many tasks in flight those lines are
   // not in the cache, and the miss would otherwise stall the start of every task.
   Task* NextReadyTask(Worker* worker) {
-    if (Task* task = TakeOwnClaimed(worker)) return task;
+    if (worker->HasClaimed()) {
+      const std::uint32_t head = worker->claimed_head++;
+      if (head + 1 + kPrefetchDistance <= worker->claimed_end) {
+        Prefetch(worker->claimed[(head + kPrefetchDistance) % kClaimCapacity]);
+      }
+      return worker->claimed[head % kClaimCapacity];
+    }
     if constexpr (requires { worker->consumer.PopUpTo(static_cast<Task**>(nullptr), 1u); }) {
-      if (!SomeWorkerMayBeIdle()) {
+      if (worker_count_ == 1) {
         Task* batch[kClaimCapacity];
         const std::uint32_t count = worker->consumer.PopUpTo(batch, kClaimCapacity);
         if (count == 0) return nullptr;
         for (std::uint32_t i = 1; i <= kPrefetchDistance && i < count; ++i) Prefetch(batch[i]);
-        if (count > 1) FillClaimed(worker, batch + 1, count - 1);
+        const std::uint32_t end = worker->claimed_end;
+        for (std::uint32_t i = 1; i < count; ++i) {
+          worker->claimed[(end + i - 1) % kClaimCapacity] = batch[i];
+        }
+        worker->claimed_end = end + count - 1;
         return batch[0];
       }
     }
@@ -1272,71 +1271,6 @@ class BasicTaskScheduler {
       }
     }
     return task;
-  }
-
-  // Owner: puts `count` tasks into its empty claimed ring. Release on the tail: a taker
-  // that acquires it reads the slots.
-  static void FillClaimed(Worker* worker, Task* const* tasks, std::uint32_t count) {
-    const std::uint32_t end = worker->claimed_end;
-    for (std::uint32_t i = 0; i < count; ++i) {
-      worker->claimed[(end + i) % kClaimCapacity].store(tasks[i], std::memory_order_relaxed);
-    }
-    worker->claimed_end = end + count;
-    worker->claimed_tail.store(end + count, std::memory_order_release);
-  }
-
-  // Owner: the oldest of its claimed tasks, or nullptr. One CAS on its own line (an idle
-  // worker may take them all at the same moment); with one worker nobody else does.
-  Task* TakeOwnClaimed(Worker* worker) {
-    std::uint32_t head = worker->claimed_head.load(std::memory_order_acquire);
-    if (worker_count_ == 1 && head != worker->claimed_end) {
-      // Alone: no other worker takes tasks over, so no CAS. Relaxed store: only we read it.
-      worker->claimed_head.store(head + 1, std::memory_order_relaxed);
-      if (head + 1 + kPrefetchDistance <= worker->claimed_end) {
-        Prefetch(worker->claimed[(head + kPrefetchDistance) % kClaimCapacity].load(
-            std::memory_order_relaxed));
-      }
-      return worker->claimed[head % kClaimCapacity].load(std::memory_order_relaxed);
-    }
-    while (head != worker->claimed_end) {
-      Task* const task = worker->claimed[head % kClaimCapacity].load(std::memory_order_relaxed);
-      // Acq_rel as in TakeLocalBatch (slot reads before reuse); acquire on failure.
-      if (worker->claimed_head.compare_exchange_weak(head, head + 1, std::memory_order_acq_rel,
-                                                     std::memory_order_acquire)) {
-        if (head + 1 + kPrefetchDistance <= worker->claimed_end) {
-          Prefetch(worker->claimed[(head + kPrefetchDistance) % kClaimCapacity].load(
-              std::memory_order_relaxed));
-        }
-        return task;
-      }
-    }
-    return nullptr;
-  }
-
-  // An idle worker (`self`, whose own ring is empty): takes all the claimed tasks another
-  // worker has not started yet, into its own ring, to run them itself (they are the oldest
-  // ready tasks: running them now keeps the start order). Returns whether it took any.
-  bool TakeOverClaimed(Worker* self) {
-    for (const auto& other : workers_) {
-      Worker* const owner = other.get();
-      if (owner == self) continue;
-      std::uint32_t head = owner->claimed_head.load(std::memory_order_acquire);
-      while (true) {
-        const std::uint32_t tail = owner->claimed_tail.load(std::memory_order_acquire);
-        if (head == tail) break;
-        Task* batch[kClaimCapacity];
-        const std::uint32_t count = tail - head;
-        for (std::uint32_t i = 0; i < count; ++i) {
-          batch[i] = owner->claimed[(head + i) % kClaimCapacity].load(std::memory_order_relaxed);
-        }
-        if (owner->claimed_head.compare_exchange_weak(head, tail, std::memory_order_acq_rel,
-                                                      std::memory_order_acquire)) {
-          FillClaimed(self, batch, count);
-          return true;
-        }
-      }
-    }
-    return false;
   }
 
   static void Prefetch(const Task* task) {
