@@ -16,7 +16,7 @@
 # (current, before, peers), so that slow phases of a noisy machine hit every contestant
 # alike; nothing is ever chosen as a "best run". Each run's JSON and console output are kept
 # as <binary>[_before]_r<round>.{json,txt}; machine.txt has the machine and the load before
-# and after every run. bench/coro/hot_path_report.py renders the report from these files.
+# and after every run. tools/bench_report/hot_path_report.py renders the report from these files.
 set -euo pipefail
 if (($# < 1)); then
   echo "usage: $0 OUT_DIR [REPETITIONS] [BEFORE_TREE]" >&2
@@ -86,4 +86,4 @@ for ((r = 1; r <= reps; ++r)); do
   [[ -n "$before" ]] && gbench "mutex_bench_before_r$r" "$before_bin/bench/coro/mutex_bench" \
     'handoff/coro_mutex'
 done
-echo "raw files: $out (render: bench/coro/hot_path_report.py $out)"
+echo "raw files: $out (render: tools/bench_report/hot_path_report.py $out)"

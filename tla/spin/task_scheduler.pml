@@ -47,10 +47,9 @@
  * ready queue when the front queue is empty, else as one chain into the front queue (also
  * when the role is held elsewhere). An idle worker takes the other workers' batches over
  * (publishes them) before it parks or sleeps in the role, and, while a worker executes,
- * sleeps with a timeout (it may wake at any moment to look again). Claimed tasks (a worker
- * taking several ready tasks at once while every worker executes) are not modelled: with
- * two tasks, two can only be ready together while neither runs, i.e. while no worker
- * executes.
+ * sleeps with a timeout (it may wake at any moment to look again). Claimed tasks (several
+ * ready tasks taken at once) exist only with one worker, where they are plain FIFO order;
+ * they are not modelled.
  *
  * Timers (issue 17): a role holder that published tasks wakes a parked worker only when the
  * nearest finite deadline was newly published (`retime`), and a parked worker parks with
