@@ -66,6 +66,7 @@ ASSUME LocalRepost \in BOOLEAN /\ BatchRecheck \in BOOLEAN /\ BugNoTakeOver \in 
 Blocker == 0
 Timer == 1
 Short == 2
+NoTask == 3                     \* an executor's or receiver's task slot, empty (LocalRepost)
 Tasks == IF LocalRepost THEN {Blocker, Timer, Short} ELSE {Blocker, Timer}
 Wakers == IF LocalRepost THEN {} ELSE {1, 2}   \* waker i acts once Timer's post i has begun
 ClientPosts == IF LocalRepost THEN <<Short, Timer, Blocker>> ELSE <<Blocker, Timer>>
@@ -92,7 +93,8 @@ Init ==
   /\ batch = [w \in Workers |-> <<>>] /\ executing = 0
   /\ state = [t \in Tasks |-> {}] /\ deadline = [t \in Tasks |-> "due"]
   /\ queued = [t \in Tasks |-> FALSE] /\ inWait = [t \in Tasks |-> FALSE]
-  /\ wpc = [w \in Workers |-> "top"] /\ wt = [w \in Workers |-> Blocker]
+  /\ wpc = [w \in Workers |-> "top"]
+  /\ wt = [w \in Workers |-> IF LocalRepost THEN NoTask ELSE Blocker]
   /\ moved = [w \in Workers |-> 0] /\ popped = [w \in Workers |-> 0]
   /\ backlog = [w \in Workers |-> FALSE] /\ timers = [w \in Workers |-> FALSE]
   /\ executed = [w \in Workers |-> FALSE] /\ wWasEmpty = [w \in Workers |-> FALSE]
@@ -104,6 +106,11 @@ Init ==
 
 Set(f, x, v) == [f EXCEPT ![x] = v]
 Range(s) == {s[i] : i \in DOMAIN s}
+
+\* With LocalRepost, worker-local values are reset where they die (as the Spin model does):
+\* fewer distinct states, the same behaviours. The harness without local batches keeps its
+\* values as before (its state space is unchanged).
+Dead(f, x, v) == IF LocalRepost THEN Set(f, x, v) ELSE f
 
 ----------------------------------------------------------------------------
 (* Shared pieces. *)
@@ -149,7 +156,8 @@ ClientPost ==
 ClientAfterPush ==             \* was empty and the role is free (seq_cst load): WakeOne next
   /\ cpc = "after"
   /\ IF cWasEmpty /\ ~role THEN cpc' = "wake" /\ UNCHANGED cnext ELSE ClientNext
-  /\ UNCHANGED <<front, frontNotified, readySignal, deadline, queued, cWasEmpty, posted>>
+  /\ cWasEmpty' = (cWasEmpty /\ ~LocalRepost)          \* dead from here (LocalRepost: reset)
+  /\ UNCHANGED <<front, frontNotified, readySignal, deadline, queued, posted>>
   /\ KeepForClient
 
 ClientWakeOne ==
@@ -253,12 +261,14 @@ ReceiveFromFront(w) ==         \* woken, due, or on to the kWaiting CAS
   /\ LET t == wt[w] IN
      \/ /\ "woken" \in state[t]                         \* IsWoken: remove from wait, ready
         /\ inWait' = Set(inWait, t, FALSE) /\ MakeReady(w, t) /\ Goto(w, "sched_pop")
+        /\ wt' = Dead(wt, w, NoTask)
      \/ /\ "woken" \notin state[t] /\ deadline[t] \in {"due", "future"}   \* deadline <= now
         /\ MakeReady(w, t) /\ Goto(w, "sched_pop") /\ UNCHANGED inWait
+        /\ wt' = Dead(wt, w, NoTask)
      \/ /\ "woken" \notin state[t] /\ deadline[t] # "due"
-        /\ Goto(w, "try_pending_to_waiting") /\ UNCHANGED <<inWait, pending, moved>>
+        /\ Goto(w, "try_pending_to_waiting") /\ UNCHANGED <<inWait, pending, moved, wt>>
   /\ UNCHANGED <<front, ready, frontNotified, readySignal, parked, role>> /\ KeepLocal
-  /\ UNCHANGED <<wt, popped, backlog, timers, executed, wWasEmpty, tvisit, took>>
+  /\ UNCHANGED <<popped, backlog, timers, executed, wWasEmpty, tvisit, took>>
   /\ KeepOthers /\ UNCHANGED <<state, deadline, queued, posted, ran, running>>
 
 TryPendingToWaiting(w) ==      \* CAS 0 -> kWaiting (release)
@@ -360,7 +370,10 @@ ReleaseCheck(w) ==             \* more_to_schedule = backlog || !front_.IsEmpty(
   /\ LET more == backlog[w] \/ front # <<>>
      IN Goto(w, IF moved[w] > 1 \/ more \/ (moved[w] > 0 /\ timers[w]) THEN "wake_one"
                 ELSE "exec")
-  /\ KeepWorkerLocals(w) /\ KeepOthers /\ KeepTasks /\ KeepQueues
+  /\ moved' = Dead(moved, w, 0) /\ popped' = Dead(popped, w, 0)
+  /\ backlog' = Dead(backlog, w, FALSE) /\ timers' = Dead(timers, w, FALSE)
+  /\ UNCHANGED <<wt, executed, wWasEmpty, tvisit, took>>
+  /\ KeepOthers /\ KeepTasks /\ KeepQueues
 
 WakeOne(w) ==
   /\ wpc[w] = "wake_one"
@@ -448,7 +461,9 @@ RepostFront(w) ==              \* a worker may be idle: the usual Post (PushFron
 RepostAfterPush(w) ==
   /\ wpc[w] = "repost_after_push"
   /\ Goto(w, IF wWasEmpty[w] /\ ~role THEN "repost_wake_one" ELSE "batch_next")
-  /\ KeepWorkerLocals(w) /\ KeepOthers /\ KeepTasks /\ KeepQueues
+  /\ wWasEmpty' = Dead(wWasEmpty, w, FALSE)
+  /\ UNCHANGED <<wt, moved, popped, backlog, timers, executed, tvisit, took>>
+  /\ KeepOthers /\ KeepTasks /\ KeepQueues
 
 RepostWakeOne(w) ==
   /\ wpc[w] = "repost_wake_one"
@@ -464,6 +479,7 @@ RepostWakeOne(w) ==
 BatchNext(w) ==
   /\ wpc[w] = "batch_next"
   /\ executed' = Set(executed, w, TRUE)
+  /\ wt' = Dead(wt, w, NoTask)
   /\ IF LocalRepost
        THEN LET loc == batch[w] # <<>>
                 idle == executing < NWorkers
@@ -473,7 +489,7 @@ BatchNext(w) ==
             IN \/ endIt /\ Goto(w, "after_batch")
                \/ (missIdle \/ ~endIt) /\ Goto(w, "exec")
        ELSE Goto(w, IF ~role /\ (front # <<>> \/ inWait[Timer]) THEN "after_batch" ELSE "exec")
-  /\ UNCHANGED <<wt, moved, popped, backlog, timers, wWasEmpty, tvisit, took>> /\ KeepOthers
+  /\ UNCHANGED <<moved, popped, backlog, timers, wWasEmpty, tvisit, took>> /\ KeepOthers
   /\ KeepTasks /\ KeepQueues
 
 \* The batch ends (executing_.fetch_sub if it ran anything). Executed something: loop;

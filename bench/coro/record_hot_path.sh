@@ -2,7 +2,8 @@
 # Records the hot-path measurements of bench/results/hot_path.md (issue 23): coroutine yield
 # (yield_bench, with the Tokio and Go programs of bench/coro/peers/), self-re-posting tasks
 # (sched_bench w2 and its plain-loop limit), spawn + complete, memory per coroutine, the
-# signal and yield round trips (coro_bench) and the coroutine mutex hand-off (mutex_bench).
+# signal and yield round trips (coro_bench), the coroutine mutex hand-off (mutex_bench) and
+# the memory per Start/Stop cycle (lifecycle_bench start_stop).
 #
 # Usage (from the workspace root):
 #   bench/coro/record_hot_path.sh OUT_DIR [REPETITIONS] [BEFORE_TREE]
@@ -16,7 +17,7 @@
 # (current, before, peers), so that slow phases of a noisy machine hit every contestant
 # alike; nothing is ever chosen as a "best run". Each run's JSON and console output are kept
 # as <binary>[_before]_r<round>.{json,txt}; machine.txt has the machine and the load before
-# and after every run. tools/bench_report/hot_path_report.py renders the report from these files.
+# and after every run. tools/bench_report/hot_path_report.py renders the report from them.
 set -euo pipefail
 if (($# < 1)); then
   echo "usage: $0 OUT_DIR [REPETITIONS] [BEFORE_TREE]" >&2
@@ -29,7 +30,7 @@ mkdir -p "$out"
 cd "$(dirname "$0")/../.."
 
 targets=(//bench/coro:yield_bench //bench/coro:coro_bench //bench/coro:mutex_bench
-         //bench/sched:sched_bench)
+         //bench/sched:sched_bench //bench/sched:lifecycle_bench)
 ./bazelw build --config=opt "${targets[@]}"
 bin=$(./bazelw info --config=opt bazel-bin 2>/dev/null)
 if [[ -n "$before" ]]; then
@@ -82,6 +83,7 @@ for ((r = 1; r <= reps; ++r)); do
   gbench "coro_bench_r$r" "$bin/bench/coro/coro_bench" "$coro_filter"
   [[ -n "$before" ]] && gbench "coro_bench_before_r$r" "$before_bin/bench/coro/coro_bench" \
     "($coro_filter)/coro/"
+  gbench "lifecycle_bench_r$r" "$bin/bench/sched/lifecycle_bench" 'start_stop'
   gbench "mutex_bench_r$r" "$bin/bench/coro/mutex_bench" 'handoff'
   [[ -n "$before" ]] && gbench "mutex_bench_before_r$r" "$before_bin/bench/coro/mutex_bench" \
     'handoff/coro_mutex'

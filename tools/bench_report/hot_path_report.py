@@ -123,6 +123,13 @@ def fmt_ratio(r, pct=False):
     return f"{r[0]:.2f}x ({r[1]:.2f}-{r[2]:.2f})"
 
 
+UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def real_ns(bench):
+    return bench["real_time"] * UNIT_NS[bench.get("time_unit", "ns")]
+
+
 def ips(bench):
     return bench.get("items_per_second")
 
@@ -262,6 +269,15 @@ def render(raw):
             fmt_range(t.values("memory", c, {}, metric), 1, 0) for c in mem) + " |")
     summary["memory"] = t.median("memory", "coro", {}, "bytes_per_suspended")
     w("")
+    cycles = sorted({args for (fam, _, args) in runs if fam == "start_stop"})
+    for args in cycles:
+        a = dict(args)
+        w(f"Start/Stop cycles (lifecycle_bench start_stop, {int(a.get('cycles', 0)):,} cycles of "
+          "Start(2), one post, Stop): resident-set growth over the whole run "
+          f"{fmt_range(t.values('start_stop', '', a, 'rss_growth_kib'), 1, 0)} KiB, "
+          f"{fmt_range(t.values('start_stop', '', a, real_ns), 1e-3 / int(a['cycles']), 1)} "
+          "us per cycle.")
+        w("")
 
     # ------------------------------------------------------------------ hand-offs
     w("## Hand-offs: ns per round trip or per owner switch")
