@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Flat `perf` profiles of the hot-path rows (issue 23): coroutine yield (100,000 x 100, one
-# worker), self-re-posting tasks (sched_bench w2, one worker) and spawn + complete (one
+# and two workers), self-re-posting tasks (sched_bench w2, one worker) and spawn + complete (one
 # worker), for the current tree and optionally an older one, so that bench/results/
 # hot_path.md can show where the time goes before and after.
 #
@@ -50,6 +50,9 @@ for tree in "${trees[@]}"; do
   yield_row=fairsched${suffix}
   profile "profile_yield$suffix" "$dir/bench/coro/yield_bench" \
     --benchmark_filter="yield/$yield_row/coroutines:100000/steps:100/workers:1/" \
+    --benchmark_min_time=3
+  profile "profile_yield_w2$suffix" "$dir/bench/coro/yield_bench" \
+    --benchmark_filter="yield/$yield_row/coroutines:100000/steps:100/workers:2/" \
     --benchmark_min_time=3
   FAIRSCHED_BENCH_REPS=3 profile "profile_repost$suffix" "$dir/bench/sched/sched_bench" \
     --benchmark_filter='^w2/workers:1/fairsched/'

@@ -139,6 +139,11 @@ def ns_per_item(bench):
     return 1e9 / value if value else None
 
 
+def ns_per_switch(bench):
+    value = bench.get("time_per_switch")  # seconds
+    return value * 1e9 if value else None
+
+
 def machine_lines(raw, contexts):
     lines = []
     loads = []
@@ -305,15 +310,33 @@ def render(raw):
         handoff[f"mutex/{n}"] = {c: t.median("mutex/handoff", c, a, ns_per_item) for c in mx}
     summary["handoff"] = handoff
     w("")
+    # The time per lock above mixes hand-offs and re-takes: a barging mutex lets the unlocker
+    # take the lock again, which is cheap and unfair. The benchmark's counters separate them.
+    locks = ["coro_mutex", "coro_mutex_before", "boost_fiber_mutex"]
+    w("The same rows per owner switch (`time_per_switch`, ns; in parentheses the median share")
+    w("of acquisitions that switched owner, `owner_switches`):")
+    w("")
+    w("| mutex/handoff, coroutines | " + " | ".join(locks) + " |")
+    w("|---" * (len(locks) + 1) + "|")
+    for n in ns:
+        a = {"n": n}
+        cells = []
+        for c in locks:
+            share = t.median("mutex/handoff", c, a, "owner_switches")
+            cells.append(fmt_range(t.values("mutex/handoff", c, a, ns_per_switch), 1, 0) +
+                         ("" if share is None else f" ({share:.0%})"))
+        w(f"| {n} | " + " | ".join(cells) + " |")
+    w("")
 
     # ------------------------------------------------------------------ profiles
     profiles = [(row, load_profile(raw, f"profile_{row}"), load_profile(raw, f"profile_{row}_before"))
-                for row in ("yield", "repost", "spawn")]
+                for row in ("yield", "yield_w2", "repost", "spawn")]
     if any(after or before for _, after, before in profiles):
         w("## Where the time goes (perf, cpu-clock samples, self time by function)")
         w("")
         w("From `profile_*.txt` (bench/coro/profile_hot_path.sh): yield = 100,000 x 100 at one")
-        w("worker, repost = sched_bench w2 at one worker, spawn = spawn_complete at one worker.")
+        w("worker, yield_w2 = the same at two workers (samples of both workers together),")
+        w("repost = sched_bench w2 at one worker, spawn = spawn_complete at one worker.")
         w("Function names are shortened (namespaces and template arguments dropped).")
         w("")
         for row, after, before in profiles:
