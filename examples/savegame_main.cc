@@ -1,15 +1,24 @@
 // savegame: the talk's savegame service over real loopback sockets, fairsched against the
 // "Updater" baseline on the same workload (examples/savegame/savegame.h). Prints a progress
-// line every second and a table at the end; exits 1 if any user's blob counter does not
-// match the acknowledged saves.
+// line every second and a table at the end; exits 1 if the correctness check fails
+// (examples/savegame/check.h: the set of applied saves must be the acknowledged set).
 //
 //   savegame [--design=both|fairsched|updater] [--backend=epoll|io_uring] [--workers=2]
 //            [--users=1000] [--connections=128] [--duration=10] (seconds per design)
+//            [--rate=0] (open loop: offered requests/s, Poisson arrivals; 0: closed loop)
+//            [--seed=1] [--client_threads=2]
 //            [--blob_latency=0.5] (ms) [--cpu_cost=20] (us) [--fault=0] (fraction of store
 //            answers dropped or delayed) [--step_timeout=100] (ms) [--updater_tick=5] (ms)
 //            [--spin_us=20] (the fairsched schedulers' spin before a worker parks)
+//            [--drain_timeout=10] (seconds to wait for replies after the load)
+//            [--json=PATH] (write the run's JSON record; with both designs PATH gets
+//            "-fairsched" / "-updater" before its ".json")
+// A hidden flag plants a bug in the fairsched server for the tests that show the check
+// catches it (tests/examples/savegame_seeded_bug_test.sh):
+//            --seeded_bug=ack_without_upload|upload_twice|lock_does_not_exclude
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -23,8 +32,9 @@ using namespace fairsched::savegame;
   std::fprintf(stderr,
                "bad flag: %s\nusage: savegame [--design=both|fairsched|updater] "
                "[--backend=epoll|io_uring] [--workers=N] [--users=N] [--connections=N] "
-               "[--duration=SECONDS] [--blob_latency=MS] [--cpu_cost=US] [--fault=FRACTION] "
-               "[--step_timeout=MS] [--updater_tick=MS] [--spin_us=US]\n",
+               "[--duration=SECONDS] [--rate=REQUESTS_PER_S] [--seed=N] [--client_threads=N] "
+               "[--blob_latency=MS] [--cpu_cost=US] [--fault=FRACTION] [--step_timeout=MS] "
+               "[--updater_tick=MS] [--spin_us=US] [--drain_timeout=SECONDS] [--json=PATH]\n",
                bad);
   std::exit(2);
 }
@@ -35,12 +45,21 @@ std::chrono::nanoseconds Scaled(double value) {
       std::chrono::duration<double, typename Duration::period>(value));
 }
 
+// `path` for `design` when both designs run: "out.json" -> "out-fairsched.json".
+std::string JsonPathFor(const std::string& path, Design design, bool both) {
+  if (!both) return path;
+  const std::size_t dot = path.rfind(".json");
+  const std::string suffix = std::string("-") + ToString(design);
+  return dot == std::string::npos ? path + suffix : path.substr(0, dot) + suffix + ".json";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   SavegameOptions options;
   options.progress = stdout;
   std::string design = "both";
+  std::string json_path;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const std::size_t eq = arg.find('=');
@@ -75,23 +94,53 @@ int main(int argc, char** argv) {
       options.spin_before_park = Scaled<std::chrono::microseconds>(number);
     } else if (name == "updater_tick" && numeric && number >= 0 && number <= 10'000) {
       options.updater_tick = Scaled<std::chrono::milliseconds>(number);
+    } else if (name == "rate" && numeric && number >= 0 && number <= 10'000'000) {
+      options.rate = number;
+    } else if (name == "seed" && whole && number >= 0) {
+      options.seed = static_cast<std::uint64_t>(number);
+    } else if (name == "client_threads" && whole && number >= 1 && number <= 64) {
+      options.client_threads = static_cast<int>(number);
+    } else if (name == "drain_timeout" && numeric && number >= 0 && number <= 3600) {
+      options.drain_timeout = Scaled<std::chrono::seconds>(number);
+    } else if (name == "json" && !value.empty()) {
+      json_path = value;
+    } else if (name == "seeded_bug" && value == "ack_without_upload") {
+      options.seeded_bug = SeededBug::kAckWithoutUpload;
+    } else if (name == "seeded_bug" && value == "upload_twice") {
+      options.seeded_bug = SeededBug::kUploadTwice;
+    } else if (name == "seeded_bug" && value == "lock_does_not_exclude") {
+      options.seeded_bug = SeededBug::kLockDoesNotExclude;
     } else {
       Usage(argv[i]);
     }
+  }
+  if (options.seeded_bug != SeededBug::kNone && design != "fairsched") {
+    Usage("--seeded_bug needs --design=fairsched");
   }
   std::vector<Design> designs;
   if (design != "updater") designs.push_back(Design::kFairsched);
   if (design != "fairsched") designs.push_back(Design::kUpdater);
 
   std::vector<DesignReport> reports;
-  for (Design d : designs) reports.push_back(RunDesign(d, options));
-  PrintReports(stdout, options, reports);
-  for (const DesignReport& report : reports) {
-    if (!report.check_passed) {
-      std::fprintf(stderr, "savegame: %s: correctness check FAILED: %s\n", ToString(report.design),
-                   report.check_message.c_str());
-      return 1;
+  for (Design d : designs) {
+    reports.push_back(RunDesign(d, options));
+    if (json_path.empty()) continue;
+    const std::string path = JsonPathFor(json_path, d, designs.size() == 2);
+    std::ofstream file(path);
+    file << RunRecordJson(options, reports.back());
+    if (!file.flush()) {
+      std::fprintf(stderr, "savegame: cannot write %s\n", path.c_str());
+      return 2;
     }
   }
-  return 0;
+  PrintReports(stdout, options, reports);
+  int exit_code = 0;
+  for (const DesignReport& report : reports) {
+    if (!report.check.passed) {
+      std::fprintf(stderr, "savegame: %s: correctness check FAILED: %s\n", ToString(report.design),
+                   report.check.message.c_str());
+      exit_code = 1;
+    }
+  }
+  return exit_code;
 }

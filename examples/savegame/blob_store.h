@@ -3,7 +3,9 @@
 // `latency` first (a simulated storage round trip: a coroutine sleep, the worker runs other
 // connections meanwhile). Fault injection: a `fault` fraction of kGet/kPut answers is dropped
 // (half of them; the operation still applied) or delayed by `fault_delay` (the other half).
-// kCheck reads have neither. Protocol and compare-and-set rule: protocol.h.
+// kCheck reads have neither. Protocol and compare-and-set rule: protocol.h. For the check
+// (check.h) it logs every applied upload that changed a blob: the save of the request the
+// new blob names.
 #ifndef FAIRSCHED_EXAMPLES_SAVEGAME_BLOB_STORE_H_
 #define FAIRSCHED_EXAMPLES_SAVEGAME_BLOB_STORE_H_
 
@@ -16,6 +18,7 @@
 
 #include "coro/runtime.h"
 #include "coro/task.h"
+#include "examples/savegame/check.h"
 #include "examples/savegame/protocol.h"
 #include "examples/savegame/stream_frames.h"
 #include "io/tcp.h"
@@ -59,6 +62,16 @@ class BlobStore {
   }
 
   std::int64_t faults_injected() const { return faults_.load(std::memory_order_relaxed); }
+
+  // Every save applied so far (per shard in order; shards concatenated).
+  std::vector<AppliedSave> AppliedSaves() {
+    std::vector<AppliedSave> saves;
+    for (int shard = 0; shard < kShards; ++shard) {
+      MutexLock lock(shards_[shard]);
+      saves.insert(saves.end(), applied_[shard].begin(), applied_[shard].end());
+    }
+    return saves;
+  }
 
  private:
   static constexpr int kShards = 64;
@@ -127,12 +140,16 @@ class BlobStore {
 
   // Runs one request against the table and encodes the answer into `out`.
   void Apply(const StoreRequest& request, std::string* out) {
-    MutexLock lock(shards_[request.user % kShards]);
+    const std::uint32_t shard = request.user % kShards;
+    MutexLock lock(shards_[shard]);
     Entry& entry = entries_[request.user];
     if (request.op == StoreOp::kPut) {
       if (entry.version != request.expected_version) {
         AppendStoreResponse({StoreStatus::kConflict, entry.version, entry.blob}, out);
         return;
+      }
+      if (request.blob != entry.blob) {  // a fence rewrites the blob unchanged
+        applied_[shard].push_back({request.user, ReadBlobHeader(request.blob).last_request_id});
       }
       entry.blob.assign(request.blob);
       ++entry.version;
@@ -145,8 +162,10 @@ class BlobStore {
   Scheduler& scheduler_;
   const BlobStoreOptions options_;
   coro::JoinHandle<void> acceptor_;
-  std::vector<Mutex> shards_;   // shard i guards entries_[u] for u % kShards == i
+  std::vector<Mutex> shards_;   // shard i guards entries_[u] for u % kShards == i, applied_[i]
   std::vector<Entry> entries_;  // index: user
+  // Guarded by shards_[i]: the saves applied to shard i's users.
+  std::vector<std::vector<AppliedSave>> applied_ = std::vector<std::vector<AppliedSave>>(kShards);
   Atomic<std::int64_t> faults_{0};
   Mutex mu_;
   ConditionVariable all_closed_;

@@ -32,12 +32,23 @@
 
 namespace fairsched::savegame {
 
+// Bugs planted on purpose, for the tests that show the check (check.h) catches them
+// (tests/examples/savegame_seeded_bug_test.sh). Only the fairsched design has them; never
+// set outside those tests.
+enum class SeededBug {
+  kNone,
+  kAckWithoutUpload,    // replies kOk after the download, without uploading
+  kUploadTwice,         // after a successful upload, applies the change a second time
+  kLockDoesNotExclude,  // skips the profile lock: saves of one user overlap
+};
+
 struct ServerOptions {
   int users = 1000;
   std::chrono::nanoseconds step_timeout = std::chrono::milliseconds(100);
   std::chrono::nanoseconds cpu_cost = std::chrono::microseconds(20);
   std::size_t blob_payload = 1024;  // bytes of save data in a new blob
   int fence_attempts = 10;          // fences tried before an upload is reported kUnknown
+  SeededBug seeded_bug = SeededBug::kNone;
 };
 
 template <typename Scheduler>
@@ -122,22 +133,31 @@ class FairschedServer {
   coro::Task<SaveStatus> Save(SaveRequest request) {
     if (request.user >= profiles_.size()) co_return SaveStatus::kBadRequest;
     coro::Mutex& profile = profiles_[request.user];
-    const coro::WaitStatus locked =
-        co_await profile.TryLockUntil(coro::DeadlineAfter(options_.step_timeout));
-    if (locked == coro::WaitStatus::kDeadline) co_return SaveStatus::kLockTimeout;
-    if (locked != coro::WaitStatus::kOk) co_return SaveStatus::kShuttingDown;
-    coro::MutexGuard guard(profile, std::adopt_lock);
+    coro::MutexGuard guard;
+    if (options_.seeded_bug != SeededBug::kLockDoesNotExclude) {
+      const coro::WaitStatus locked =
+          co_await profile.TryLockUntil(coro::DeadlineAfter(options_.step_timeout));
+      if (locked == coro::WaitStatus::kDeadline) co_return SaveStatus::kLockTimeout;
+      if (locked != coro::WaitStatus::kOk) co_return SaveStatus::kShuttingDown;
+      guard = coro::MutexGuard(profile, std::adopt_lock);
+    }
 
     // Download.
     StoreCall download = co_await CallStore({StoreOp::kGet, request.user, 0, {}});
     if (!download.ok) co_return download.status;
     const std::uint64_t version = download.version;
     const std::string old_blob = std::move(download.blob);
+    if (options_.seeded_bug == SeededBug::kAckWithoutUpload) co_return SaveStatus::kOk;
 
     // Change (CPU work) and upload (compare-and-set on the downloaded version).
     const std::string new_blob =
         ChangeBlob(old_blob, request.request_id, options_.blob_payload, options_.cpu_cost);
     StoreCall upload = co_await CallStore({StoreOp::kPut, request.user, version, new_blob});
+    if (upload.ok && options_.seeded_bug == SeededBug::kUploadTwice) {
+      const std::string twice = ChangeBlob(new_blob, request.request_id, options_.blob_payload,
+                                           std::chrono::nanoseconds(0));
+      (void)co_await CallStore({StoreOp::kPut, request.user, version + 1, twice});
+    }
     if (upload.ok) co_return SaveStatus::kOk;
     if (upload.status == SaveStatus::kConflict || !upload.sent) co_return upload.status;
     // Relaxed: a statistic, read after Stop.

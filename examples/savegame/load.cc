@@ -1,19 +1,24 @@
-// The client fleet, the check reader and the thread CPU reader (load.h).
+// The client fleet (closed and open loop), the check reader and the thread time readers
+// (load.h).
 #include "examples/savegame/load.h"
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <memory>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include "sync/primitives.h"
@@ -57,9 +62,15 @@ struct Connection {
   bool pending = false;
   std::uint64_t request_id = 0;
   std::uint32_t user = 0;
-  Clock::time_point sent_at;
+  Clock::time_point sent_at;  // closed loop: the send; open loop: the arrival
   std::uint64_t next_sequence = 0;
   std::uint64_t id_base = 0;
+};
+
+// An open-loop request that arrived and waits for an idle connection.
+struct Arrival {
+  Clock::time_point at;
+  std::uint32_t user = 0;
 };
 
 // What one fleet thread records. Counters are atomics the reporter reads while the thread
@@ -75,121 +86,233 @@ struct ThreadRecord {
   FleetResult result;
 };
 
-void FleetThread(const SocketAddress& server, const FleetOptions& options, int first_connection,
-                 int connection_count, Clock::time_point stop_at, ThreadRecord* record) {
-  FleetResult& result = record->result;
-  result.acked.assign(options.users, 0);
-  result.unknown.assign(options.users, 0);
-  std::minstd_rand random(static_cast<std::uint32_t>(options.seed * 1000003 + first_connection));
-  std::uniform_int_distribution<std::uint32_t> pick_user(0, options.users - 1);
-  const int epoll_fd = ::epoll_create1(EPOLL_CLOEXEC);
-  FAIRSCHED_CHECK(epoll_fd >= 0, "savegame fleet: epoll_create1 failed");
-  std::vector<std::unique_ptr<Connection>> connections;
-  std::string out;
+std::uint32_t MicrosSince(Clock::time_point then) {
+  const auto micros =
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - then).count();
+  return static_cast<std::uint32_t>(std::max<std::int64_t>(0, micros));
+}
 
-  auto send_next = [&](Connection& connection) {
-    connection.request_id = connection.id_base | connection.next_sequence++;
-    connection.user = pick_user(random);
-    out.clear();
-    AppendSaveRequest({connection.request_id, connection.user}, &out);
-    connection.sent_at = Clock::now();
-    connection.pending = true;
-    ++result.sent;
-    if (!SendAll(connection.fd, out)) {
-      ++result.no_reply;
-      ++result.unknown[connection.user];
-      connection.pending = false;
-      ::close(std::exchange(connection.fd, -1));
-    }
-  };
-
-  for (int i = 0; i < connection_count; ++i) {
-    auto connection = std::make_unique<Connection>();
-    connection->fd = ConnectBlocking(server);
-    if (connection->fd < 0) {
-      ++result.connect_failures;
-      continue;
-    }
-    connection->id_base = static_cast<std::uint64_t>(first_connection + i + 1) << 32;
-    epoll_event event{};
-    event.events = EPOLLIN;
-    event.data.ptr = connection.get();
-    ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, connection->fd, &event);
-    connections.push_back(std::move(connection));
+// One fleet thread: its share of the connections (and, open loop, of the offered rate).
+class FleetThread {
+ public:
+  FleetThread(const SocketAddress& server, const FleetOptions& options, int index,
+              int first_connection, int connection_count, double rate,
+              Clock::time_point start, Clock::time_point stop_at, ThreadRecord* record)
+      : server_(server),
+        options_(options),
+        first_connection_(first_connection),
+        connection_count_(connection_count),
+        rate_(rate),
+        start_(start),
+        stop_at_(stop_at),
+        record_(record),
+        result_(record->result),
+        random_(options.seed * 1000003 + static_cast<std::uint64_t>(index)),
+        pick_user_(0, static_cast<std::uint32_t>(options.users - 1)) {
+    const std::string name = "client-" + std::to_string(index);
+    pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
+    result_.acked.assign(options.users, 0);
+    result_.unknown.assign(options.users, 0);
   }
-  for (auto& connection : connections) send_next(*connection);
 
-  const Clock::time_point drain_until = stop_at + options.drain_timeout;
-  epoll_event events[64];
-  while (true) {
-    const Clock::time_point now = Clock::now();
-    if (now >= drain_until) break;
-    if (now >= stop_at &&
-        std::none_of(connections.begin(), connections.end(),
-                     [](const auto& connection) { return connection->pending; })) {
-      break;
+  void Run() {
+    epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+    FAIRSCHED_CHECK(epoll_fd_ >= 0, "savegame fleet: epoll_create1 failed");
+    Connect();
+    if (rate_ > 0) {
+      RunOpenLoop();
+    } else {
+      for (auto& connection : connections_) Send(*connection, Clock::now(), pick_user_(random_));
+      Loop();
     }
-    const int ready = ::epoll_wait(epoll_fd, events, 64, 5);
-    for (int e = 0; e < ready; ++e) {
-      Connection& connection = *static_cast<Connection*>(events[e].data.ptr);
-      if (connection.fd < 0) continue;
-      bool broken = false;
-      while (true) {
-        std::span<char> tail = connection.in.WritableTail();
-        const ssize_t n = ::recv(connection.fd, tail.data(), tail.size(), MSG_DONTWAIT);
-        if (n > 0) {
-          connection.in.Commit(static_cast<std::size_t>(n));
-          continue;
-        }
-        if (n < 0 && errno == EINTR) continue;
-        broken = n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
-        break;
-      }
-      while (std::optional<std::string_view> body = connection.in.NextFrame()) {
-        std::optional<SaveReply> reply = ParseSaveReply(*body);
-        if (!reply || !connection.pending || reply->request_id != connection.request_id) {
-          broken = true;  // a reply we did not ask for: the server is broken
-          break;
-        }
-        connection.pending = false;
-        const auto status = static_cast<std::size_t>(reply->status);
-        ++result.replies[status];
-        if (reply->status == SaveStatus::kOk) {
-          ++result.acked[connection.user];
-          const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
-                                  Clock::now() - connection.sent_at)
-                                  .count();
-          result.ok_latency_us.push_back(static_cast<std::uint32_t>(micros));
-          record->ok.fetch_add(1, std::memory_order_relaxed);
-          MutexLock lock(record->window_mu);
-          record->window_us.push_back(static_cast<std::uint32_t>(micros));
-        } else {
-          if (reply->status == SaveStatus::kUnknown) ++result.unknown[connection.user];
-          record->errors.fetch_add(1, std::memory_order_relaxed);
-        }
-      }
-      if (broken || connection.in.Corrupt()) {
-        if (connection.pending) {
-          ++result.no_reply;
-          ++result.unknown[connection.user];
-          connection.pending = false;
-        }
-        ::epoll_ctl(epoll_fd, EPOLL_CTL_DEL, connection.fd, nullptr);
-        ::close(std::exchange(connection.fd, -1));
+    for (auto& connection : connections_) {
+      if (connection->pending) NoReply(*connection);
+      if (connection->fd >= 0) ::close(connection->fd);
+    }
+    result_.unsent = static_cast<std::int64_t>(backlog_.size());
+    ::close(epoll_fd_);
+    result_.client_threads.push_back(
+        ThreadSample{static_cast<int>(::gettid()), "client", OwnThreadTimes()});
+  }
+
+ private:
+  void Connect() {
+    for (int i = 0; i < connection_count_; ++i) {
+      auto connection = std::make_unique<Connection>();
+      connection->fd = ConnectBlocking(server_);
+      if (connection->fd < 0) {
+        ++result_.connect_failures;
         continue;
       }
-      if (!connection.pending && Clock::now() < stop_at) send_next(connection);
+      connection->id_base = static_cast<std::uint64_t>(first_connection_ + i + 1) << 32;
+      epoll_event event{};
+      event.events = EPOLLIN;
+      event.data.ptr = connection.get();
+      ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, connection->fd, &event);
+      connections_.push_back(std::move(connection));
     }
   }
-  for (auto& connection : connections) {
-    if (connection->pending) {
-      ++result.no_reply;
-      ++result.unknown[connection->user];
-    }
-    if (connection->fd >= 0) ::close(connection->fd);
+
+  // Open loop: the first arrival, then the event loop (which generates the rest).
+  void RunOpenLoop() {
+    result_.open_loop = true;
+    for (auto& connection : connections_) idle_.push_back(connection.get());
+    next_arrival_ = start_ + NextGap();
+    Loop();
   }
-  ::close(epoll_fd);
-}
+
+  // An exponential inter-arrival time at this thread's rate.
+  Clock::duration NextGap() {
+    const double seconds = std::exponential_distribution<double>(rate_)(random_);
+    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  }
+
+  // Open loop: moves every arrival due by `now` into the backlog, and the backlog onto idle
+  // connections.
+  void Dispatch(Clock::time_point now) {
+    while (next_arrival_ < stop_at_ && next_arrival_ <= now) {
+      backlog_.push_back(Arrival{next_arrival_, pick_user_(random_)});
+      ++result_.arrivals;
+      next_arrival_ += NextGap();
+    }
+    result_.max_backlog =
+        std::max(result_.max_backlog, static_cast<std::int64_t>(backlog_.size()));
+    while (!backlog_.empty() && !idle_.empty()) {
+      Connection& connection = *idle_.back();
+      idle_.pop_back();
+      const Arrival arrival = backlog_.front();
+      backlog_.pop_front();
+      Send(connection, arrival.at, arrival.user);
+    }
+  }
+
+  void Send(Connection& connection, Clock::time_point measured_from, std::uint32_t user) {
+    connection.request_id = connection.id_base | connection.next_sequence++;
+    connection.user = user;
+    out_.clear();
+    AppendSaveRequest({connection.request_id, connection.user}, &out_);
+    connection.sent_at = measured_from;
+    connection.pending = true;
+    ++result_.sent;
+    if (rate_ == 0) ++result_.arrivals;
+    if (!SendAll(connection.fd, out_)) {
+      NoReply(connection);
+      ::close(std::exchange(connection.fd, -1));
+    }
+  }
+
+  void NoReply(Connection& connection) {
+    ++result_.no_reply;
+    ++result_.unknown[connection.user];
+    result_.requests.push_back({connection.request_id, connection.user, kNoReplyOutcome});
+    connection.pending = false;
+  }
+
+  bool AnyPending() const {
+    return std::any_of(connections_.begin(), connections_.end(),
+                       [](const auto& connection) { return connection->pending; });
+  }
+
+  // Until the sending phase ended and every request was answered (and, open loop, the
+  // backlog sent), or the drain timeout passed.
+  void Loop() {
+    const Clock::time_point drain_until = stop_at_ + options_.drain_timeout;
+    epoll_event events[64];
+    while (true) {
+      Clock::time_point now = Clock::now();
+      if (rate_ > 0) Dispatch(now);
+      if (now >= drain_until) break;
+      if (now >= stop_at_ && backlog_.empty() && !AnyPending()) break;
+      // Sleep until a reply, the next arrival (open loop), or 5 ms (to notice the end).
+      Clock::time_point wake = now + std::chrono::milliseconds(5);
+      if (rate_ > 0 && next_arrival_ < stop_at_) wake = std::min(wake, next_arrival_);
+      const auto wait_ns =
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::max(wake - now, {})).count();
+      const timespec timeout{static_cast<time_t>(wait_ns / 1'000'000'000),
+                             static_cast<long>(wait_ns % 1'000'000'000)};
+      const int ready = ::epoll_pwait2(epoll_fd_, events, 64, &timeout, nullptr);
+      for (int e = 0; e < ready; ++e) {
+        Receive(*static_cast<Connection*>(events[e].data.ptr));
+      }
+    }
+  }
+
+  // Reads what `connection` has, records its reply, and sends its next request (closed
+  // loop) or returns it to the idle list (open loop).
+  void Receive(Connection& connection) {
+    if (connection.fd < 0) return;
+    bool broken = false;
+    while (true) {
+      std::span<char> tail = connection.in.WritableTail();
+      const ssize_t n = ::recv(connection.fd, tail.data(), tail.size(), MSG_DONTWAIT);
+      if (n > 0) {
+        connection.in.Commit(static_cast<std::size_t>(n));
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      broken = n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
+      break;
+    }
+    while (std::optional<std::string_view> body = connection.in.NextFrame()) {
+      std::optional<SaveReply> reply = ParseSaveReply(*body);
+      if (!reply || !connection.pending || reply->request_id != connection.request_id) {
+        broken = true;  // a reply we did not ask for: the server is broken
+        break;
+      }
+      Record(connection, reply->status);
+    }
+    if (broken || connection.in.Corrupt()) {
+      if (connection.pending) NoReply(connection);
+      ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, connection.fd, nullptr);
+      ::close(std::exchange(connection.fd, -1));
+      return;
+    }
+    if (connection.pending) return;
+    if (rate_ > 0) {
+      idle_.push_back(&connection);
+    } else if (Clock::now() < stop_at_) {
+      Send(connection, Clock::now(), pick_user_(random_));
+    }
+  }
+
+  void Record(Connection& connection, SaveStatus status) {
+    connection.pending = false;
+    const std::uint32_t micros = MicrosSince(connection.sent_at);
+    ++result_.replies[static_cast<std::size_t>(status)];
+    result_.requests.push_back(
+        {connection.request_id, connection.user, static_cast<std::uint8_t>(status)});
+    result_.reply_latency_us.push_back(micros);
+    if (status == SaveStatus::kOk) {
+      ++result_.acked[connection.user];
+      result_.ok_latency_us.push_back(micros);
+      record_->ok.fetch_add(1, std::memory_order_relaxed);
+      MutexLock lock(record_->window_mu);
+      record_->window_us.push_back(micros);
+    } else {
+      if (status == SaveStatus::kUnknown) ++result_.unknown[connection.user];
+      record_->errors.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+
+  const SocketAddress& server_;
+  const FleetOptions& options_;
+  const int first_connection_;
+  const int connection_count_;
+  const double rate_;  // this thread's share; 0: closed loop
+  const Clock::time_point start_;
+  const Clock::time_point stop_at_;
+  ThreadRecord* const record_;
+  FleetResult& result_;
+  std::mt19937_64 random_;
+  std::uniform_int_distribution<std::uint32_t> pick_user_;
+  int epoll_fd_ = -1;
+  std::vector<std::unique_ptr<Connection>> connections_;
+  std::string out_;
+  // Open loop.
+  std::vector<Connection*> idle_;
+  std::deque<Arrival> backlog_;
+  Clock::time_point next_arrival_;
+};
 
 }  // namespace
 
@@ -209,8 +332,13 @@ FleetResult RunFleet(const SocketAddress& server, const FleetOptions& options) {
   for (int t = 0; t < threads; ++t) {
     const int count = options.connections / threads + (t < options.connections % threads ? 1 : 0);
     records.push_back(std::make_unique<ThreadRecord>());
-    workers.emplace_back(FleetThread, std::cref(server), std::cref(options), first, count, stop_at,
-                         records.back().get());
+    // Each thread offers an equal share of the rate: independent Poisson processes add up
+    // to one at the total rate.
+    const double rate = options.rate / threads;
+    workers.emplace_back([&server, &options, t, first, count, rate, start, stop_at,
+                          record = records.back().get()] {
+      FleetThread(server, options, t, first, count, rate, start, stop_at, record).Run();
+    });
     first += count;
   }
 
@@ -249,6 +377,10 @@ FleetResult RunFleet(const SocketAddress& server, const FleetOptions& options) {
   for (std::size_t t = 0; t < workers.size(); ++t) {
     workers[t].join();
     const FleetResult& part = records[t]->result;
+    total.open_loop = part.open_loop;
+    total.arrivals += part.arrivals;
+    total.unsent += part.unsent;
+    total.max_backlog += part.max_backlog;
     total.sent += part.sent;
     total.no_reply += part.no_reply;
     total.connect_failures += part.connect_failures;
@@ -259,9 +391,18 @@ FleetResult RunFleet(const SocketAddress& server, const FleetOptions& options) {
     }
     total.ok_latency_us.insert(total.ok_latency_us.end(), part.ok_latency_us.begin(),
                                part.ok_latency_us.end());
+    total.reply_latency_us.insert(total.reply_latency_us.end(), part.reply_latency_us.begin(),
+                                  part.reply_latency_us.end());
+    total.requests.insert(total.requests.end(), part.requests.begin(), part.requests.end());
+    for (ThreadSample sample : part.client_threads) {
+      sample.name += "-" + std::to_string(t);
+      total.client_threads.push_back(sample);
+    }
   }
+  total.offered_rate = options.rate;
   total.seconds = std::chrono::duration<double>(options.duration).count();
   std::sort(total.ok_latency_us.begin(), total.ok_latency_us.end());
+  std::sort(total.reply_latency_us.begin(), total.reply_latency_us.end());
   return total;
 }
 
@@ -309,23 +450,53 @@ std::optional<std::vector<std::uint64_t>> ReadAllCounters(const SocketAddress& s
   return counters;
 }
 
-std::map<std::string, ThreadTimes> ThreadTimesOf(const std::string& prefix) {
-  std::map<std::string, ThreadTimes> result;
+namespace {
+
+// The times of the thread whose /proc directory is `dir` (.../task/<tid> or thread-self).
+ThreadTimes TimesOf(const std::string& dir) {
+  ThreadTimes times;
+  // schedstat: nanoseconds on a CPU, nanoseconds waiting on a run queue, time slices.
+  double on_cpu = 0, waiting = 0;
+  if (std::ifstream(dir + "/schedstat") >> on_cpu >> waiting) {
+    times.cpu_seconds = on_cpu / 1e9;
+    times.runqueue_wait_seconds = waiting / 1e9;
+    return times;
+  }
+  // stat: utime and stime (fields 14 and 15) in clock ticks; the name (field 2) is in
+  // parentheses and may hold spaces, so count fields after the last ')'.
+  std::string stat;
+  std::getline(std::ifstream(dir + "/stat"), stat);
+  const std::size_t close = stat.rfind(')');
+  std::istringstream fields(close == std::string::npos ? std::string() : stat.substr(close + 2));
+  std::string field;
+  double ticks = 0;
+  for (int number = 3; number <= 15 && fields >> field; ++number) {
+    if (number >= 14) ticks += std::strtod(field.c_str(), nullptr);
+  }
+  times.cpu_seconds = ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  times.runqueue_wait_known = false;
+  return times;
+}
+
+}  // namespace
+
+std::vector<ThreadSample> SampleThreads() {
+  std::vector<ThreadSample> result;
   DIR* dir = ::opendir("/proc/self/task");
   if (dir == nullptr) return result;
   while (dirent* entry = ::readdir(dir)) {
     if (entry->d_name[0] == '.') continue;
     const std::string base = std::string("/proc/self/task/") + entry->d_name;
-    std::string name;
-    std::ifstream(base + "/comm") >> name;
-    if (name.rfind(prefix, 0) != 0) continue;
-    // schedstat: nanoseconds on the CPU, nanoseconds waiting on a run queue, time slices.
-    double on_cpu = 0, waiting = 0;
-    std::ifstream(base + "/schedstat") >> on_cpu >> waiting;
-    result[name] = ThreadTimes{on_cpu / 1e9, waiting / 1e9};
+    ThreadSample sample;
+    sample.tid = std::atoi(entry->d_name);
+    std::getline(std::ifstream(base + "/comm"), sample.name);
+    sample.times = TimesOf(base);
+    result.push_back(sample);
   }
   ::closedir(dir);
   return result;
 }
+
+ThreadTimes OwnThreadTimes() { return TimesOf("/proc/thread-self"); }
 
 }  // namespace fairsched::savegame

@@ -1,8 +1,16 @@
-// The load for the savegame service: a fleet of client connections, closed loop (each
-// connection sends a save request for a random user, waits for the reply, sends the next),
-// driven by a few plain threads with epoll. It is the load, not the system under test: no
-// fairsched inside. Also the plain blocking reader the final check uses, and a per-thread
-// CPU time reader (for the "CPU time per worker" column).
+// The load for the savegame service: a fleet of client connections driven by a few plain
+// threads with epoll (named "client-<i>"). It is the load, not the system under test: no
+// fairsched inside. Two modes:
+//   - closed loop (rate == 0): each connection sends a save request for a random user,
+//     waits for the reply, sends the next; latency is measured from the send.
+//   - open loop (rate > 0): requests arrive at a fixed offered rate, a Poisson process
+//     (exponential inter-arrival times from a seeded RNG), independent of the replies. An
+//     arrival is sent on an idle connection (at most one request in flight per connection);
+//     when none is idle it waits in a backlog. Latency is measured from the arrival (the
+//     intended send time), so a late client or a full backlog counts as latency (no
+//     coordinated omission).
+// Also the plain blocking reader the final check uses, and the per-thread CPU time and
+// run-queue wait readers (/proc/self/task/*/schedstat).
 #ifndef FAIRSCHED_EXAMPLES_SAVEGAME_LOAD_H_
 #define FAIRSCHED_EXAMPLES_SAVEGAME_LOAD_H_
 
@@ -10,7 +18,6 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,21 +36,58 @@ struct FleetOptions {
   // as kNoReply.
   std::chrono::nanoseconds drain_timeout = std::chrono::seconds(10);
   std::uint64_t seed = 1;
+  // Open loop: offered requests per second, all threads together; 0: closed loop.
+  double rate = 0;
   // Live progress once a second to `progress` (nullptr: none): on a terminal one line
   // rewritten with '\r', otherwise one line per second. Prefixed by `label`.
   std::FILE* progress = nullptr;
   std::string label;
 };
 
+// Per thread, from /proc/self/task/*/schedstat: time on a CPU, and time spent runnable but
+// waiting for a CPU (the host's CPU contention as this thread felt it). Without schedstat
+// (a kernel without CONFIG_SCHED_INFO) the CPU time comes from .../stat and the wait is
+// unknown (runqueue_wait_known false).
+struct ThreadTimes {
+  double cpu_seconds = 0;
+  double runqueue_wait_seconds = 0;
+  bool runqueue_wait_known = true;
+};
+
+// One thread's times and identity.
+struct ThreadSample {
+  int tid = 0;
+  std::string name;
+  ThreadTimes times;
+};
+
+// What happened to one request the fleet sent (for the set check, savegame/check.h).
+inline constexpr std::uint8_t kNoReplyOutcome = 255;  // sent, no reply: outcome unknown
+struct RequestOutcome {
+  std::uint64_t request_id = 0;
+  std::uint32_t user = 0;
+  std::uint8_t outcome = kNoReplyOutcome;  // a SaveStatus, or kNoReplyOutcome
+};
+
 struct FleetResult {
   double seconds = 0;  // the sending phase
+  bool open_loop = false;
+  double offered_rate = 0;      // open loop: the configured rate
+  std::int64_t arrivals = 0;    // open loop: requests that arrived (closed loop: == sent)
+  std::int64_t unsent = 0;      // open loop: arrived, never sent (backlog at the drain's end)
+  std::int64_t max_backlog = 0; // open loop: most arrivals waiting for a connection at once
   std::int64_t sent = 0;
   std::array<std::int64_t, kSaveStatusCount> replies{};  // by SaveStatus
   std::int64_t no_reply = 0;  // no reply before the drain timeout (or connection lost)
   std::int64_t connect_failures = 0;
   std::vector<std::int64_t> acked;           // per user: kOk replies
   std::vector<std::int64_t> unknown;         // per user: kUnknown replies or no reply
-  std::vector<std::uint32_t> ok_latency_us;  // every kOk request, send to reply, sorted
+  // Sorted latencies, microseconds: from the send (closed loop) or the arrival (open loop)
+  // to the reply; of every kOk reply, and of every reply whatever its status.
+  std::vector<std::uint32_t> ok_latency_us;
+  std::vector<std::uint32_t> reply_latency_us;
+  std::vector<RequestOutcome> requests;  // every request sent, in no particular order
+  std::vector<ThreadSample> client_threads;  // each fleet thread's times, taken as it ends
   std::int64_t ok() const { return replies[0]; }
 };
 
@@ -58,15 +102,10 @@ double QuantileMs(const std::vector<std::uint32_t>& sorted_us, double p);
 std::optional<std::vector<std::uint64_t>> ReadAllCounters(const SocketAddress& store, int users,
                                                           std::string* error);
 
-// Per thread, from /proc/self/task/*/schedstat: time on a CPU, and time spent runnable but
-// waiting for a CPU (the host's CPU contention as this thread felt it).
-struct ThreadTimes {
-  double cpu_seconds = 0;
-  double runqueue_wait_seconds = 0;
-};
-// Every live thread of this process whose name starts with `prefix`, by name
-// ("savegame-0" -> times).
-std::map<std::string, ThreadTimes> ThreadTimesOf(const std::string& prefix);
+// Every live thread of this process.
+std::vector<ThreadSample> SampleThreads();
+// The calling thread.
+ThreadTimes OwnThreadTimes();
 
 }  // namespace fairsched::savegame
 

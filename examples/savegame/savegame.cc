@@ -1,7 +1,11 @@
-// Running one design of the savegame service end to end, and the report table (savegame.h).
+// Running one design of the savegame service end to end, the report table and the JSON
+// record (savegame.h).
 #include "examples/savegame/savegame.h"
 
 #include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <fstream>
 #include <map>
 #include <optional>
 
@@ -39,47 +43,90 @@ T MustListen(IoResult<T> result, const char* what) {
   return std::move(result).value();
 }
 
-// CPU seconds of each thread, and the sum of run-queue waits, between two snapshots.
-void TimesSpent(const std::map<std::string, ThreadTimes>& before,
-                const std::map<std::string, ThreadTimes>& after, DesignReport* report) {
-  for (const auto& [name, times] : after) {
-    const auto it = before.find(name);
-    const ThreadTimes start = it == before.end() ? ThreadTimes{} : it->second;
-    report->worker_cpu_seconds.push_back(times.cpu_seconds - start.cpu_seconds);
-    report->worker_wait_seconds += times.runqueue_wait_seconds - start.runqueue_wait_seconds;
-  }
+// The machine's load average line, without the newline ("" if unreadable).
+std::string LoadAverage() {
+  std::string line;
+  std::getline(std::ifstream("/proc/loadavg"), line);
+  return line;
 }
 
-// Every user's counter must equal its kOk replies; a kUnknown (or unanswered) request may
-// or may not have applied, so each allows one more.
-void Check(const SocketAddress& store, const SavegameOptions& options, DesignReport* report) {
+std::string UtcNow() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+std::string RoleOf(const std::string& name) {
+  const auto starts = [&](const char* prefix) { return name.rfind(prefix, 0) == 0; };
+  if (starts("savegame-") || starts("updater-")) return "server";
+  if (starts("blobstore-")) return "store";
+  if (starts("client-")) return "client";
+  return "other";
+}
+
+// Every thread's times over the load: the difference between two samples for a thread in
+// both, the whole of `after` for one that started in between, plus the fleet's threads
+// (they measured themselves as they ended). Fills the per-server-worker columns too.
+void TimesSpent(const std::vector<ThreadSample>& before, const std::vector<ThreadSample>& after,
+                const std::vector<ThreadSample>& clients, DesignReport* report) {
+  std::map<int, ThreadTimes> start;
+  for (const ThreadSample& sample : before) start[sample.tid] = sample.times;
+  std::vector<ThreadUsage> usage;
+  for (const ThreadSample& sample : after) {
+    ThreadUsage thread{sample.name, RoleOf(sample.name), sample.tid, sample.times};
+    const auto it = start.find(sample.tid);
+    if (it != start.end()) {
+      thread.times.cpu_seconds -= it->second.cpu_seconds;
+      thread.times.runqueue_wait_seconds -= it->second.runqueue_wait_seconds;
+    }
+    usage.push_back(thread);
+  }
+  for (const ThreadSample& sample : clients) {
+    usage.push_back({sample.name, "client", sample.tid, sample.times});
+  }
+  const auto rank = [](const std::string& role) {
+    return role == "server" ? 0 : role == "store" ? 1 : role == "client" ? 2 : 3;
+  };
+  std::stable_sort(usage.begin(), usage.end(), [&](const ThreadUsage& a, const ThreadUsage& b) {
+    return std::make_pair(rank(a.role), a.name) < std::make_pair(rank(b.role), b.name);
+  });
+  for (const ThreadUsage& thread : usage) {
+    if (thread.role != "server") continue;
+    report->worker_cpu_seconds.push_back(thread.times.cpu_seconds);
+    report->worker_wait_seconds += thread.times.runqueue_wait_seconds;
+  }
+  report->threads = std::move(usage);
+}
+
+// The set check (check.h) on what the fleet saw, the store's log and the counters read back.
+void Check(const SocketAddress& store, std::vector<AppliedSave> applied,
+           const SavegameOptions& options, DesignReport* report) {
+  CheckInput input;
+  input.users = options.users;
   std::string error;
   std::optional<std::vector<std::uint64_t>> counters =
       ReadAllCounters(store, options.users, &error);
   if (!counters) {
-    report->check_message = error;
+    report->check.message = "cannot read the counters back: " + error;
     return;
   }
-  for (int u = 0; u < options.users; ++u) {
-    const auto counter = static_cast<std::int64_t>((*counters)[u]);
-    const std::int64_t acked = report->fleet.acked[u];
-    const std::int64_t unknown = report->fleet.unknown[u];
-    ++report->users_checked;
-    if (counter < acked || counter > acked + unknown) {
-      if (report->mismatched_users++ == 0) {
-        report->check_message = "user " + std::to_string(u) + ": counter " +
-                                std::to_string(counter) + ", acknowledged " +
-                                std::to_string(acked) + ", unknown " + std::to_string(unknown);
-      }
-    }
-  }
-  report->check_passed = report->mismatched_users == 0;
+  input.counters = std::move(*counters);
+  input.requests = report->fleet.requests;
+  input.applied = std::move(applied);
+  input.faults_injected = options.fault > 0;
+  report->check = CheckSaves(input);
 }
 
 template <typename Backend>
 DesignReport Run(Design design, const SavegameOptions& options) {
   DesignReport report;
   report.design = design;
+  report.started_utc = UtcNow();
+  report.loadavg_before = LoadAverage();
+  const auto began = std::chrono::steady_clock::now();
   IoScheduler<Backend> store_scheduler(Named("blobstore", options));
   store_scheduler.Start(options.store_workers);
   BlobStoreOptions store_options;
@@ -95,12 +142,15 @@ DesignReport Run(Design design, const SavegameOptions& options) {
   server_options.step_timeout = options.step_timeout;
   server_options.cpu_cost = options.cpu_cost;
   server_options.blob_payload = options.blob_payload;
+  server_options.seeded_bug = options.seeded_bug;
 
   FleetOptions fleet;
   fleet.connections = options.connections;
   fleet.threads = options.client_threads;
   fleet.users = options.users;
   fleet.duration = options.duration;
+  fleet.rate = options.rate;
+  fleet.seed = options.seed;
   fleet.drain_timeout = options.drain_timeout;
   fleet.progress = options.progress;
   fleet.label = ToString(design);
@@ -110,9 +160,9 @@ DesignReport Run(Design design, const SavegameOptions& options) {
     scheduler.Start(options.workers);
     FairschedServer<IoScheduler<Backend>> server(scheduler, server_options, store_address);
     const SocketAddress address = MustListen(server.Start(Loopback()), "savegame server");
-    const auto before = ThreadTimesOf("savegame-");
+    const std::vector<ThreadSample> before = SampleThreads();
     report.fleet = RunFleet(address, fleet);
-    TimesSpent(before, ThreadTimesOf("savegame-"), &report);
+    TimesSpent(before, SampleThreads(), report.fleet.client_threads, &report);
     report.scheduler_stats = scheduler.Stats();
     report.post_to_start = scheduler.LatencyHistogram();
     server.Stop();
@@ -125,18 +175,21 @@ DesignReport Run(Design design, const SavegameOptions& options) {
     updater.tick = options.updater_tick;
     UpdaterServer server(updater, store_address);
     const SocketAddress address = MustListen(server.Start(Loopback()), "updater server");
-    const auto before = ThreadTimesOf("updater-");
+    const std::vector<ThreadSample> before = SampleThreads();
     report.fleet = RunFleet(address, fleet);
-    TimesSpent(before, ThreadTimesOf("updater-"), &report);
+    TimesSpent(before, SampleThreads(), report.fleet.client_threads, &report);
     server.Stop();
     report.fenced_uploads = server.fenced_uploads();
   }
   report.requests_per_second =
       report.fleet.seconds > 0 ? static_cast<double>(report.fleet.ok()) / report.fleet.seconds : 0;
-  Check(store_address, options, &report);
+  Check(store_address, store.AppliedSaves(), options, &report);
   report.faults_injected = store.faults_injected();
   store.Stop();
   store_scheduler.Stop();
+  report.loadavg_after = LoadAverage();
+  report.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   return report;
 }
 
@@ -171,8 +224,8 @@ void PrintReports(std::FILE* out, const SavegameOptions& options,
                  QuantileMs(latency, 0.99), QuantileMs(latency, 0.999),
                  static_cast<long long>(r.fleet.ok()), static_cast<long long>(errors), cpu.c_str(),
                  r.worker_wait_seconds,
-                 r.check_passed ? ("ok (" + std::to_string(r.users_checked) + " users)").c_str()
-                                : ("FAILED: " + r.check_message).c_str());
+                 r.check.passed ? ("ok (" + std::to_string(r.check.users_checked) + " users)").c_str()
+                                : "FAILED");
   }
   for (const DesignReport& r : reports) {
     std::string kinds;
@@ -189,6 +242,14 @@ void PrintReports(std::FILE* out, const SavegameOptions& options,
         out, "%-10s errors by kind:%s; store faults injected: %lld; uploads fenced: %lld\n",
         ToString(r.design), kinds.empty() ? " none" : kinds.c_str(),
         static_cast<long long>(r.faults_injected), static_cast<long long>(r.fenced_uploads));
+    if (r.fleet.open_loop) {
+      std::fprintf(out,
+                   "%-10s open loop: offered %.0f req/s, %lld arrivals, %lld never sent, at most "
+                   "%lld waiting for a connection (latency from the intended send time)\n",
+                   ToString(r.design), r.fleet.offered_rate,
+                   static_cast<long long>(r.fleet.arrivals), static_cast<long long>(r.fleet.unsent),
+                   static_cast<long long>(r.fleet.max_backlog));
+    }
   }
   for (const DesignReport& r : reports) {
     if (r.scheduler_stats.empty()) continue;
@@ -220,7 +281,7 @@ void PrintReports(std::FILE* out, const SavegameOptions& options,
                  reports[0].requests_per_second / reports[1].requests_per_second);
   }
   std::fprintf(out,
-               "(%d workers, %d users, %d client connections, %.0f s per design, blob latency "
+               "(%d workers, %d users, %d client connections, %.3g s per design, blob latency "
                "%.2f ms, CPU %.0f us per save, step deadline %.0f ms, fault %.3f, updater tick "
                "%.1f ms; latency of acknowledged saves; runq wait: time the server threads were "
                "runnable but waited for a CPU)\n",
@@ -231,6 +292,289 @@ void PrintReports(std::FILE* out, const SavegameOptions& options,
                std::chrono::duration<double, std::milli>(options.step_timeout).count(),
                options.fault,
                std::chrono::duration<double, std::milli>(options.updater_tick).count());
+}
+
+namespace {
+
+// Appends JSON text to a string: objects and arrays with commas placed by the writer.
+class JsonWriter {
+ public:
+  std::string Take() { return std::move(text_); }
+  void BeginObject() { Open('{'); }
+  void EndObject() { Close('}'); }
+  void BeginArray() { Open('['); }
+  void EndArray() { Close(']'); }
+  // Inside an object: the next value's key.
+  void Key(const std::string& key) {
+    Separate();
+    Quote(key);
+    text_ += ':';
+    after_key_ = true;
+  }
+  void String(const std::string& value) {
+    Separate();
+    Quote(value);
+  }
+  void Number(double value) {
+    Separate();
+    if (!std::isfinite(value)) {
+      text_ += "null";
+      return;
+    }
+    char number[40];
+    std::snprintf(number, sizeof(number), "%.10g", value);
+    text_ += number;
+  }
+  void Integer(std::int64_t value) {
+    Separate();
+    text_ += std::to_string(value);
+  }
+  void Bool(bool value) {
+    Separate();
+    text_ += value ? "true" : "false";
+  }
+  void Null() {
+    Separate();
+    text_ += "null";
+  }
+  // Shorthands for "key": value.
+  void Field(const std::string& key, double value) {
+    Key(key);
+    Number(value);
+  }
+  void IntField(const std::string& key, std::int64_t value) {
+    Key(key);
+    Integer(value);
+  }
+  void StringField(const std::string& key, const std::string& value) {
+    Key(key);
+    String(value);
+  }
+  void BoolField(const std::string& key, bool value) {
+    Key(key);
+    Bool(value);
+  }
+
+ private:
+  void Open(char bracket) {
+    Separate();
+    text_ += bracket;
+    first_ = true;
+  }
+  void Close(char bracket) {
+    text_ += bracket;
+    first_ = false;
+  }
+  void Quote(const std::string& value) {
+    text_ += '"';
+    for (const char c : value) {
+      if (c == '"' || c == '\\') {
+        text_ += '\\';
+        text_ += c;
+      } else if (static_cast<unsigned char>(c) < 0x20) {
+        char escaped[8];
+        std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
+        text_ += escaped;
+      } else {
+        text_ += c;
+      }
+    }
+    text_ += '"';
+  }
+  // A comma before every value but the first of its container and one that follows a key.
+  void Separate() {
+    if (after_key_) {
+      after_key_ = false;
+      return;
+    }
+    if (!first_) text_ += ',';
+    first_ = false;
+  }
+  std::string text_;
+  bool first_ = true;
+  bool after_key_ = false;
+};
+
+// "1.85 1.70 1.60 3/512 12345" -> {"1min":1.85,"5min":1.70,"15min":1.60,"text":...}.
+void LoadAverageJson(JsonWriter& json, const std::string& key, const std::string& line) {
+  json.Key(key);
+  json.BeginObject();
+  double one = NAN, five = NAN, fifteen = NAN;
+  std::sscanf(line.c_str(), "%lf %lf %lf", &one, &five, &fifteen);
+  json.Field("1min", one);
+  json.Field("5min", five);
+  json.Field("15min", fifteen);
+  json.StringField("text", line);
+  json.EndObject();
+}
+
+// Percentiles of sorted microseconds, in milliseconds.
+void LatencyJson(JsonWriter& json, const std::string& key,
+                 const std::vector<std::uint32_t>& sorted_us) {
+  json.Key(key);
+  json.BeginObject();
+  json.IntField("count", static_cast<std::int64_t>(sorted_us.size()));
+  if (sorted_us.empty()) {
+    for (const char* name : {"mean", "p50", "p90", "p99", "p999", "max"}) {
+      json.Key(name);
+      json.Null();
+    }
+  } else {
+    double sum = 0;
+    for (std::uint32_t us : sorted_us) sum += us;
+    json.Field("mean", sum / static_cast<double>(sorted_us.size()) / 1000.0);
+    json.Field("p50", QuantileMs(sorted_us, 0.5));
+    json.Field("p90", QuantileMs(sorted_us, 0.9));
+    json.Field("p99", QuantileMs(sorted_us, 0.99));
+    json.Field("p999", QuantileMs(sorted_us, 0.999));
+    json.Field("max", sorted_us.back() / 1000.0);
+  }
+  json.EndObject();
+}
+
+const char* ToString(SeededBug bug) {
+  switch (bug) {
+    case SeededBug::kNone:
+      return "none";
+    case SeededBug::kAckWithoutUpload:
+      return "ack_without_upload";
+    case SeededBug::kUploadTwice:
+      return "upload_twice";
+    case SeededBug::kLockDoesNotExclude:
+      return "lock_does_not_exclude";
+  }
+  return "?";
+}
+
+double Ms(std::chrono::nanoseconds d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+}  // namespace
+
+std::string RunRecordJson(const SavegameOptions& options, const DesignReport& r) {
+  JsonWriter json;
+  json.BeginObject();
+  json.StringField("record", "savegame-run/1");
+  json.StringField("design", ToString(r.design));
+  json.StringField("mode", r.fleet.open_loop ? "open" : "closed");
+  json.StringField("latency_from", r.fleet.open_loop ? "intended_send" : "send");
+  json.StringField("started_utc", r.started_utc);
+  json.Field("wall_seconds", r.wall_seconds);
+
+  json.Key("config");
+  json.BeginObject();
+  json.IntField("workers", options.workers);
+  json.IntField("store_workers", options.store_workers);
+  json.IntField("users", options.users);
+  json.IntField("connections", options.connections);
+  json.IntField("client_threads", options.client_threads);
+  json.Field("duration_s", std::chrono::duration<double>(options.duration).count());
+  json.Field("offered_rate", options.rate);
+  json.IntField("seed", static_cast<std::int64_t>(options.seed));
+  json.Field("blob_latency_ms", Ms(options.blob_latency));
+  json.Field("cpu_cost_us", Ms(options.cpu_cost) * 1000.0);
+  json.Field("fault", options.fault);
+  json.Field("fault_delay_ms", Ms(options.fault_delay));
+  json.Field("step_timeout_ms", Ms(options.step_timeout));
+  json.Field("updater_tick_ms", Ms(options.updater_tick));
+  json.Field("drain_timeout_ms", Ms(options.drain_timeout));
+  json.Field("spin_us", Ms(options.spin_before_park) * 1000.0);
+  json.IntField("blob_payload", static_cast<std::int64_t>(options.blob_payload));
+  json.StringField("backend", options.backend == BackendKind::kIoUring ? "io_uring" : "epoll");
+  json.StringField("seeded_bug", ToString(options.seeded_bug));
+  json.EndObject();
+
+  LoadAverageJson(json, "loadavg_before", r.loadavg_before);
+  LoadAverageJson(json, "loadavg_after", r.loadavg_after);
+
+  json.Field("requests_per_second", r.requests_per_second);
+  json.Field("seconds", r.fleet.seconds);
+  json.IntField("arrivals", r.fleet.arrivals);
+  json.IntField("sent", r.fleet.sent);
+  json.IntField("unsent", r.fleet.unsent);
+  json.IntField("max_backlog", r.fleet.max_backlog);
+  json.IntField("acknowledged", r.fleet.ok());
+  json.IntField("no_reply", r.fleet.no_reply);
+  json.IntField("connect_failures", r.fleet.connect_failures);
+  json.Key("replies");
+  json.BeginObject();
+  for (int s = 0; s < kSaveStatusCount; ++s) {
+    json.IntField(ToString(static_cast<SaveStatus>(s)), r.fleet.replies[s]);
+  }
+  json.EndObject();
+  json.IntField("faults_injected", r.faults_injected);
+  json.IntField("fenced_uploads", r.fenced_uploads);
+
+  json.Key("latency_ms");
+  json.BeginObject();
+  LatencyJson(json, "acknowledged", r.fleet.ok_latency_us);
+  LatencyJson(json, "all_replies", r.fleet.reply_latency_us);
+  json.EndObject();
+
+  bool wait_known = true;
+  std::map<std::string, std::pair<double, double>> by_role;  // role -> cpu, wait
+  json.Key("threads");
+  json.BeginArray();
+  for (const ThreadUsage& thread : r.threads) {
+    json.BeginObject();
+    json.StringField("name", thread.name);
+    json.StringField("role", thread.role);
+    json.IntField("tid", thread.tid);
+    json.Field("cpu_seconds", thread.times.cpu_seconds);
+    json.Key("runqueue_wait_seconds");
+    if (thread.times.runqueue_wait_known) {
+      json.Number(thread.times.runqueue_wait_seconds);
+    } else {
+      json.Null();
+    }
+    json.EndObject();
+    wait_known = wait_known && thread.times.runqueue_wait_known;
+    by_role[thread.role].first += thread.times.cpu_seconds;
+    by_role[thread.role].second += thread.times.runqueue_wait_seconds;
+  }
+  json.EndArray();
+  json.BoolField("runqueue_wait_available", wait_known);
+  json.Key("by_role");
+  json.BeginObject();
+  for (const auto& [role, times] : by_role) {
+    json.Key(role);
+    json.BeginObject();
+    json.Field("cpu_seconds", times.first);
+    json.Key("runqueue_wait_seconds");
+    if (wait_known) {
+      json.Number(times.second);
+    } else {
+      json.Null();
+    }
+    json.EndObject();
+  }
+  json.EndObject();
+
+  if (!r.scheduler_stats.empty()) {
+    const auto bucket_us = [&](double q) {
+      const std::size_t b = r.post_to_start.QuantileBucket(q);
+      return static_cast<double>(LatencyHistogram::BucketUpperBound(b) + 1) / 1e3;
+    };
+    json.Key("scheduler");
+    json.BeginObject();
+    const bool sampled = r.post_to_start.Total() > 0;
+    json.Field("post_to_start_p50_us_at_most", sampled ? bucket_us(0.5) : NAN);
+    json.Field("post_to_start_p99_us_at_most", sampled ? bucket_us(0.99) : NAN);
+    json.IntField("post_to_start_samples", static_cast<std::int64_t>(r.post_to_start.Total()));
+    json.EndObject();
+  }
+
+  json.Key("check");
+  json.BeginObject();
+  json.BoolField("passed", r.check.passed);
+  json.StringField("message", r.check.message);
+  json.IntField("users_checked", r.check.users_checked);
+  json.IntField("acknowledged", r.check.acknowledged);
+  json.IntField("applied", r.check.applied);
+  json.IntField("unknown", r.check.unknown);
+  json.IntField("conflicts", r.check.conflicts);
+  json.EndObject();
+  json.EndObject();
+  return json.Take() + "\n";
 }
 
 }  // namespace fairsched::savegame

@@ -1,9 +1,10 @@
 // The savegame service end to end, on loopback, in one process: the blob store (fairsched
 // coroutines, blob_store.h), one savegame server design (fairsched coroutines,
 // fairsched_server.h, or the "Updater" baseline, updater_server.h), and the client fleet
-// (load.h) for `duration`; then the correctness check: every user's counter in the store
-// must equal the number of kOk replies for that user (protocol.h explains why it can be
-// exact). `//examples:savegame` prints the reports as a table; tests/examples runs short
+// (load.h, closed or open loop) for `duration`; then the correctness check (check.h): the
+// set of requests the store applied must be the set acknowledged to the clients (protocol.h
+// explains why it can be exact). `//examples:savegame` prints the reports as a table and
+// can write each run as a JSON record (RunRecordJson); tests/examples runs short
 // configurations and asserts on them.
 #ifndef FAIRSCHED_EXAMPLES_SAVEGAME_SAVEGAME_H_
 #define FAIRSCHED_EXAMPLES_SAVEGAME_SAVEGAME_H_
@@ -14,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "examples/savegame/check.h"
+#include "examples/savegame/fairsched_server.h"
 #include "examples/savegame/load.h"
 #include "sched/latency_histogram.h"
 #include "sched/task_scheduler.h"
@@ -27,7 +30,9 @@ const char* ToString(Design design);
 struct SavegameOptions {
   int workers = 2;  // server threads, the same number for both designs
   int users = 1000;
-  int connections = 128;  // client connections (closed loop: requests in flight)
+  int connections = 128;  // client connections (the most requests in flight)
+  double rate = 0;        // open loop: offered requests per second (load.h); 0: closed loop
+  std::uint64_t seed = 1;  // the fleet's RNG (users picked, open-loop arrivals)
   int client_threads = 2;
   int store_workers = 1;
   std::chrono::nanoseconds duration = std::chrono::seconds(10);
@@ -43,6 +48,16 @@ struct SavegameOptions {
   std::chrono::nanoseconds spin_before_park = TaskSchedulerOptions().spin_before_park;
   BackendKind backend = BackendKind::kEpoll;
   std::FILE* progress = nullptr;  // live progress line, see FleetOptions
+  SeededBug seeded_bug = SeededBug::kNone;  // fairsched design only; tests only
+};
+
+// A thread's CPU time and run-queue wait over a run, with its role: "server" (the design's
+// workers), "store" (the blob store's workers), "client" (the fleet) or "other".
+struct ThreadUsage {
+  std::string name;
+  std::string role;
+  int tid = 0;
+  ThreadTimes times;
 };
 
 struct DesignReport {
@@ -53,11 +68,13 @@ struct DesignReport {
   double worker_wait_seconds = 0;          // all server threads: runnable, waiting for a CPU
   std::int64_t faults_injected = 0;
   std::int64_t fenced_uploads = 0;  // uploads whose answer was lost, settled by a fence
-  // The check.
-  bool check_passed = false;
-  std::int64_t users_checked = 0;
-  std::int64_t mismatched_users = 0;
-  std::string check_message;  // first mismatch or why the store could not be read
+  std::vector<ThreadUsage> threads;  // every thread that ran during the load, server first
+  std::string loadavg_before;        // /proc/loadavg before the run and after the check
+  std::string loadavg_after;
+  std::string started_utc;           // ISO 8601
+  double wall_seconds = 0;           // the whole run, setup and check included
+  // The check (check.h); check.message also says why the store could not be read.
+  CheckResult check;
   // fairsched only: the server scheduler's per-worker counters and its sampled
   // post-to-start latency, taken before it stops.
   std::vector<WorkerStats> scheduler_stats;
@@ -70,6 +87,11 @@ DesignReport RunDesign(Design design, const SavegameOptions& options);
 // The final table (and the errors by kind, and the throughput ratio when both ran).
 void PrintReports(std::FILE* out, const SavegameOptions& options,
                   const std::vector<DesignReport>& reports);
+
+// One run as a JSON object: the configuration, the machine load before and after, req/s,
+// latency percentiles, every thread's CPU time and run-queue wait, and the check. The
+// fields are described in bench/results/savegame.md; tools/savegame/ reads them.
+std::string RunRecordJson(const SavegameOptions& options, const DesignReport& report);
 
 }  // namespace fairsched::savegame
 

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# One command for a quiet-machine recording of the savegame job in open loop: builds
+# //examples:savegame with --config=opt, runs tools/savegame/sweep.py over the rates (both
+# designs, alternating, ROUNDS passes), then tools/savegame/plot_open_loop.py. Everything
+# lands in OUT (default bench/results/savegame_open_loop/<UTC time>): one JSON record per
+# run, open_loop.png, summary.json and the printed table (summary.txt). Run it from the
+# workspace root on an otherwise idle machine; each record carries the load average before
+# and after its run, so a busy machine shows.
+#
+#   tools/savegame/record_open_loop.sh [OUT] ; environment: RATES (comma-separated req/s),
+#   DURATION (s per run, 10), ROUNDS (2), CONNECTIONS (256), EXTRA (more savegame flags)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=${1:-bench/results/savegame_open_loop/$(date -u +%Y%m%dT%H%M%SZ)}
+rates=${RATES:-1000,2000,4000,6000,8000,10000,12000,14000,16000,20000}
+./bazelw build --config=opt //examples:savegame
+binary=$(./bazelw info --config=opt bazel-bin)/examples/savegame
+mkdir -p "$out"
+echo "recording into $out; uptime before: $(uptime)"
+# shellcheck disable=SC2086  # EXTRA is a list of flags
+tools/savegame/sweep.py --binary "$binary" --out "$out" --rates "$rates" \
+  --duration "${DURATION:-10}" --rounds "${ROUNDS:-2}" \
+  --connections "${CONNECTIONS:-256}" -- ${EXTRA:-} || echo "(some runs failed their check)"
+tools/savegame/plot_open_loop.py "$out" --png "$out/open_loop.png" \
+  --summary "$out/summary.json" | tee "$out/summary.txt"
