@@ -214,15 +214,20 @@ class FleetThread {
   }
 
   // Until the sending phase ended and every request was answered (and, open loop, the
-  // backlog sent), or the drain timeout passed.
+  // backlog sent), or the drain timeout passed. Open loop: the backlog is sent until
+  // `drain_timeout` after the end, and the replies to what was sent are awaited for one
+  // more `drain_timeout` (a request the client gave up sending is "unsent", never sent;
+  // "no reply" is kept for what the server did not answer).
   void Loop() {
-    const Clock::time_point drain_until = stop_at_ + options_.drain_timeout;
+    const Clock::time_point stop_sending = stop_at_ + options_.drain_timeout;
+    const Clock::time_point give_up =
+        rate_ > 0 ? stop_sending + options_.drain_timeout : stop_sending;
     epoll_event events[64];
     while (true) {
       Clock::time_point now = Clock::now();
-      if (rate_ > 0) Dispatch(now);
-      if (now >= drain_until) break;
-      if (now >= stop_at_ && backlog_.empty() && !AnyPending()) break;
+      if (rate_ > 0 && now < stop_sending) Dispatch(now);
+      if (now >= give_up) break;
+      if (now >= stop_at_ && (backlog_.empty() || now >= stop_sending) && !AnyPending()) break;
       // Sleep until a reply, the next arrival (open loop), or 5 ms (to notice the end).
       Clock::time_point wake = now + std::chrono::milliseconds(5);
       if (rate_ > 0 && next_arrival_ < stop_at_) wake = std::min(wake, next_arrival_);

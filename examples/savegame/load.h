@@ -33,7 +33,8 @@ struct FleetOptions {
   int users = 1000;
   std::chrono::nanoseconds duration = std::chrono::seconds(10);
   // After `duration`, no new requests; replies are awaited this long, then the rest count
-  // as kNoReply.
+  // as kNoReply. Open loop: the backlog is still sent for this long (what is left counts
+  // as unsent), then the replies to what was sent are awaited for as long again.
   std::chrono::nanoseconds drain_timeout = std::chrono::seconds(10);
   std::uint64_t seed = 1;
   // Open loop: offered requests per second, all threads together; 0: closed loop.

@@ -2,7 +2,8 @@
 // omission: against a fake server that answers one request at a time after 20 ms (50
 // requests/s), offering 200 requests/s on one connection must pile arrivals up in the
 // backlog and show latencies of hundreds of milliseconds measured from the intended send
-// time; the closed loop on the same server only ever sees the 20 ms service time.
+// time; arrivals still waiting when the drain ends are "unsent", not unanswered; the closed
+// loop on the same server only ever sees the 20 ms service time.
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -95,6 +96,18 @@ TEST(SavegameOpenLoopTest, LatencyCountsFromTheIntendedSendTime) {
   EXPECT_GT(result.max_backlog, 10);
   EXPECT_GT(QuantileMs(result.ok_latency_us, 0.99), 500.0);
   EXPECT_GT(QuantileMs(result.ok_latency_us, 0.5), 100.0);
+}
+
+TEST(SavegameOpenLoopTest, BacklogLeftAfterTheDrainIsUnsentNotUnanswered) {
+  SlowServer server(20ms);
+  FleetOptions options = OneConnection(200);
+  options.drain_timeout = 200ms;  // ~35 of the ~100 arrivals get served by then
+  const FleetResult result = RunFleet(server.address(), options);
+  EXPECT_GT(result.unsent, 20);
+  EXPECT_EQ(result.sent + result.unsent, result.arrivals);
+  EXPECT_EQ(result.no_reply, 0);  // the request in flight was still answered
+  EXPECT_EQ(result.ok(), result.sent);
+  EXPECT_EQ(result.requests.size(), static_cast<std::size_t>(result.sent));
 }
 
 TEST(SavegameOpenLoopTest, ClosedLoopSeesOnlyTheServiceTime) {
