@@ -264,16 +264,14 @@ class Runtime {
   // After an atomic access to `object` (its address names it) with `order`: a load (also a
   // failed compare-exchange) acquires, a store releases, a read-modify-write does both and
   // continues the release sequence it reads from. Relaxed accesses acquire only at a later
-  // acquire fence, and release only what an earlier release fence covered.
+  // acquire fence, and release only what an earlier release fence covered. Sequentially
+  // consistent model only (every load reads the latest store, whose released clock is the
+  // object's); kCpp20 keeps a clock per store instead (Load, Store).
   void Synchronize(OpKind kind, const void* object, std::memory_order order) {
     ModelThread& self = current();
     VectorClock& released = sync_[object];
-    const bool acquire = order == std::memory_order_acquire ||
-                         order == std::memory_order_acq_rel ||
-                         order == std::memory_order_seq_cst ||
-                         order == std::memory_order_consume;
-    const bool release = order == std::memory_order_release ||
-                         order == std::memory_order_acq_rel || order == std::memory_order_seq_cst;
+    const bool acquire = IsAcquire(order);
+    const bool release = IsRelease(order);
     if (kind == OpKind::kLoad || kind == OpKind::kReadModifyWrite) {
       JoinClock(acquire ? self.clock : self.acquired_relaxed, released);
     }

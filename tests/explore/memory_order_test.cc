@@ -739,5 +739,89 @@ TEST(RoleLockOrderTest, UnlockReleaseLosesAPost) {
                 "nobody");
 }
 
+// --- 2g. Index-published rings: the ready queue's block fast path (McspQueue::Publish and
+// Consumer::PopUpTo within one block) and the scheduler's local batch (AppendLocal,
+// TakeLocalBatch). Scratch copies of those steps with the orders as parameters (defaults:
+// the shipped ones). A producer writes items whose payloads are explore::Data and publishes
+// them by storing an index; a taker loads the index, reads the slots and claims them with a
+// CAS, then reads the payloads. ---
+
+struct RingOrders {
+  std::memory_order publish = kRelease;  // Publish: end.store / AppendLocal: local_tail.store
+  std::memory_order observe = kAcquire;  // PopUpTo: end.load / TakeLocalBatch: local_tail.load
+};
+
+class RingCopy {
+ public:
+  static constexpr std::uint32_t kCapacity = 2;
+  explicit RingCopy(const RingOrders& orders) : orders_(orders) {}
+
+  // Producer (one thread): write the slot, then publish the new end.
+  void Push(Payload* item) {
+    slots_[end_].store(item, kRelaxed);
+    ++end_;
+    published_.store(end_, orders_.publish);
+  }
+
+  // Any thread: takes everything published (up to kCapacity), oldest first; returns how
+  // many. The slots are read before the CAS claims them (a loser drops what it read).
+  std::uint32_t TakeAll(Payload** out) {
+    std::uint32_t begin = begin_.load(kAcquire);
+    while (true) {
+      const std::uint32_t end = published_.load(orders_.observe);
+      if (begin == end) return 0;
+      for (std::uint32_t i = begin; i < end; ++i) out[i - begin] = slots_[i].load(kRelaxed);
+      if (begin_.compare_exchange_weak(begin, end, kAcqRel, kAcquire)) return end - begin;
+    }
+  }
+
+ private:
+  const RingOrders orders_;
+  Atomic<Payload*> slots_[kCapacity] = {};
+  std::uint32_t end_ = 0;  // producer-only
+  Atomic<std::uint32_t> published_{0};
+  Atomic<std::uint32_t> begin_{0};
+};
+
+// The owner appends two items; the owner and an idle worker take batches; every item is
+// taken once and its payload is read after the take.
+void RingPublishesPayloads(const RingOrders& orders) {
+  RingCopy ring(orders);
+  Payload items[2];
+  int taken_by[2] = {0, 0};
+  auto take = [&](int k) {
+    Payload* out[RingCopy::kCapacity];
+    const std::uint32_t count = ring.TakeAll(out);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      Check(out[i]->value.Read() == 1, "ring: a taken item's payload is stale");
+    }
+    taken_by[k] += static_cast<int>(count);
+  };
+  Thread owner([&] {
+    for (Payload& item : items) {
+      item.value.Write(1);
+      ring.Push(&item);
+    }
+    take(0);
+  });
+  Thread idle([&] { take(1); });
+  owner.Join();
+  idle.Join();
+  take(0);  // whatever is left, after the joins
+  Check(taken_by[0] + taken_by[1] == 2, "ring: items lost or taken twice");
+}
+
+TEST(RingOrderTest, ShippedOrdersPass) {
+  ExpectPass("cpp20: ring copy, shipped", Cpp20(), [] { RingPublishesPayloads({}); });
+}
+TEST(RingOrderTest, RelaxedPublishIsADataRace) {
+  ExpectFailure("cpp20: ring copy, publish relaxed", Cpp20(),
+                [] { RingPublishesPayloads({kRelaxed, kAcquire}); }, kPayloadRace);
+}
+TEST(RingOrderTest, RelaxedObserveIsADataRace) {
+  ExpectFailure("cpp20: ring copy, observe relaxed", Cpp20(),
+                [] { RingPublishesPayloads({kRelease, kRelaxed}); }, kPayloadRace);
+}
+
 }  // namespace
 }  // namespace fairsched
