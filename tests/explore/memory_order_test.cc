@@ -2,18 +2,21 @@
 // sync/explore/README.md), the evidence behind the table "Memory orders and the scenario
 // that justifies each" in tla/README.md.
 //
-// 1. The existing scenarios on the real code (front queue, Signal, Task's state machine),
-//    now with weak values: they must still pass.
+// 1. The existing scenarios on the real code (front queue, Signal, Task's state machine)
+//    and one of the ready queue, now with weak values: they must still pass.
 // 2. For the key orders, a scenario that passes with the shipped order and fails when the
 //    order is weakened one step. The library code cannot be weakened from a test, so:
 //    - the Dekker pairs of Park/WakeOne (sched/task_scheduler.h) and WaitEmpty/
 //      CountFinished (sched/task_scheduler.h, sched/post_counters.h) are mirrored here step
 //      by step (the real scheduler is too large a scenario for these searches); the Park
 //      mirror calls the real ready queue (McspQueue::Consumer::HasMore);
-//    - the Vyukov front queue (queues/mpsc_queue.h) and Signal's non-futex path
-//      (sync/signal.cc) have scratch copies below whose orders are parameters; their
-//      shipped orders are the defaults, and the real classes pass the same scenarios.
-// Each weakened variant must fail with its own message.
+//    - the Vyukov front queue (queues/mpsc_queue.h), Signal's non-futex path
+//      (sync/signal.cc), Task's state byte (sched/task.h), RoleLock (sync/role_lock.h) and
+//      the index-published ring shared by McspQueue's block and the scheduler's local batch
+//      have scratch copies below whose orders are parameters; the shipped orders are the
+//      defaults, and pass the same scenarios (as do the real classes where they fit one).
+// Each weakened variant must fail with its own message. The copies can drift from the
+// code; each names the function and step it repeats.
 #include <cstdint>
 #include <string>
 
