@@ -128,6 +128,16 @@ TEST(LitmusStoreBufferingTest, DefaultModelIsSequentiallyConsistent) {
   ExpectNever(result, seen, kSbScOutcomes);
 }
 
+// The random strategy draws value choices too.
+TEST(LitmusStoreBufferingTest, RandomSearchFindsBothZero) {
+  Outcomes seen;
+  explore::Options options = Cpp20();
+  options.strategy = explore::Options::Strategy::kRandom;
+  options.max_executions = 1000;
+  ExpectFound(explore::Explore(options, [&] { StoreBuffering({kRelaxed, kRelaxed}, &seen); }),
+              "store buffering: both loads read 0");
+}
+
 // A failing weak schedule replays (value choices included) to the same failure.
 TEST(LitmusStoreBufferingTest, ReplayReproducesAWeakOutcome) {
   Outcomes seen;
