@@ -9,11 +9,18 @@
 // Atomic/Mutex/ConditionVariable/CpuRelax from sync/explore/primitives.h, whose operations
 // call into the runtime below. See sync/explore/README.md for how to write a scenario, how to
 // replay a failure, and exactly which interleavings are (and are not) covered. In short:
-//   - every atomic operation is executed as one sequentially consistent step: reorderings
-//     allowed by weaker orders are NOT explored as values. The memory orders do count for
-//     happens-before: each model thread carries a vector clock, and release/acquire
-//     operations, release sequences (through read-modify-writes), fences, mutexes and
-//     thread start/join update it as the C++ memory model says;
+//   - by default (Options::memory_model == kSequentiallyConsistent) every atomic operation
+//     is executed as one sequentially consistent step: reorderings allowed by weaker orders
+//     are NOT explored as values. The memory orders do count for happens-before: each model
+//     thread carries a vector clock, and release/acquire operations, release sequences
+//     (through read-modify-writes), fences, mutexes and thread start/join update it as the
+//     C++ memory model says;
+//   - with Options::memory_model == kCpp20 the values follow the C++20 memory model as well
+//     (CDSChecker/loom style): every atomic location keeps its stores in modification order,
+//     and a load may read any of the newest `history_bound` stores that happens-before,
+//     coherence and the seq_cst rules (a total order S of seq_cst operations and fences)
+//     do not rule out. Which store a load reads is an exploration choice like the choice of
+//     thread. See sync/explore/README.md for what is modelled and what is approximated;
 //   - plain (non-atomic) memory accesses are not scheduling points. Those a scenario wraps
 //     in explore::Data are checked against the vector clocks: a read or write not ordered by
 //     happens-before after a conflicting access of another thread is reported as a data
@@ -32,6 +39,7 @@
 
 #include <array>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -71,6 +79,19 @@ struct Options {
   // from the state after. Cuts the schedule count several-fold; see README for what it
   // costs in coverage when combined with the preemption bound.
   bool sleep_sets = true;
+  // Which values loads may return.
+  enum class MemoryModel {
+    // Every atomic operation is one step of a single total order and a load returns the
+    // latest store (memory orders count for happens-before only). Fast; the default.
+    kSequentiallyConsistent,
+    // C++20: a load may return an older store when nothing orders it after that store's
+    // successors (each such candidate is explored); fences are scheduling points.
+    kCpp20,
+  };
+  MemoryModel memory_model = MemoryModel::kSequentiallyConsistent;
+  // kCpp20 only: a load reads one of the newest `history_bound` stores of its location in
+  // modification order (1..32); older stores are out of reach (a bound, like preemptions).
+  int history_bound = 4;
 };
 
 struct Result {
@@ -109,6 +130,7 @@ enum class OpKind : std::uint8_t {
   kNotify,
   kJoin,
   kRelax,
+  kFence,  // an atomic_thread_fence (a scheduling point only under the kCpp20 model)
   kCheckFailed,
   kFinish,
 };
@@ -139,6 +161,8 @@ inline const char* OpName(OpKind kind) {
       return "join";
     case OpKind::kRelax:
       return "CpuRelax (spin)";
+    case OpKind::kFence:
+      return "fence";
     case OpKind::kCheckFailed:
       return "CHECK FAILED";
     case OpKind::kFinish:
@@ -240,16 +264,14 @@ class Runtime {
   // After an atomic access to `object` (its address names it) with `order`: a load (also a
   // failed compare-exchange) acquires, a store releases, a read-modify-write does both and
   // continues the release sequence it reads from. Relaxed accesses acquire only at a later
-  // acquire fence, and release only what an earlier release fence covered.
+  // acquire fence, and release only what an earlier release fence covered. Sequentially
+  // consistent model only (every load reads the latest store, whose released clock is the
+  // object's); kCpp20 keeps a clock per store instead (Load, Store).
   void Synchronize(OpKind kind, const void* object, std::memory_order order) {
     ModelThread& self = current();
     VectorClock& released = sync_[object];
-    const bool acquire = order == std::memory_order_acquire ||
-                         order == std::memory_order_acq_rel ||
-                         order == std::memory_order_seq_cst ||
-                         order == std::memory_order_consume;
-    const bool release = order == std::memory_order_release ||
-                         order == std::memory_order_acq_rel || order == std::memory_order_seq_cst;
+    const bool acquire = IsAcquire(order);
+    const bool release = IsRelease(order);
     if (kind == OpKind::kLoad || kind == OpKind::kReadModifyWrite) {
       JoinClock(acquire ? self.clock : self.acquired_relaxed, released);
     }
@@ -268,7 +290,125 @@ class Runtime {
     }
   }
 
-  // A fence with `order` (FenceSeqCst: seq_cst, both halves).
+  // --- Atomic accesses with their values (both models). `object` names the location,
+  // `in_memory` is the value in memory now (its bits), which under kCpp20 is always the
+  // newest store in modification order unless plain code wrote the object meanwhile. ---
+
+  bool WeakMemory() const { return options_.memory_model == Options::MemoryModel::kCpp20; }
+
+  // A load (also a failed compare-exchange when `latest_only`): returns the bits it reads.
+  // Sequentially consistent model: `in_memory`. kCpp20: one of the stores the memory model
+  // allows, chosen by the search (see CoherenceFloor).
+  std::uint64_t Load(const void* object, std::uint64_t in_memory, std::memory_order order,
+                     bool latest_only = false) {
+    if (!WeakMemory()) {
+      Synchronize(OpKind::kLoad, object, order);
+      return in_memory;
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    Location& location = LocationOf(object, in_memory);
+    ModelThread& self = current();
+    const std::uint32_t latest = static_cast<std::uint32_t>(location.stores.size() - 1);
+    std::uint32_t oldest = CoherenceFloor(location, object, IsSeqCst(order));
+    // A spin loop's re-read (the first load of a location the thread loaded before its
+    // CpuRelax) reads the newest store: stores become visible in finite time, and a spin
+    // that kept reading one stale value would only delay, never change, what follows.
+    for (std::size_t i = 0; i < self.spin_locations.size(); ++i) {
+      if (self.spin_locations[i] == object) {
+        oldest = latest;
+        self.spin_locations.erase(self.spin_locations.begin() + static_cast<std::ptrdiff_t>(i));
+        break;
+      }
+    }
+    if (latest_only) oldest = latest;
+    const std::uint32_t bound = static_cast<std::uint32_t>(HistoryBound());
+    if (latest + 1 > bound && oldest < latest + 1 - bound) oldest = latest + 1 - bound;
+    const int behind = ChooseValueLocked(static_cast<int>(latest - oldest + 1), lock);
+    const std::uint32_t index = latest - static_cast<std::uint32_t>(behind);
+    if (behind > 0) {
+      if (!trace_.empty()) trace_.back().read_behind = behind;
+      self.read_stale = true;
+    }
+    const StoreEvent& store = location.stores[index];
+    JoinClock(IsAcquire(order) ? self.clock : self.acquired_relaxed, store.released);
+    location.accesses.push_back({t_model_thread, self.clock[t_model_thread], index});
+    if (IsSeqCst(order) && index > location.sc_floor) location.sc_floor = index;
+    self.loaded_since_relax.push_back(object);
+    return store.value;
+  }
+
+  // A store (`rmw`: the write of a successful read-modify-write, which read `in_memory`) of
+  // the bits `value`. Sequentially consistent model: only happens-before.
+  void Store(const void* object, std::uint64_t in_memory, std::uint64_t value,
+             std::memory_order order, bool rmw) {
+    const OpKind kind = rmw ? OpKind::kReadModifyWrite : OpKind::kStore;
+    if (!WeakMemory()) {
+      Synchronize(kind, object, order);
+      return;
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    Location& location = LocationOf(object, in_memory);
+    ModelThread& self = current();
+    const int me = t_model_thread;
+    // A read-modify-write reads the newest store (atomicity: the one just before its own
+    // write in modification order) and continues its release sequence.
+    const StoreEvent& previous = location.stores.back();
+    if (rmw) JoinClock(IsAcquire(order) ? self.clock : self.acquired_relaxed, previous.released);
+    VectorClock published{};
+    if (IsRelease(order)) {
+      published = self.clock;
+    } else if (self.release_fenced) {
+      published = self.release_fence;
+    }
+    if (rmw) JoinClock(published, previous.released);
+    const std::uint32_t index = static_cast<std::uint32_t>(location.stores.size());
+    location.stores.push_back({value, published});
+    location.accesses.push_back({me, self.clock[me], index});
+    if (IsSeqCst(order)) location.sc_floor = index;
+    if (IsRelease(order)) ++self.clock[me];
+  }
+
+  // A new atomic object at `object` (its constructor): forget any history a destroyed
+  // object at the same address left in this schedule.
+  void Forget(const void* object) {
+    if (!WeakMemory()) return;
+    locations_.erase(object);
+    ForgetFenceFloors(object);
+  }
+
+  // atomic_thread_fence(order). Under kCpp20 a scheduling point (a seq_cst fence takes a
+  // place in the total order S, which restricts what later loads may read).
+  void ThreadFence(std::memory_order order, const std::source_location& where) {
+    if (!WeakMemory()) {
+      Fence(order);
+      return;
+    }
+    Step(OpKind::kFence, nullptr, where);
+    std::unique_lock<std::mutex> lock(mu_);
+    const int me = t_model_thread;
+    if (IsSeqCst(order)) {
+      // C++20 [atomics.order] p4, with S the order in which the steps run. The fence X
+      // records, per location, the newest store that a load after X (in happens-before)
+      // must not read below: what seq_cst operations before X read or wrote (4.3), and what
+      // happened before earlier seq_cst fences (4.4). Then what happens-before X itself
+      // becomes a floor for later seq_cst loads (4.2) and fences (4.4).
+      ScFence fence;
+      fence.thread = me;
+      fence.time = current().clock[me];
+      for (auto& [address, location] : locations_) {
+        fence.floors[address] =
+            location.sc_floor > location.fence_floor ? location.sc_floor : location.fence_floor;
+      }
+      for (auto& [address, location] : locations_) {
+        const std::uint32_t seen = HappensBeforeFloor(location);
+        if (seen > location.fence_floor) location.fence_floor = seen;
+      }
+      sc_fences_.push_back(std::move(fence));
+    }
+    Fence(order);
+  }
+
+  // A fence with `order` (FenceSeqCst: seq_cst, both halves): its happens-before effect.
   void Fence(std::memory_order order) {
     ModelThread& self = current();
     if (order != std::memory_order_release) JoinClock(self.clock, self.acquired_relaxed);
@@ -366,9 +506,15 @@ class Runtime {
     // else can run, it may still go round once more if others moved since its previous
     // CpuRelax: it may not have looked at their latest changes yet. See ChooseLocked.)
     ModelThread& self = current();
+    // kCpp20: the locations loaded in this round of the spin are re-read fresh (see Load).
+    self.spin_locations = std::move(self.loaded_since_relax);
+    self.loaded_since_relax.clear();
     self.yielding = true;
-    self.moved_before_relax = self.others_moved;
+    // A round that read a stale value may see newer ones next time even if nobody moves
+    // (kCpp20): like a round after others moved, it gets one more look (see ChooseLocked).
+    self.moved_before_relax = self.others_moved || self.read_stale;
     self.others_moved = false;
+    self.read_stale = false;
     SwitchLocked(lock);
   }
 
@@ -463,7 +609,150 @@ class Runtime {
                                      // fence joins them
     VectorClock release_fence{};     // the clock at the last release fence
     bool release_fenced = false;
+    // kCpp20: locations loaded since the last CpuRelax, and those loaded in the round
+    // before it (their next load reads the newest store; see Load).
+    std::vector<const void*> loaded_since_relax;
+    std::vector<const void*> spin_locations;
+    bool read_stale = false;  // a load since the last CpuRelax read an older store
   };
+
+  // --- kCpp20 state of the current schedule. ---
+  // One store of a location, in modification order: its value and the clock an acquire
+  // that reads it synchronises with (its release sequence's, empty when none).
+  struct StoreEvent {
+    std::uint64_t value;
+    VectorClock released;
+  };
+  // One load or store of a location: by `thread` (-1: the initial value) when its clock
+  // entry was `time`, reading or writing the store at `index` of the modification order.
+  struct AccessEvent {
+    int thread;
+    std::uint32_t time;
+    std::uint32_t index;
+  };
+  struct Location {
+    std::vector<StoreEvent> stores;  // modification order; [0] is the value found first
+    std::vector<AccessEvent> accesses;
+    // Newest store a seq_cst operation on it read or wrote (a seq_cst load may not read
+    // older: [atomics.order] p4.1).
+    std::uint32_t sc_floor = 0;
+    // Newest store that happened before some seq_cst fence so far (p4.2).
+    std::uint32_t fence_floor = 0;
+  };
+  // A seq_cst fence: its thread and clock entry, and per location the oldest store a load
+  // after it in happens-before may read.
+  struct ScFence {
+    int thread = -1;
+    std::uint32_t time = 0;
+    std::unordered_map<const void*, std::uint32_t> floors;
+  };
+
+  static bool IsAcquire(std::memory_order order) {
+    return order == std::memory_order_acquire || order == std::memory_order_acq_rel ||
+           order == std::memory_order_seq_cst || order == std::memory_order_consume;
+  }
+  static bool IsRelease(std::memory_order order) {
+    return order == std::memory_order_release || order == std::memory_order_acq_rel ||
+           order == std::memory_order_seq_cst;
+  }
+  static bool IsSeqCst(std::memory_order order) { return order == std::memory_order_seq_cst; }
+
+  int HistoryBound() const {
+    return options_.history_bound < 1 ? 1 : options_.history_bound > 32 ? 32 : options_.history_bound;
+  }
+
+  // Whether an event of `thread` at clock entry `time` happens before the calling thread's
+  // next step (its own events are sequenced before it; the initial value precedes all).
+  bool HappensBefore(int thread, std::uint32_t time) {
+    return thread < 0 || thread == t_model_thread || time <= current().clock[thread];
+  }
+
+  // The newest store of `location` that the calling thread has seen through happens-before:
+  // one it wrote or read itself, or one written or read by an access that happens before
+  // (write-read and read-read coherence forbid reading older).
+  std::uint32_t HappensBeforeFloor(const Location& location) {
+    std::uint32_t floor = 0;
+    for (const AccessEvent& event : location.accesses) {
+      if (event.index > floor && HappensBefore(event.thread, event.time)) floor = event.index;
+    }
+    return floor;
+  }
+
+  // The oldest store a load by the calling thread may read: coherence, plus for a seq_cst
+  // load the seq_cst floors, plus the floors of every seq_cst fence that happens before.
+  std::uint32_t CoherenceFloor(const Location& location, const void* object, bool seq_cst) {
+    std::uint32_t floor = HappensBeforeFloor(location);
+    if (seq_cst) {
+      if (location.sc_floor > floor) floor = location.sc_floor;
+      if (location.fence_floor > floor) floor = location.fence_floor;
+    }
+    for (const ScFence& fence : sc_fences_) {
+      if (!HappensBefore(fence.thread, fence.time)) continue;
+      const auto found = fence.floors.find(object);
+      if (found != fence.floors.end() && found->second > floor) floor = found->second;
+    }
+    return floor;
+  }
+
+  // The location at `object`, created (or restarted) with `in_memory` as its one store when
+  // unknown or when memory no longer holds its newest store (plain code wrote the object,
+  // as an intrusive link between its atomic uses may be): that write is taken to happen
+  // before everything, like an initial value.
+  Location& LocationOf(const void* object, std::uint64_t in_memory) {
+    Location& location = locations_[object];
+    if (location.stores.empty() || location.stores.back().value != in_memory) {
+      location = Location{};
+      location.stores.push_back({in_memory, VectorClock{}});
+      location.accesses.push_back({-1, 0, 0});
+      ForgetFenceFloors(object);
+    }
+    return location;
+  }
+
+  // The fences' floors name stores of a location's previous history: drop them with it.
+  void ForgetFenceFloors(const void* object) {
+    for (ScFence& fence : sc_fences_) fence.floors.erase(object);
+  }
+
+  // A kCpp20 value choice among `count` readable stores (0: the newest; k: k older).
+  // Recorded in the search like a thread choice, so depth-first tries every candidate.
+  int ChooseValueLocked(int count, std::unique_lock<std::mutex>& lock) {
+    if (count <= 1) return 0;
+    const std::size_t depth = schedule_.size();
+    const bool depth_first = options_.strategy == Options::Strategy::kDepthFirst;
+    int behind = 0;
+    if (depth < forced_.size()) {
+      behind = -1 - forced_[depth];
+      if (behind < 0 || behind >= count) {
+        FailAndParkLocked(lock,
+                          "the replayed schedule does not fit the scenario (no value choice " +
+                              std::to_string(behind) + " at step " + std::to_string(depth) +
+                              "): the scenario is not deterministic",
+                          {});
+      }
+    } else if (!depth_first) {
+      behind = static_cast<int>((*random_)() % static_cast<std::uint64_t>(count));
+    }
+    if (depth_first && !replaying_) {
+      if (depth < path_.size()) {
+        if (!path_[depth].value_choice || path_[depth].count != count) {
+          FailAndParkLocked(lock,
+                            "the scenario is not deterministic (different readable stores at "
+                            "step " + std::to_string(depth) + " of a re-run)",
+                            {});
+        }
+      } else if (!redundant_) {
+        Choice choice;
+        choice.value_choice = true;
+        choice.count = count;
+        choice.tried = 1u << behind;
+        choice.chosen = behind;
+        path_.push_back(choice);
+      }
+    }
+    schedule_.push_back(-1 - behind);
+    return behind;
+  }
 
   // The calling model thread publishes its clock (into a mutex's or an atomic's released
   // clock) and moves on: its later accesses are not covered by what it published.
@@ -480,6 +769,10 @@ class Runtime {
 
   // One scheduling choice of the depth-first search, kept across schedules.
   struct Choice {
+    // kCpp20: a choice of the store a load reads (`count` candidates, `tried` and `chosen`
+    // count back from the newest) instead of a thread; no sleep set, no preemption cost.
+    bool value_choice = false;
+    int count = 0;
     std::uint32_t enabled = 0;  // threads that could run
     std::uint32_t tried = 0;    // threads already chosen here in some schedule
     std::uint32_t asleep = 0;   // sleep set: threads whose step here is already covered
@@ -495,6 +788,7 @@ class Runtime {
     OpKind kind;
     const void* object;
     std::source_location where;
+    int read_behind = 0;  // kCpp20 load: how many stores older than the newest it read
   };
 
   ModelThread& current() { return slots_[t_model_thread]; }
@@ -530,14 +824,22 @@ class Runtime {
   // data races (synchronised through the instrumented operations), so only the operations
   // matter. Atomics conflict on one object unless both only load; every mutex, condition
   // variable, join and spin operation conservatively conflicts with every other one.
-  static bool Dependent(const PendingOp& a, const PendingOp& b) {
+  //
+  // kCpp20: a fence (a seq_cst one changes what later loads may read anywhere) conflicts
+  // with every atomic operation and fence, and two loads of one object conflict too (two
+  // seq_cst loads restrict each other through S; the orders are not tracked here).
+  bool Dependent(const PendingOp& a, const PendingOp& b) const {
     if (a.kind == OpKind::kStart || b.kind == OpKind::kStart) return false;
-    const auto is_atomic = [](OpKind kind) {
-      return kind == OpKind::kLoad || kind == OpKind::kStore || kind == OpKind::kReadModifyWrite;
+    const bool weak = WeakMemory();
+    const auto is_atomic = [weak](OpKind kind) {
+      return kind == OpKind::kLoad || kind == OpKind::kStore ||
+             kind == OpKind::kReadModifyWrite || (weak && kind == OpKind::kFence);
     };
     if (a.kind == OpKind::kRelax || b.kind == OpKind::kRelax) return true;
     if (is_atomic(a.kind) && is_atomic(b.kind)) {
-      return a.object == b.object && !(a.kind == OpKind::kLoad && b.kind == OpKind::kLoad);
+      if (a.kind == OpKind::kFence || b.kind == OpKind::kFence) return true;
+      return a.object == b.object &&
+             (weak || !(a.kind == OpKind::kLoad && b.kind == OpKind::kLoad));
     }
     return is_atomic(a.kind) == is_atomic(b.kind);
   }
@@ -662,8 +964,12 @@ class Runtime {
     // Sleep set at this point: inherited from the previous choice, minus the threads whose
     // step conflicts with the step taken there.
     std::uint32_t asleep = 0;
-    if (depth_first && options_.sleep_sets && !replaying_ && !redundant_ && depth > 0) {
-      const Choice& before = path_[depth - 1];
+    std::size_t previous = depth;  // the latest thread choice (value choices sit between)
+    while (previous > 0 && previous <= path_.size() && path_[previous - 1].value_choice) {
+      --previous;
+    }
+    if (depth_first && options_.sleep_sets && !replaying_ && !redundant_ && previous > 0) {
+      const Choice& before = path_[previous - 1];
       const std::uint32_t candidates = (before.asleep | before.tried) & ~(1u << before.chosen);
       for (int t = 0; t < count_; ++t) {
         if ((candidates >> t & 1u) != 0 &&
@@ -705,7 +1011,7 @@ class Runtime {
     }
     if (depth_first && !replaying_) {
       if (depth < path_.size()) {
-        if (path_[depth].enabled != enabled) {
+        if (path_[depth].value_choice || path_[depth].enabled != enabled) {
           FailAndParkLocked(
               lock,
               "the scenario is not deterministic (different runnable threads at step " +
@@ -734,6 +1040,17 @@ class Runtime {
   bool Backtrack() {
     while (!path_.empty()) {
       Choice& choice = path_.back();
+      if (choice.value_choice) {
+        for (int behind = 0; behind < choice.count; ++behind) {
+          if ((choice.tried >> behind & 1u) != 0) continue;
+          choice.tried |= 1u << behind;
+          choice.chosen = behind;
+          ForceCurrentPath();
+          return true;
+        }
+        path_.pop_back();
+        continue;
+      }
       const std::uint32_t untried = choice.enabled & ~choice.tried & ~choice.asleep;
       for (int thread = 0; thread < kMaxThreads; ++thread) {
         if ((untried >> thread & 1u) == 0) continue;
@@ -741,13 +1058,20 @@ class Runtime {
         if (choice.preemptions_before + cost > options_.preemption_bound) continue;
         choice.tried |= 1u << thread;
         choice.chosen = thread;
-        forced_.clear();
-        for (const Choice& step : path_) forced_.push_back(step.chosen);
+        ForceCurrentPath();
         return true;
       }
       path_.pop_back();
     }
     return false;
+  }
+
+  // The next schedule replays the search stack's choices (value choices as -1 - behind).
+  void ForceCurrentPath() {
+    forced_.clear();
+    for (const Choice& step : path_) {
+      forced_.push_back(step.value_choice ? -1 - step.chosen : step.chosen);
+    }
   }
 
   int SpawnLocked(std::function<void()> body) {
@@ -778,6 +1102,9 @@ class Runtime {
     slot.acquired_relaxed = {};
     slot.release_fence = {};
     slot.release_fenced = false;
+    slot.loaded_since_relax.clear();
+    slot.spin_locations.clear();
+    slot.read_stale = false;
     // OS threads are reused from schedule to schedule; one is started per slot on first use.
     if (!workers_[id].joinable()) workers_[id] = std::thread([this, id] { WorkerMain(id); });
     return id;
@@ -834,6 +1161,8 @@ class Runtime {
     done_ = false;
     active_ = -1;
     sync_.clear();
+    locations_.clear();
+    sc_fences_.clear();
     SpawnLocked(body);
     HandOverLocked(0);
     done_cv_.wait(lock, [&] { return done_; });
@@ -857,6 +1186,10 @@ class Runtime {
       if (step.kind != OpKind::kStart && step.kind != OpKind::kFinish) {
         where = std::string(step.where.file_name()) + ":" + std::to_string(step.where.line());
       }
+      if (step.read_behind > 0) {
+        where += " (reads the store " + std::to_string(step.read_behind) +
+                 " before the newest)";
+      }
       std::snprintf(line, sizeof line, "    %4zu  t%d: %-22s %-4s %s\n", i, step.thread,
                     OpName(step.kind), object.c_str(), where.c_str());
       out += line;
@@ -864,14 +1197,15 @@ class Runtime {
     return out;
   }
 
-  // "0x3,1,2x4" = thread 0 for three choices, then 1, then 2 for four.
+  // "0x3,1,2x4" = thread 0 for three choices, then 1, then 2 for four. kCpp20 value
+  // choices read "v1" (the load reads the store one before the newest).
   static std::string ScheduleText(const std::vector<int>& schedule) {
     std::string out;
     for (std::size_t i = 0; i < schedule.size();) {
       std::size_t run = 1;
       while (i + run < schedule.size() && schedule[i + run] == schedule[i]) ++run;
       if (!out.empty()) out += ',';
-      out += std::to_string(schedule[i]);
+      out += schedule[i] >= 0 ? std::to_string(schedule[i]) : "v" + std::to_string(-1 - schedule[i]);
       if (run > 1) out += 'x' + std::to_string(run);
       i += run;
     }
@@ -885,8 +1219,12 @@ class Runtime {
       std::size_t used = 0;
       int thread = 0;
       long long run = 1;
+      const bool value = text[i] == 'v';
+      if (value) ++i;
       try {
         thread = std::stoi(text.substr(i), &used);
+        if (thread < 0) return false;
+        if (value) thread = -1 - thread;
         i += used;
         if (i < text.size() && text[i] == 'x') {
           ++i;
@@ -922,6 +1260,9 @@ class Runtime {
   std::vector<TraceStep> trace_;
   // Released clock of every atomic object touched in this schedule, by address.
   std::unordered_map<const void*, VectorClock> sync_;
+  // kCpp20: every atomic location touched in this schedule, and its seq_cst fences in S.
+  std::unordered_map<const void*, Location> locations_;
+  std::vector<ScFence> sc_fences_;
   std::vector<int> forced_;   // choices to replay at the start of the next schedule
   std::vector<Choice> path_;  // depth-first search stack
   std::mt19937_64* random_ = nullptr;

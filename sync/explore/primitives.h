@@ -1,9 +1,10 @@
 // The instrumented primitives that sync/primitives.h uses when FAIRSCHED_EXPLORE is defined.
 // Same names and the same member functions the library calls as the production aliases;
 // every operation first asks the explorer (sync/explore/explorer.h) which thread runs next,
-// then executes as one sequentially consistent step (weaker-memory reorderings are NOT
-// explored as values), and then records its happens-before effect for its memory order, so
-// that explore::Data accesses are checked for data races.
+// then executes as one step and tells the explorer what it read and wrote, with its memory
+// order: for happens-before (explore::Data accesses are checked for data races) and, under
+// the explorer's kCpp20 memory model, for the value a load returns (possibly an older store
+// than the one in memory; memory itself always holds the newest store).
 // Outside a model thread the operations simply run (single-threaded set-up and checks).
 // Do not include directly: include sync/primitives.h in a target compiled with
 // -DFAIRSCHED_EXPLORE (see sync/explore/README.md).
@@ -14,9 +15,12 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <source_location>
 #include <thread>
+#include <type_traits>
 
 #include "sync/explore/explorer.h"
 
@@ -26,8 +30,33 @@ namespace explore::internal {
 inline void BeforeAccess(OpKind kind, const void* object, const std::source_location& where) {
   if (Runtime* runtime = ActiveRuntime()) runtime->Step(kind, object, where);
 }
-inline void AfterAccess(OpKind kind, const void* object, std::memory_order order) {
-  if (Runtime* runtime = ActiveRuntime()) runtime->Synchronize(kind, object, order);
+// An atomic's value as the explorer keeps it in a location's store history, and back.
+template <typename T>
+std::uint64_t ToBits(T value) {
+  static_assert(sizeof(T) <= sizeof(std::uint64_t) && std::is_trivially_copyable_v<T>,
+                "the explorer keeps atomic values of at most 8 bytes");
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &value, sizeof(T));
+  return bits;
+}
+template <typename T>
+T FromBits(std::uint64_t bits) {
+  T value{};
+  std::memcpy(&value, &bits, sizeof(T));
+  return value;
+}
+// Loads and stores report their values to the runtime (no-ops outside a model thread).
+template <typename T>
+T LoadValue(const void* object, T in_memory, std::memory_order order, bool latest_only = false) {
+  Runtime* runtime = ActiveRuntime();
+  if (runtime == nullptr) return in_memory;
+  return FromBits<T>(runtime->Load(object, ToBits(in_memory), order, latest_only));
+}
+template <typename T>
+void StoreValue(const void* object, T before, T stored, std::memory_order order, bool rmw) {
+  if (Runtime* runtime = ActiveRuntime()) {
+    runtime->Store(object, ToBits(before), ToBits(stored), order, rmw);
+  }
 }
 // The failure order std::atomic uses for a compare-exchange given one order.
 constexpr std::memory_order FailureOrder(std::memory_order order) {
@@ -37,33 +66,34 @@ constexpr std::memory_order FailureOrder(std::memory_order order) {
 }
 }  // namespace explore::internal
 
-// std::atomic's interface, each operation one explorer step, followed by its happens-before
-// effect for its memory order (Runtime::Synchronize). compare_exchange_weak never fails
-// spuriously here (it behaves as the strong one); a failed compare-exchange is a load with
-// the failure order.
+// std::atomic's interface, each operation one explorer step, then reported to the runtime
+// (Runtime::Load/Store: happens-before for its memory order, and under kCpp20 the value a
+// load reads). compare_exchange_weak never fails spuriously here (it behaves as the strong
+// one); a compare-exchange, successful or not, reads the newest store (a failed one is a
+// load with the failure order).
 template <typename T>
 class Atomic {
   using Kind = explore::internal::OpKind;
   using Where = std::source_location;
 
  public:
-  constexpr Atomic() noexcept : value_() {}
-  constexpr Atomic(T value) noexcept : value_(value) {}  // NOLINT: like std::atomic
+  // A new object: under kCpp20 its address starts a fresh store history (an earlier object
+  // at that address in the same schedule is gone).
+  constexpr Atomic() noexcept : value_() { Forget(); }
+  constexpr Atomic(T value) noexcept : value_(value) { Forget(); }  // NOLINT: like std::atomic
   Atomic(const Atomic&) = delete;
   Atomic& operator=(const Atomic&) = delete;
 
   T load(std::memory_order order = std::memory_order_seq_cst,
          Where where = Where::current()) const {
     Before(Kind::kLoad, where);
-    const T value = value_.load();
-    After(Kind::kLoad, order);
-    return value;
+    return explore::internal::LoadValue(&value_, value_.load(), order);
   }
   void store(T value, std::memory_order order = std::memory_order_seq_cst,
              Where where = Where::current()) {
     Before(Kind::kStore, where);
-    value_.store(value);
-    After(Kind::kStore, order);
+    const T before = value_.exchange(value);
+    explore::internal::StoreValue(&value_, before, value, order, /*rmw=*/false);
   }
   T exchange(T value, std::memory_order order = std::memory_order_seq_cst,
              Where where = Where::current()) {
@@ -72,8 +102,13 @@ class Atomic {
   bool compare_exchange_strong(T& expected, T desired, std::memory_order success,
                                std::memory_order failure, Where where = Where::current()) {
     Before(Kind::kReadModifyWrite, where);
+    const T before = value_.load();
     const bool swapped = value_.compare_exchange_strong(expected, desired);
-    After(swapped ? Kind::kReadModifyWrite : Kind::kLoad, swapped ? success : failure);
+    if (swapped) {
+      explore::internal::StoreValue(&value_, before, desired, success, /*rmw=*/true);
+    } else {
+      explore::internal::LoadValue(&value_, before, failure, /*latest_only=*/true);
+    }
     return swapped;
   }
   bool compare_exchange_strong(T& expected, T desired,
@@ -112,20 +147,23 @@ class Atomic {
   void Before(Kind kind, const Where& where) const {
     explore::internal::BeforeAccess(kind, &value_, where);
   }
-  void After(Kind kind, std::memory_order order) const {
-    explore::internal::AfterAccess(kind, &value_, order);
-  }
   template <typename Op>
   T Rmw(Op op, std::memory_order order, const Where& where) {
     Before(Kind::kReadModifyWrite, where);
     const T old = op();
-    After(Kind::kReadModifyWrite, order);
+    explore::internal::StoreValue(&value_, old, value_.load(), order, /*rmw=*/true);
     return old;
   }
+  constexpr void Forget() {
+    if (std::is_constant_evaluated()) return;
+    if (auto* runtime = explore::internal::ActiveRuntime()) runtime->Forget(&value_);
+  }
 
-  // The real value. Only one model thread runs at a time and the explorer's baton hand-off
-  // orders them, so a std::atomic is not needed for correctness; it keeps the type's
-  // requirements (trivially copyable) and atomicity the same as production.
+  // The real value: always the newest store in modification order (a kCpp20 load may
+  // return an older one from the runtime's history). Only one model thread runs at a time
+  // and the explorer's baton hand-off orders them, so a std::atomic is not needed for
+  // correctness; it keeps the type's requirements (trivially copyable) and atomicity the
+  // same as production.
   std::atomic<T> value_;
 };
 
@@ -143,28 +181,31 @@ class AtomicRef {
   T load(std::memory_order order = std::memory_order_seq_cst,
          Where where = Where::current()) const {
     Before(Kind::kLoad, where);
-    const T value = ref_.load();
-    After(Kind::kLoad, order);
-    return value;
+    return explore::internal::LoadValue(object_, ref_.load(), order);
   }
   void store(T value, std::memory_order order = std::memory_order_seq_cst,
              Where where = Where::current()) const {
     Before(Kind::kStore, where);
-    ref_.store(value);
-    After(Kind::kStore, order);
+    const T before = ref_.exchange(value);
+    explore::internal::StoreValue(object_, before, value, order, /*rmw=*/false);
   }
   T exchange(T value, std::memory_order order = std::memory_order_seq_cst,
              Where where = Where::current()) const {
     Before(Kind::kReadModifyWrite, where);
     const T old = ref_.exchange(value);
-    After(Kind::kReadModifyWrite, order);
+    explore::internal::StoreValue(object_, old, value, order, /*rmw=*/true);
     return old;
   }
   bool compare_exchange_strong(T& expected, T desired, std::memory_order success,
                                std::memory_order failure, Where where = Where::current()) const {
     Before(Kind::kReadModifyWrite, where);
+    const T before = ref_.load();
     const bool swapped = ref_.compare_exchange_strong(expected, desired);
-    After(swapped ? Kind::kReadModifyWrite : Kind::kLoad, swapped ? success : failure);
+    if (swapped) {
+      explore::internal::StoreValue(object_, before, desired, success, /*rmw=*/true);
+    } else {
+      explore::internal::LoadValue(object_, before, failure, /*latest_only=*/true);
+    }
     return swapped;
   }
   bool compare_exchange_strong(T& expected, T desired,
@@ -186,9 +227,6 @@ class AtomicRef {
  private:
   void Before(Kind kind, const Where& where) const {
     explore::internal::BeforeAccess(kind, object_, where);
-  }
-  void After(Kind kind, std::memory_order order) const {
-    explore::internal::AfterAccess(kind, object_, order);
   }
 
   std::atomic_ref<T> ref_;
@@ -279,10 +317,18 @@ class ConditionVariable {
 
 inline constexpr std::size_t kCacheLineSize = 64;
 
-// Every explorer step is already sequentially consistent, so a fence changes no value in
-// the model and is not a scheduling point; it counts for happens-before (Runtime::Fence).
-inline void FenceSeqCst() {
-  if (auto* runtime = explore::internal::ActiveRuntime()) runtime->Fence(std::memory_order_seq_cst);
+// atomic_thread_fence(order) in the model (Runtime::ThreadFence): under the default
+// sequentially consistent model it changes no value and is not a scheduling point, only
+// happens-before; under kCpp20 it is a step with its C++20 meaning (a seq_cst fence takes
+// its place in the total order S). Production code calls FenceSeqCst; scenarios may use
+// the other orders.
+inline void ThreadFence(std::memory_order order,
+                        std::source_location where = std::source_location::current()) {
+  if (auto* runtime = explore::internal::ActiveRuntime()) runtime->ThreadFence(order, where);
+}
+
+inline void FenceSeqCst(std::source_location where = std::source_location::current()) {
+  ThreadFence(std::memory_order_seq_cst, where);
 }
 
 // In the model, spinning gives way: the thread is not scheduled again until another thread
