@@ -5,9 +5,13 @@
 #   MODE     safety      assertions, invalid end states (deadlocks)  (pan compiled -DSAFETY)
 #            live:NAME   the model's LTL formula NAME under weak fairness (pan -a -f)
 #   EXPECT   pass        0 errors and a complete search
-#            fail:TEXT   Spin must report an error whose text contains TEXT: "invalid end
-#                        state", "acceptance cycle", or the text of the assertion that must
-#                        fail, e.g. "assertion violated (item==claims)"
+#            fail:TEXT   Spin must report exactly this error: pan's error line
+#                        ("pan:1: TEXT (at depth N)") must read TEXT, whole, e.g.
+#                        "invalid end state", "acceptance cycle", "non-progress cycle", or
+#                        "assertion violated (item==claims)" (the assertion's expression
+#                        as pan prints it). Nothing else counts: not another error, not a
+#                        substring, not the replay's text (which also prints assertions
+#                        that passed).
 #   -DNAME   preprocessor switches for the model (the seeded bugs, BUG_...)
 #
 # The search is always exhaustive: no bitstate hashing, no hash compaction, and a run whose
@@ -85,11 +89,17 @@ case "$expect" in
       echo "check_model: FAIL: expected Spin to find '$want', but the model passed"
       exit 1
     fi
-    # The error kind is in pan's output; replay the trail to show the counterexample.
+    # pan's own report of what it found: "pan:1: <error> (at depth N)", one line per error
+    # (-c1 stops at the first). The replay below only shows the path there.
+    found=$(sed -n 's/^pan:[0-9][0-9]*: \(.*\) (at depth [0-9][0-9]*)$/\1/p' pan.log)
     trail=$(spin "${defines[@]}" -t -p -g model.pml 2>&1 || true)
     echo "$trail" | tail -n 40
-    if ! grep -qF "$want" pan.log && ! grep -qF "$want" <<<"$trail"; then
-      echo "check_model: FAIL: Spin found an error, but not '$want'"
+    if [[ -z "$found" ]]; then
+      echo "check_model: FAIL: Spin reported $errors error(s) but no 'pan:N: ...' error line"
+      exit 1
+    fi
+    if [[ "$found" != "$want" ]]; then
+      echo "check_model: FAIL: Spin found '$found', not the expected '$want'"
       exit 1
     fi
     echo "check_model: PASS: Spin rejects the seeded bug with '$want', as it must"

@@ -158,12 +158,15 @@ inline assert_nobody_waits() {
 
 /* Mutex::HandOff (list lock taken here). */
 inline HandOff() {
+  /* code: coro/mutex.h HandOff: MutexLock lock(wait_list_.lock()); */
   list_lock();
   do
   :: qlen == 0 ->
+     /* code: coro/mutex.h HandOff: state_.store(0, std::memory_order_release); */
      owner = 0; hasw = false;                    /* nobody waits any more: store 0 */
      break
   :: qlen > 0 ->
+     /* code: coro/mutex.h HandOff: while (internal::WaitNode* node = wait_list_.PopFront()) { */
      atomic {                                    /* PopFront */
 #ifdef BUG_HANDOFF_NEWEST
        n = list[qlen - 1];                       /* the newest waiter instead */
@@ -173,8 +176,11 @@ inline HandOff() {
        assert(in_awaiter[n]);                    /* the node's frame still exists */
        remove(n)
      };
+     /* code: coro/mutex.h HandOff: state_.store(node->request | (wait_list_.empty() ? 0 : kHasWaiters), */
      owner = n + 1; hasw = (qlen > 0);            /* the waiter owns it from here on */
      /* WakePopped -> Waker::Wakeup -> WakeEpoch: one CAS on n's wait word. */
+     /* code: coro/mutex.h HandOff: if (internal::WaitList::WakePopped(node)) return; */
+     /* code: coro/runtime.h WakeEpoch: } while (!word_.compare_exchange_weak(old, Closed(old, reason), std::memory_order_release, */
      atomic {
 #ifdef BUG_IGNORE_EPOCH
        open[n] = false; why[n] = WAKEUP; ok = true;
@@ -200,7 +206,9 @@ inline HandOff() {
 
 /* Mutex::Unlock. */
 inline Unlock() {
+  /* code: coro/mutex.h Unlock: std::uint64_t state = state_.load(std::memory_order_relaxed); */
   s_hasw = hasw;                                 /* relaxed load */
+  /* code: coro/mutex.h Unlock: state_.compare_exchange_strong(state, 0, std::memory_order_release, */
   atomic {
     if
     :: !s_hasw && owner == me + 1 && !hasw -> owner = 0; ok = true   /* fast CAS owner -> 0 */
@@ -213,6 +221,7 @@ inline Unlock() {
 #ifdef BUG_CLEAR_BEFORE_HANDOFF
      atomic { owner = 0; hasw = false };
 #endif
+     /* code: coro/mutex.h Unlock: HandOff(); */
      HandOff()
   fi;
   s_hasw = false
@@ -222,6 +231,7 @@ inline Unlock() {
 inline LockOrTryLockUntil() {
   got = false;
   /* await_ready: TryAcquireFast */
+  /* code: coro/mutex.h TryAcquireFast: return state_.compare_exchange_strong(expected, owner, std::memory_order_acquire, */
   atomic {
     if
     :: owner == 0 -> assert(!hasw); owner = me + 1; got = true; assert_nobody_waits()
@@ -230,13 +240,17 @@ inline LockOrTryLockUntil() {
   };
   if
   :: got
+  /* code: coro/wait_list.h await_ready: if (deadline_ != kTaskDeadlineInfinite && deadline_ <= TaskClock::now()) { */
   :: !got && timed -> skip                       /* deadline already passed: a try */
   :: !got ->
+     /* code: coro/wait_list.h await_ready: MutexLock lock(primitive_->wait_list_.lock()); */
      list_lock();
      /* TryAcquireLocked */
+     /* code: coro/mutex.h TryAcquireLocked: std::uint64_t state = state_.load(std::memory_order_relaxed); */
      s_owner = owner; s_hasw = hasw;             /* relaxed load */
      do
      :: s_owner == 0 ->
+        /* code: coro/mutex.h TryAcquireLocked: if (state_.compare_exchange_weak(state, owner, std::memory_order_acquire, */
         atomic {
           if
           :: owner == 0 && !hasw -> owner = me + 1; got = true; assert_nobody_waits()
@@ -249,6 +263,7 @@ inline LockOrTryLockUntil() {
         fi
      :: s_owner != 0 && s_hasw -> break          /* already announced: queue */
      :: s_owner != 0 && !s_hasw ->
+        /* code: coro/mutex.h TryAcquireLocked: if (state_.compare_exchange_weak(state, state | kHasWaiters, std::memory_order_relaxed, */
         atomic {
           if
           :: owner == s_owner && !hasw -> hasw = true; ok = true
@@ -265,6 +280,8 @@ inline LockOrTryLockUntil() {
      :: got -> list_unlock()
      :: else ->
         /* PrepareWait: a new epoch, an open wait; PushBack; both under the list lock. */
+        /* code: coro/runtime.h OpenWait: } while (!word_.compare_exchange_weak(old, desired, std::memory_order_acquire, */
+        /* code: coro/wait_list.h await_ready: primitive_->wait_list_.PushBack(&node_); */
         atomic {
           epoch[me]++; open[me] = true; node_epoch[me] = epoch[me];
           in_awaiter[me] = true; ticket[me] = next_ticket; next_ticket++;
@@ -273,19 +290,24 @@ inline LockOrTryLockUntil() {
         list_unlock();
         /* WaitWoken: resumes once the wait is closed; or Leave: the deadline/cancel CAS. */
         if
+        /* code: coro/runtime.h TakeClosedWait: const std::uint64_t word = word_.load(std::memory_order_acquire); */
         :: atomic { !open[me] -> reason = why[me] }
+        /* code: coro/runtime.h FinishWait: while (!word_.compare_exchange_weak(word, Closed(word, reason), std::memory_order_acquire, */
         :: atomic { timed && open[me] -> open[me] = false; why[me] = LEFT; reason = LEFT }
         fi;
         /* Finish */
         if
         :: reason == WAKEUP -> got = true
         :: else ->
+           /* code: coro/wait_list.h Finish: MutexLock lock(primitive_->wait_list_.lock()); */
            list_lock();
 #ifndef BUG_NO_UNLINK
            atomic {
              if
+             /* code: coro/wait_list.h Finish: primitive_->wait_list_.Remove(&node_); */
              :: linked[me] ->
                 remove(me);
+                /* code: coro/mutex.h WaiterLeftLocked: if (wait_list_.empty()) state_.fetch_and(~kHasWaiters, std::memory_order_relaxed); */
                 if                               /* WaiterLeftLocked */
                 :: qlen == 0 -> hasw = false
                 :: else

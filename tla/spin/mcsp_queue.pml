@@ -75,6 +75,7 @@ inline SkipExhaustedLocked(b) {
 }
 
 inline FreeBlockLocked(b) {
+  /* code: queues/mcsp_queue.h FreeBlockLocked: block->begin.store(0, std::memory_order_relaxed); */
   b_begin[b] = 0; b_end[b] = 0; b_next[b] = NIL;
   b_free_next[b] = q_free; q_free = b;
   life[b]++
@@ -95,6 +96,7 @@ inline RecycleLocked() {
 #endif
         if
         :: prev == NIL -> q_head = rnext
+        /* code: queues/mcsp_queue.h RecycleLocked: prev->next.store(next, std::memory_order_release); */
         :: else -> b_next[prev] = rnext
         fi;
         FreeBlockLocked(rb)
@@ -107,6 +109,7 @@ inline RecycleLocked() {
 }
 
 inline Publish() {
+  /* code: queues/mcsp_queue.h Publish: write_block_->end.store(write_end_, std::memory_order_release); */
   b_end[wb] = write_end;
   published_end = write_end
 }
@@ -126,12 +129,15 @@ proctype Producer() {
         :: else
         fi;
 #endif
+        /* code: queues/mcsp_queue.h StartNewBlock: if (write_end_ != published_end_) Publish(); */
         atomic {
+          /* code: queues/mcsp_queue.h StartNewBlock: MutexLock lock = lock_counter_.Lock(mutex_); */
           Lock();
           if
           :: q_free != NIL -> fresh = q_free; q_free = b_free_next[fresh]
           :: else -> assert(allocated < BLOCKS); allocated++; fresh = allocated
           fi;
+          /* code: queues/mcsp_queue.h StartNewBlock: write_block_->next.store(fresh, std::memory_order_release); */
           b_next[wb] = fresh;
           q_tail = fresh;
           Unlock()
@@ -146,6 +152,7 @@ proctype Producer() {
      :: else
      fi;
      /* PushPending: a plain slot write (nobody reads at or above `end`). */
+     /* code: queues/mcsp_queue.h PushPending: write_block_->slots[write_end_++] = item; */
      slots[wb * SLOTS + write_end] = item;
      d_step { write_end++; item++ };
      /* Push publishes at once; PushPending leaves it for a later FlushPending. */
@@ -155,6 +162,7 @@ proctype Producer() {
      fi
   od;
   /* FlushPending */
+  /* code: queues/mcsp_queue.h FlushPending: if (write_end_ != published_end_) Publish(); */
   if
   :: write_end != published_end -> Publish()
   :: else
@@ -167,6 +175,7 @@ proctype Consumer() {
   bool won;
   /* Attach */
   atomic {
+    /* code: queues/mcsp_queue.h Attach: Block* block = SkipExhaustedLocked(head_); */
     Lock();
     blk = q_head;
     SkipExhaustedLocked(blk);
@@ -178,10 +187,12 @@ proctype Consumer() {
   :: claims == ITEMS -> break
   :: else ->
      /* Pop */
+     /* code: queues/mcsp_queue.h PopUpTo: std::uint32_t begin = block->begin.load(std::memory_order_relaxed); */
      begin = b_begin[blk];
 inner:
      if
      :: begin >= cend ->
+        /* code: queues/mcsp_queue.h PopUpTo: cached_end_ = block->end.load(std::memory_order_acquire); */
         cend = b_end[blk];
         if
         :: begin >= cend -> goto looks_empty
@@ -190,11 +201,13 @@ inner:
      :: else
      fi;
      /* Plain read of a slot not owned yet: the block must be in the life we attached to. */
+     /* code: queues/mcsp_queue.h PopUpTo: for (std::uint32_t i = 0; i < count; ++i) out[i] = block->slots[begin + i]; */
 #ifdef NO_LIFE_CHECK
      item = slots[blk * SLOTS + begin];
 #else
      atomic { item = slots[blk * SLOTS + begin]; assert(life[blk] == mylife) };
 #endif
+     /* code: queues/mcsp_queue.h PopUpTo: if (block->begin.compare_exchange_weak(begin, begin + count, std::memory_order_relaxed, */
      atomic {
        if
        :: b_begin[blk] == begin ->
@@ -215,15 +228,19 @@ looks_empty:
      :: else
      fi;
      if
+     /* code: queues/mcsp_queue.h PopUpTo: if (block->next.load(std::memory_order_acquire) == nullptr) return 0; */
      :: b_next[blk] == NIL -> goto popped
      :: else
      fi;
+     /* code: queues/mcsp_queue.h PopUpTo: cached_end_ = block->end.load(std::memory_order_relaxed); */
      cend = b_end[blk];
      if
+     /* code: queues/mcsp_queue.h PopUpTo: if (block->begin.load(std::memory_order_relaxed) < cached_end_) continue; */
      :: b_begin[blk] < cend -> goto popped   /* items published before the link: retry */
      :: else
      fi;
      /* StepForward */
+     /* code: queues/mcsp_queue.h StepForward: Block* target = SkipExhaustedLocked(block->next.load(std::memory_order_relaxed)); */
      atomic {
        Lock();
        target = b_next[blk];
@@ -239,6 +256,7 @@ popped: skip;
      d_step { begin = 0; item = 0 }
   od;
   /* Detach */
+  /* code: queues/mcsp_queue.h Detach: void Detach(Block* block, LockCounter* consumer_counter) { */
   atomic {
     Lock();
     b_consumers[blk]--;

@@ -55,6 +55,7 @@ byte popped;
 /* The consumer's internal push of the stub: the same exchange-then-link as Push, without
  * ghost bookkeeping and without a notify (it is the consumer itself). */
 inline PushStub() {
+  /* code: queues/mpsc_queue.h Pop: Append(Stub()); */
   next[STUB] = NIL;
   atomic { prev = tail; tail = STUB };
   next[prev] = STUB;
@@ -67,9 +68,12 @@ proctype Producer(byte first) {
   :: item == first + PER_PRODUCER -> break
   :: else ->
      /* Push(item): the item is private until the exchange publishes it. */
+     /* code: queues/mpsc_queue.h Append: LinkOf(node).store(nullptr, std::memory_order_relaxed); */
      d_step { next[item] = NIL; before[item] = returned };
+     /* code: queues/mpsc_queue.h Append: T* const prev = tail_.exchange(node, std::memory_order_seq_cst); */
      atomic { prev = tail; tail = item; rank[item] = exchanges; exchanges++ };
      /* Between the exchange and this link the consumer cannot reach the item. */
+     /* code: queues/mpsc_queue.h Append: LinkOf(prev).store(node, std::memory_order_release); */
      atomic { next[prev] = item; returned = returned | BIT(item) };
 #ifdef BUG_NO_NOTIFY
      if
@@ -78,6 +82,8 @@ proctype Producer(byte first) {
      fi;
 #else
      /* Push returned "was empty": the consumer may sleep, wake it. */
+     /* code: queues/mpsc_queue.h Push: return Append(item) == Stub(); */
+     /* code: sched/task_scheduler.h AfterFrontPush: io_.Notify(); */
      if
      :: prev == STUB -> notified = true
      :: else
@@ -94,18 +100,24 @@ proctype Consumer() {
   :: else ->
      /* item = Pop(): one item, FIFO, or NIL. */
      item = NIL;
+     /* code: queues/mpsc_queue.h Pop: T* const first = head_.load(std::memory_order_relaxed); */
+     /* code: queues/mpsc_queue.h Pop: T* next = LinkOf(head).load(std::memory_order_acquire); */
      atomic { h = head; nx = next[h] };
      if
+     /* code: queues/mpsc_queue.h Pop: if (next == nullptr) return nullptr;  // empty, or the first push is in flight */
      :: h == STUB && nx == NIL -> goto popped_nothing
+     /* code: queues/mpsc_queue.h Pop: head = next;                          // the stub leaves the chain */
      :: h == STUB && nx != NIL -> atomic { head = nx; h = nx; nx = next[h] }
      :: else
      fi;
      if
+     /* code: queues/mpsc_queue.h Pop: SetHead(first, next); */
      :: nx != NIL -> d_step { head = nx; item = h }; goto popped_one
      :: else
      fi;
      /* h is the last linked item. If the tail moved on, a producer is between its exchange
       * and its link: nothing can be taken now. */
+     /* code: queues/mpsc_queue.h Pop: if (tail_.load(std::memory_order_relaxed) != head) { */
      t = tail;
      if
      :: t != h -> goto popped_nothing
@@ -113,6 +125,7 @@ proctype Consumer() {
      fi;
      /* Re-push the stub behind h so that h can be handed out. */
      PushStub();
+     /* code: queues/mpsc_queue.h Pop: next = LinkOf(head).load(std::memory_order_acquire);  // the stub, or a racing push */
      nx = next[h];
      if
      :: nx != NIL -> d_step { head = nx; item = h }; goto popped_one
@@ -136,10 +149,12 @@ popped_nothing: skip;
       * stub. (The stub then has no successor: asserted, so the shorter test is proven
       * equivalent to "head is stub, stub.next null, tail is stub".) The role holder must not
       * sleep otherwise: a push is in flight, retry. */
+     /* code: queues/mpsc_queue.h IsEmpty: return IsStub(head_.load(std::memory_order_relaxed)) && IsStub(tail_.load(order)); */
      if
      :: head == STUB ->
         if
         :: atomic { tail == STUB -> assert(next[STUB] == NIL) };
+           /* code: sched/io_backend.h WaitUntil: void WaitUntil(TaskDeadline deadline, IoReadySink&) { signal_.ReceiveUntil(deadline); } */
            atomic { notified -> notified = false }  /* WaitUntil(no deadline) */
         :: else
         fi

@@ -8,8 +8,9 @@ def spin_check(name, model, mode = "safety", expect = "pass", defines = [], size
       model: the Promela file.
       mode: "safety" (assertions and invalid end states) or "live:<ltl name>" (the LTL
         formula under weak fairness).
-      expect: "pass" (no error, complete search) or "fail:<text>" (a seeded bug: Spin must
-        find an error whose report contains <text>).
+      expect: "pass" (no error, complete search) or "fail:<text>" (a seeded bug: pan's error
+        line must read exactly <text>, e.g. "invalid end state", "acceptance cycle" or
+        "assertion violated (item==claims)"; see check_model.sh).
       defines: preprocessor switches, e.g. ["-DBUG_NO_NOTIFY"].
       size: Bazel test size.
       manual: if True, only run when named explicitly (not by //...).

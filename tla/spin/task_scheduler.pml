@@ -28,6 +28,8 @@
  *   SHORT ends, can move the re-post: by taking the batch over before it parks or sleeps.
  *   Run it with -DBATCH=3, so that one Schedule moves all three tasks to the ready queue.
  *
+ *   -DSTOP: the lifecycle instead (see "Stop" below).
+ *
  * Checked:
  *   - exactly once: every post runs once (no run without a post; all posts have run when
  *     the system comes to rest), never two runs of one task at the same time;
@@ -51,18 +53,50 @@
  * ready tasks taken at once) exist only with one worker, where they are plain FIFO order;
  * they are not modelled.
  *
- * Timers (issue 17): a role holder that published tasks wakes a parked worker only when the
- * nearest finite deadline was newly published (`retime`), and a parked worker parks with
- * a timeout at a finite deadline (it may wake when the deadline passes). Executing workers
- * end their batch early when the role is free and a deadline may be due (TimerDue).
+ * Timers: the role holder publishes the wait queue's nearest deadline (`nearest`, i.e.
+ * nearest_deadline_ is finite) once per pass and wakes a parked worker when it published a
+ * new finite one (`retime`, PublishNearestDeadline). A parking worker reads `nearest` after
+ * registering and parks with a timeout only if it read a finite one (it may wake at any
+ * moment then); an executing worker ends its batch early when TimerDue (it read a finite
+ * `nearest` and the clock says due: any look may) and the role is free. Both read the
+ * published value, not the wait queue: a parker that read "no deadline" before the holder
+ * published one sleeps without a timeout until the retime wake. The execution batch ends
+ * after EXEC_BATCH tasks (default: never reached); the role is tried only after a batch
+ * that ended early or with a local batch to publish (batch_ended_early, WorkerMain).
+ *
+ * Stop (-DSTOP; sched/task_scheduler.h Stop, WaitEmpty, CountFinished, sched/post_counters.h):
+ * the owner starts WORKERS workers, posts TIMER with PostWait (nobody else wakes it), and
+ * calls Stop: stop_generation_ and stopping_, Notify and Send; then the drain loop:
+ * WaitEmpty, exit_ with Notify and Send, join, IsEmpty, and a fresh single worker if a post
+ * landed after WaitEmpty returned. With RESTART, then Start(1) again and a second Stop.
+ * WORKERS=1: a poster thread posts LATE (run now) once, at any moment up to the first Stop's
+ * join (it may race with WaitEmpty and the exit) or, with RESTART, before the second Stop;
+ * TIMER's run re-posts it once to run at once (a post by a task, counted in its worker's
+ * slot). WORKERS=2 (the exit passed on between workers): the owner posts LATE before Start
+ * and TIMER does not re-post (the full harness with two workers exceeds 14 M states).
+ * AllFinished's two sums are one step each (the order between them is what the code relies
+ * on). PostCounters: one slot per worker index (kept across restarts) and the shared slot
+ * of outside posters; AllFinished sums every `finished`, then every `posted`. WaitEmpty: register in empty_waiters_, then
+ * under empty_mu_ check AllFinished and wait on empty_cv_; CountFinished: store the slot's
+ * count, then read empty_waiters_, and if someone waits and AllFinished, pass through
+ * empty_mu_ and notify_all. The roles and stops: Stop wakes the waiting TIMER
+ * (WakeWaitingForStop, or ReceiveFromFront while stopping); workers leave at exit_ (loop
+ * top, Schedule, Park's re-check) and pass the exit on. Checked: each Stop returns, with
+ * every worker joined and every post made before it (and the posts those tasks made) run;
+ * after the last Stop every post has run exactly once; the system always ends (no
+ * process is left blocked). Not modelled: Stop before Start and Stop's early return
+ * (threads_.empty()), CancelAll (no IO backend), PostDeadlineThroughStop, spurious
+ * condition-variable wakeups in WaitEmpty (they only add re-checks), WaitEmpty's timeout.
  *
  * Abstractions: the front and ready queues are atomic FIFOs (their algorithms are checked in
  * mpsc_queue.pml and mcsp_queue.pml; the front queue's in-flight push only makes IsEmpty
  * answer "not empty" longer, which makes nobody sleep); the ready queue keeps the role
  * holder's pending items invisible until FlushPending. The two Signals are flags (Send sets,
- * Receive waits and clears; checked in signal.pml). Time is not modelled: a finite deadline
- * may be found due or not due at every look, and WaitUntil with a finite deadline may time
- * out at any moment. Stop, statistics and the spin-before-park loops are left out (spinning
+ * Receive waits and clears; checked in signal.pml and signal_futex.pml). Time is not
+ * modelled: a finite deadline may be found due or not due at every look, and WaitUntil with
+ * a finite deadline may time out at any moment. A post's CountPost is folded into its push
+ * (it comes before it in the code; AllFinished only relies on that order). Statistics and
+ * the spin-before-park loops are left out (spinning
  * only adds looks at the same state; a spin that finds work is modelled by the
  * nondeterministic early exit of Park). Sequentially consistent interleaving of every
  * shared access.
@@ -81,6 +115,11 @@
  *   BUG_NO_TAKEOVER         (with LOCAL_REPOST) an idle worker does not take over the
  *                           other workers' local batches: a re-post waits behind a task
  *                           that waits for it.
+ *   BUG_WAITEMPTY_READ_BEFORE_FINISH  (with STOP) CountFinished reads empty_waiters_ before
+ *                           it stores the finished count (the Dekker pair with WaitEmpty
+ *                           turned around): WaitEmpty registers and checks in between, finds
+ *                           the last task unfinished and sleeps; the finisher saw no waiter
+ *                           and notifies nobody. Stop never returns.
  *
  * NO_BATCH_RECHECK (with LOCAL_REPOST) drops the periodic re-check of an idle worker while
  * others execute, and still passes: under sequentially consistent interleaving the take-over
@@ -95,9 +134,34 @@
 #ifndef BATCH
 #define BATCH 1
 #endif
+#if defined(EXEC_BATCH) || defined(STOP)
+#define COUNT_EXECUTED           /* the batch bound or CountFinished needs the count */
+#endif
+#ifndef EXEC_BATCH
+#define EXEC_BATCH 255           /* execute_batch_size: never reached by these harnesses */
+#endif
 #define BLOCKER 0
 #define TIMER 1
-#ifdef LOCAL_REPOST
+#ifdef STOP
+#if WORKERS > 2
+#error "the Stop harness reads one or two workers' counter slots (AllFinished)"
+#endif
+#if WORKERS == 2
+#define TIMER_POSTS 1            /* two workers: the smaller harness, TIMER does not re-post */
+#else
+#define TIMER_POSTS 2
+#define STOP_POSTER              /* one worker: LATE comes from a poster thread */
+#endif
+#define TASKS 2
+#define LATE 0                   /* in the Stop harness, task 0 is the poster's task */
+#define SHARED WORKERS           /* PostCounters' shared slot, after the workers' slots */
+#define WORKER_COUNT worker_count
+#ifdef RESTART
+#define STOPS 2
+#else
+#define STOPS 1
+#endif
+#elif defined(LOCAL_REPOST)
 #define TASKS 3
 #define SHORT 2
 /* The client posts TIMER (due) before BLOCKER. */
@@ -107,6 +171,9 @@
 #define TASKS 2
 #define FIRST_DUE BLOCKER
 #define SECOND_DUE TIMER
+#endif
+#ifndef WORKER_COUNT
+#define WORKER_COUNT WORKERS
 #endif
 
 /* Task state bits (sched/task.h). */
@@ -129,6 +196,24 @@ chan pending = [4] of { byte };  /* ... and the role holder's unpublished ones *
 bool front_notified;             /* the IoBackend's Signal (Notify / WaitUntil) */
 bool ready_signal;               /* ready_signal_ */
 byte parked;                     /* parked_ */
+bool nearest;                    /* nearest_deadline_ is finite (TIMER waits, FUTURE) */
+
+#ifdef STOP
+bool stopping;                   /* stopping_ */
+bool exit_;                      /* exit_ */
+byte stop_gen;                   /* stop_generation_ */
+byte swept_gen;                  /* swept_generation_ (sched-role state) */
+byte worker_count = WORKERS;     /* worker_count_ */
+byte alive;                      /* worker threads not yet joined */
+byte cnt_posted[WORKERS + 1];    /* PostCounters: slots_[i].posted, shared_.posted last */
+byte cnt_finished[WORKERS];      /* slots_[i].finished (the shared one stays 0: every
+                                  * worker has a slot) */
+byte empty_waiters;              /* empty_waiters_ */
+bool empty_mu;                   /* empty_mu_ */
+bool empty_cv_waiting;           /* the owner waits in empty_cv_, not yet notified */
+byte stops_done;                 /* ghost: Stop calls that returned */
+bool late_before_stop;           /* ghost: LATE was posted before the current Stop began */
+#endif
 
 byte state[TASKS];
 byte deadline[TASKS];            /* the kind of the task's deadline */
@@ -150,6 +235,7 @@ bool first_due_readied;         /* FIRST_DUE has entered the ready queue */
 inline WakeOne() {
   atomic {
     if
+    /* code: sched/task_scheduler.h WakeOne: if (parked_.load(std::memory_order_seq_cst) == 0) return; */
     :: parked > 0 -> ready_signal = true
     :: else
     fi
@@ -163,12 +249,14 @@ inline WakeOne() {
  * of a holder that would find the task anyway, or wake it spuriously. */
 inline FrontPush(t) {
   assert(!in_front[t] && !in_ready[t] && !in_batch_q[t]);
+  /* code: sched/task_scheduler.h PushFront: void PushFront(Task* task) { AfterFrontPush(front_.Push(task)); } */
   was_empty = (len(front) == 0);
   front!t;
   in_front[t] = true;
 #ifndef BUG_NO_FRONT_NOTIFY
   if
-  :: was_empty -> front_notified = true             /* io_.Notify() */
+  /* code: sched/task_scheduler.h AfterFrontPush: io_.Notify(); */
+  :: was_empty -> front_notified = true
   :: else
   fi
 #endif
@@ -177,7 +265,8 @@ inline AfterFrontPush() {
   if
   :: was_empty ->
      if
-     :: !role -> WakeOne()       /* role_.IsLocked(seq_cst), then parked_ (seq_cst) */
+     /* code: sched/task_scheduler.h AfterFrontPush: if (!role_.IsLocked(std::memory_order_seq_cst) && parked_.load(std::memory_order_seq_cst) > 0) { */
+     :: !role -> WakeOne()
      :: else
      fi
   :: else
@@ -189,16 +278,21 @@ inline PushFront(t) {
   AfterFrontPush()
 }
 
-/* Post: MarkQueued and the setters touch only the task, which nobody else may touch before
- * the push (a waker that races with the post lands before or after the push, and "before"
- * is indistinguishable from "just after, before the sched-role pops it"): one step with the
- * push. */
+/* Post from outside the scheduler: MarkQueued, the setters and CountPost touch only the task
+ * and the poster's counter, which nobody else may touch before the push (a waker that races
+ * with the post lands before or after the push, and "before" is indistinguishable from "just
+ * after, before the sched-role pops it"): one step with the push. */
 inline Post(t, kind) {
   atomic {
-    assert(!queued[t]);          /* MarkQueued: no double post */
+    /* code: sched/task.h MarkQueued: bool MarkQueued() { return queued_.exchange(1, std::memory_order_relaxed) == 0; } */
+    assert(!queued[t]);          /* no double post */
     queued[t] = true;
     deadline[t] = kind;
     posted[t]++;
+#ifdef STOP
+    /* code: sched/task_scheduler.h PostMarked: counters_.CountPost(worker != nullptr ? worker->counter : nullptr); */
+    cnt_posted[SHARED]++;
+#endif
     FrontPush(t)
   };
   AfterFrontPush()
@@ -206,20 +300,37 @@ inline Post(t, kind) {
 
 /* A post from inside a task running on worker `w` that runs at once: into the local batch
  * when no worker may be idle (the test and the append are separate steps, as in
- * AppendLocal), else the usual post. */
+ * AppendLocal), else the usual post. Counted in the worker's own slot. */
 inline PostFromTask(t, kind, w) {
   if
-  :: kind == DUE && executing == WORKERS ->
+  /* code: sched/task_scheduler.h AppendLocal: if (SomeWorkerMayBeIdle()) { */
+  :: kind == DUE && executing == WORKER_COUNT ->
+     atomic {
+       /* code: sched/task.h MarkQueuedExclusive: queued_.store(1, std::memory_order_relaxed); */
+       assert(!queued[t]);
+       queued[t] = true;
+       deadline[t] = kind;
+       posted[t]++;
+#ifdef STOP
+       cnt_posted[w]++;
+#endif
+       assert(!in_front[t] && !in_ready[t] && !in_batch_q[t]);
+       /* code: sched/task_scheduler.h AppendLocal: worker->local_tail.store(end + 1, std::memory_order_release); */
+       batch_q[w]!t;
+       in_batch_q[t] = true
+     }
+  :: else ->
      atomic {
        assert(!queued[t]);
        queued[t] = true;
        deadline[t] = kind;
        posted[t]++;
-       assert(!in_front[t] && !in_ready[t] && !in_batch_q[t]);
-       batch_q[w]!t;
-       in_batch_q[t] = true
-     }
-  :: else -> Post(t, kind)
+#ifdef STOP
+       cnt_posted[w]++;
+#endif
+       FrontPush(t)
+     };
+     AfterFrontPush()
   fi
 }
 
@@ -229,6 +340,8 @@ inline PublishLocal(w) {
   atomic {
     if
     :: len(batch_q[w]) > 0 ->
+       /* code: sched/task_scheduler.h TakeLocalBatch: if (owner->local_head.compare_exchange_weak(head, tail, std::memory_order_acq_rel, */
+       /* code: sched/task_scheduler.h PublishLocalToFront: AfterFrontPush(front_.PushChain(batch[0], batch[count - 1])); */
        was_empty = (len(front) == 0);
        do
        :: batch_q[w]?[t] -> batch_q[w]?t; in_batch_q[t] = false;
@@ -260,9 +373,10 @@ inline TakeOver(me) {
 #ifndef BUG_NO_TAKEOVER
   o = 0;
   do
-  :: o == WORKERS -> break
+  :: o == WORKER_COUNT -> break
   :: else ->
      if
+     /* code: sched/task_scheduler.h TakeOverLocalBatches: if (other.get() != self && PublishLocalToFront(other.get())) found = true; */
      :: o != me -> PublishLocal(o); took = took || published
      :: else
      fi;
@@ -279,9 +393,11 @@ inline Wake(t, bits) {
   old = state[t];
   state[t] = old | bits;
 #else
-  atomic { old = state[t]; state[t] = old | bits };   /* TryWake: fetch_or */
+  /* code: sched/task.h TryWake: const std::uint8_t old = state_.fetch_or(bits, std::memory_order_acq_rel); */
+  atomic { old = state[t]; state[t] = old | bits };
 #endif
   if
+  /* code: sched/task_scheduler.h Wake: if (task->TryWake(bits)) PushFront(task); */
   :: (old & (kWaiting | kWoken)) == kWaiting -> PushFront(t)
   :: else
   fi;
@@ -291,6 +407,7 @@ inline Wake(t, bits) {
 /* Sched-role: MakeReady = ready_.PushPending. */
 inline MakeReady(t) {
   assert(!in_ready[t] && !in_front[t] && !in_wait[t]);
+#ifndef STOP
   /* Post order for tasks due at once: the client posted FIRST_DUE first. */
   assert(!(t == SECOND_DUE && deadline[t] == DUE && posted[t] == 1 &&
            deadline[FIRST_DUE] == DUE && posted[FIRST_DUE] == 1) || first_due_readied);
@@ -298,6 +415,8 @@ inline MakeReady(t) {
   :: t == FIRST_DUE -> first_due_readied = true
   :: else
   fi;
+#endif
+  /* code: sched/task_scheduler.h MakeReady: ready_.PushPending(task); */
   pending!t;
   in_ready[t] = true;
   moved++
@@ -306,26 +425,33 @@ inline MakeReady(t) {
 /* Sched-role: a task popped from the front queue. */
 inline ReceiveFromFront(t) {
   if
-  :: (state[t] & kWoken) != 0 ->                     /* IsWoken */
-     atomic { in_wait[t] = false; MakeReady(t) }     /* wait_.Remove if Contains */
+  /* code: sched/task_scheduler.h ReceiveFromFront: if (task->IsWoken()) { */
+  :: (state[t] & kWoken) != 0 ->
+     /* code: sched/task_scheduler.h ReceiveFromFront: if (wait_.Contains(task)) wait_.Remove(task); */
+     atomic { in_wait[t] = false; MakeReady(t) }
   :: else ->
      assert((state[t] & kWaiting) == 0);
      if
+     /* code: sched/task_scheduler.h ReceiveFromFront: if (now.IsDue(deadline)) { */
      :: deadline[t] == DUE -> MakeReady(t)
      :: deadline[t] == FUTURE -> MakeReady(t)        /* the deadline has passed by now */
+#ifdef STOP
+     /* code: sched/task_scheduler.h ReceiveFromFront: if (stopping && !task->WaitsThroughStop()) { */
+     :: deadline[t] != DUE && stopping_l -> MakeReady(t)
+     :: deadline[t] != DUE && !stopping_l ->
+#else
      :: deadline[t] != DUE ->
-        atomic {                                     /* TryPendingToWaiting */
+#endif
+        atomic {
+          /* code: sched/task.h TryPendingToWaiting: return state_.compare_exchange_strong(expected, kWaiting, std::memory_order_release, */
           if
           :: state[t] == 0 -> state[t] = kWaiting; cas_ok = true
           :: else -> cas_ok = false
           fi
         };
         if
-        :: cas_ok -> in_wait[t] = true;              /* wait_.Push */
-           if
-           :: deadline[t] == FUTURE -> retime = true /* a new nearest finite deadline */
-           :: else
-           fi
+        /* code: sched/task_scheduler.h ReceiveFromFront: wait_.Push(task, deadline); */
+        :: cas_ok -> in_wait[t] = true
         :: else -> MakeReady(t)                      /* a waker got there first */
         fi;
         cas_ok = false
@@ -333,10 +459,11 @@ inline ReceiveFromFront(t) {
   fi
 }
 
-/* Sched-role: a task whose deadline passed, taken out of the wait queue. */
+/* Sched-role: a task taken out of the wait queue, its deadline passed (or Stop). */
 inline Expire(t) {
   in_wait[t] = false;
-  atomic {                                           /* TryWaitingToReady */
+  atomic {
+    /* code: sched/task.h TryWaitingToReady: return state_.compare_exchange_strong(expected, kWaiting | kWoken, std::memory_order_relaxed, */
     if
     :: state[t] == kWaiting -> state[t] = kWaiting | kWoken; cas_ok = true
     :: else -> cas_ok = false
@@ -347,19 +474,108 @@ inline Expire(t) {
 #else
   if
   :: cas_ok -> MakeReady(t)
+  /* code: sched/task_scheduler.h Schedule: if (!task->TryWaitingToReady()) continue; */
   :: else                                            /* a waker pushes it instead */
   fi;
 #endif
   cas_ok = false
 }
 
+#ifdef STOP
+/* PostCounters::AllFinished into `res`: every `finished`, then every `posted`, one load at a
+ * time (the shared slot's `finished` is never written: every worker has a slot). */
+inline AllFinished(res) {
+  /* code: sched/post_counters.h AllFinished: for (const Slot& slot : slots_) finished += slot.finished.load(std::memory_order_seq_cst); */
+#if WORKERS == 2
+  sum_f = cnt_finished[0] + cnt_finished[1];
+#else
+  sum_f = cnt_finished[0];
+#endif
+  /* code: sched/post_counters.h AllFinished: std::uint64_t posted = shared_.posted.load(std::memory_order_seq_cst); */
+  /* code: sched/post_counters.h AllFinished: for (const Slot& slot : slots_) posted += slot.posted.load(std::memory_order_seq_cst); */
+  atomic {
+#if WORKERS == 2
+    sum_p = cnt_posted[SHARED] + cnt_posted[0] + cnt_posted[1];
+#else
+    sum_p = cnt_posted[SHARED] + cnt_posted[0];
+#endif
+    res = (sum_p == sum_f);
+    assert(sum_p >= sum_f);                          /* posted >= finished, always */
+    sum_p = 0;
+    sum_f = 0
+  }
+}
+
+inline LockEmptyMu() { atomic { !empty_mu -> empty_mu = true } }
+
+/* Worker `w` finished `n` callbacks: BasicTaskScheduler::CountFinished. */
+inline CountFinished(w, n) {
+#ifdef BUG_WAITEMPTY_READ_BEFORE_FINISH
+  waiting = (empty_waiters > 0);
+  cnt_finished[w] = cnt_finished[w] + n;
+#else
+  /* code: sched/post_counters.h CountFinished: slot->finished.store(slot->finished.load(std::memory_order_relaxed) + n, */
+  cnt_finished[w] = cnt_finished[w] + n;
+  /* code: sched/task_scheduler.h CountFinished: if (empty_waiters_.load(std::memory_order_seq_cst) > 0 && IsEmpty()) { */
+  waiting = (empty_waiters > 0);
+#endif
+  if
+  :: waiting ->
+     AllFinished(emp);
+     if
+     :: emp ->
+        /* code: sched/task_scheduler.h CountFinished: { MutexLock lock(empty_mu_); } */
+        LockEmptyMu();
+        empty_mu = false;
+        /* code: sched/task_scheduler.h CountFinished: empty_cv_.notify_all(); */
+        empty_cv_waiting = false
+     :: else
+     fi
+  :: else
+  fi;
+  d_step { waiting = false; emp = false }
+}
+
+/* Sched-role, while stopping: WakeWaitingForStop (the first role take of each Stop). */
+inline WakeWaitingForStop() {
+  if
+  /* code: sched/task_scheduler.h WakeWaitingForStop: if (generation == swept_generation_) return 0; */
+  :: stop_gen != swept_gen ->
+     swept_gen = stop_gen;
+     if
+     /* code: sched/task_scheduler.h WakeWaitingForStop: while (Task* task = wait_.PopAny()) { */
+     :: in_wait[TIMER] -> Expire(TIMER)
+     :: else
+     fi
+  :: else
+  fi
+}
+#endif
+
+/* Runs with the role held; `retime` (result.retime_parkers) starts false and, like the
+ * code's result, keeps its value across the passes of one call. */
 inline Schedule() {
   do
-  :: d_step { moved = 0; popped = 0; retime = false } ->
+  :: d_step { moved = 0; popped = 0 } ->
+#ifdef STOP
+     /* code: sched/task_scheduler.h Schedule: if (exit_.load(std::memory_order_acquire)) { */
+     if
+     :: exit_ -> sched_exit = true; break
+     :: else
+     fi;
+     /* code: sched/task_scheduler.h Schedule: const bool stopping = stopping_.load(std::memory_order_acquire); */
+     stopping_l = stopping;
+     if
+     /* code: sched/task_scheduler.h Schedule: if (stopping) moved += WakeWaitingForStop(now); */
+     :: stopping_l -> WakeWaitingForStop()
+     :: else
+     fi;
+#endif
      /* Front queue -> wait/ready, one Pop at a time, at most BATCH. */
      do
      :: popped < BATCH ->
         atomic {
+          /* code: sched/task_scheduler.h Schedule: Task* task = front_.Pop(); */
           if
           :: front?[t] -> front?t; in_front[t] = false; popped++
           :: else -> t = 255
@@ -374,6 +590,7 @@ inline Schedule() {
      /* This worker's local batch: straight into the ready queue behind an empty front
       * queue, else behind the front queue's posts. */
      if
+     /* code: sched/task_scheduler.h Schedule: moved += MoveLocalToReady(worker); */
      :: len(batch_q[me]) > 0 && len(front) == 0 ->
         atomic {
           do
@@ -386,16 +603,22 @@ inline Schedule() {
      fi;
      /* Expired wait queue -> ready: any task with a finite deadline may have expired. */
      if
+     /* code: sched/task_scheduler.h Schedule: wait_.NextDeadline() == kNoDeadline ? nullptr : wait_.PopExpired(now.Get()); */
      :: in_wait[TIMER] && deadline[TIMER] == FUTURE -> Expire(TIMER)
      :: true
      fi;
      atomic {
-       backlog = (len(front) > 0);
-       timers = in_wait[TIMER]
+       /* PublishNearestDeadline: a new finite nearest deadline asks for a retime wake. */
+       /* code: sched/task_scheduler.h PublishNearestDeadline: nearest_deadline_.store(next, std::memory_order_seq_cst); */
+       retime = retime || (!nearest && in_wait[TIMER] && deadline[TIMER] == FUTURE);
+       nearest = in_wait[TIMER] && deadline[TIMER] == FUTURE;
+       /* code: sched/task_scheduler.h Schedule: result.backlog = !front_.IsEmpty(); */
+       backlog = (len(front) > 0)
      };
      if
      :: moved > 0 ->
-        atomic {                                     /* FlushPending */
+        atomic {
+          /* code: sched/task_scheduler.h Schedule: ready_.FlushPending(); */
           do
           :: pending?[t] -> pending?t; ready!t
           :: else -> break
@@ -405,20 +628,24 @@ inline Schedule() {
      :: else
      fi;
      if
-     :: len(ready) > 0 -> break                      /* Count() > 0: go and execute */
+     /* code: sched/task_scheduler.h Schedule: if (ready_.Count() > 0) return result; */
+     :: len(ready) > 0 -> break
      :: else
      fi;
      if
+     /* code: sched/task_scheduler.h Schedule: if (popped > 0) return result; */
      :: backlog && popped > 0 -> break
      :: backlog -> skip                              /* a push in flight: look again */
      :: else ->
         /* Take over the other workers' local batches; else sleep holding the role until a
          * notify, the nearest deadline, or (while a worker executes) the re-check. */
+        /* code: sched/task_scheduler.h Schedule: if (TakeOverLocalBatches(worker)) continue; */
         TakeOver(me);
         if
         :: took -> took = false
         :: else ->
 end_role_sleep:
+           /* code: sched/task_scheduler.h Schedule: io_.WaitUntil(until, io_sink); */
            if
            :: atomic { front_notified -> front_notified = false }
            :: in_wait[TIMER] && deadline[TIMER] == FUTURE   /* the deadline passed */
@@ -436,17 +663,27 @@ inline Execute(t, w) {
   /* BeginExecution: a load; only if it finds bits, exchange(0). A waker may act between
    * the two steps (its bits then stay for the next post, as for a wakeup during the run). */
   if
+  /* code: sched/task.h BeginExecution: std::uint8_t old = state_.load(std::memory_order_relaxed); */
   :: state[t] == 0 -> skip
+  /* code: sched/task.h BeginExecution: if (old != 0) old = state_.exchange(0, std::memory_order_acquire); */
   :: else -> state[t] = 0
   fi;
   atomic {
+    /* code: sched/task.h BeginExecution: queued_.store(0, std::memory_order_relaxed); */
     queued[t] = false;
     assert(!running[t]);
     assert(ran[t] < posted[t]);                      /* every run has its post */
     running[t] = true;
     ran[t]++
   };
-#ifdef LOCAL_REPOST
+#ifdef STOP
+  /* TIMER's first run re-posts it to run at once (one worker); LATE just runs. */
+  if
+  :: atomic { t == TIMER && ran[TIMER] < TIMER_POSTS -> running[t] = false };
+     PostFromTask(TIMER, DUE, w)
+  :: else -> running[t] = false
+  fi
+#elif defined(LOCAL_REPOST)
   if
   :: t == BLOCKER -> ran[TIMER] >= 2                 /* blocks until task 1 ran twice */
   :: t == SHORT -> ran[TIMER] >= 1                   /* blocks until task 1 has run */
@@ -471,90 +708,163 @@ inline Execute(t, w) {
 }
 
 proctype Worker(byte me) {
-  byte t, old, moved, popped, o;
-  bool got, backlog, timers, more, sleep, was_empty, cas_ok, executed, retime, published, took;
-  bool in_batch;
+  byte t, old, moved, popped, o, executed;
+  bool got, backlog, more, sleep, was_empty, cas_ok, retime, published, took;
+  bool in_batch, nd, rl, due;
+  bool ended_early = true;
+#ifdef STOP
+  bool sched_exit, stopping_l, waiting, emp;
+  byte sum_p, sum_f;
+#endif
   do
   :: true ->
-     /* TryLock */
+#ifdef STOP
+     /* code: sched/task_scheduler.h WorkerMain: if (exit_.load(std::memory_order_acquire)) break; */
+     if
+     :: exit_ -> break
+     :: else
+     fi;
+#endif
+     /* The role only after a batch that ended early, or with a local batch to publish. */
+     /* code: sched/task_scheduler.h WorkerMain: if ((batch_ended_early || has_local) && role_.TryLock()) { */
      atomic {
        if
-       :: !role -> role = true; got = true
+       /* code: sync/role_lock.h TryLock: return !held_.exchange(true, std::memory_order_acquire); */
+       :: (ended_early || len(batch_q[me]) > 0) && !role -> role = true; got = true
        :: else -> got = false
        fi
      };
      if
      :: got ->
         Schedule();
-        role = false;                                /* Unlock (seq_cst) */
-        more = backlog || len(front) > 0;            /* front_.IsEmpty(seq_cst) */
+        /* code: sync/role_lock.h Unlock: held_.store(false, std::memory_order_seq_cst); */
+        role = false;
+#ifdef STOP
+        /* code: sched/task_scheduler.h WorkerMain: if (result.exit) break; */
+        if
+        :: sched_exit -> break
+        :: else
+        fi;
+#endif
+        /* code: sched/task_scheduler.h WorkerMain: const bool more_to_schedule = result.backlog || !front_.IsEmpty(std::memory_order_seq_cst); */
+        more = backlog || len(front) > 0;
 #ifndef BUG_RELEASE_NO_SIGNAL
         if
+        /* code: sched/task_scheduler.h WorkerMain: if (result.ready > 1 || more_to_schedule || result.retime_parkers) WakeOne(worker); */
         :: moved > 1 || more || retime -> WakeOne()
         :: else
         fi;
 #endif
-        d_step { got = false; more = false; backlog = false; timers = false; moved = 0; popped = 0; retime = false }
+        d_step { got = false; more = false; backlog = false; moved = 0; popped = 0; retime = false }
+     /* code: sched/task_scheduler.h WorkerMain: } else if (has_local) { */
      :: !got && len(batch_q[me]) > 0 -> PublishLocal(me)   /* the role is held elsewhere */
      :: else
      fi;
      /* ExecuteBatch */
      do
-     :: atomic { ready?[t] -> ready?t; in_ready[t] = false;
+     /* code: sched/task_scheduler.h NextReadyTask: Task* const task = worker->consumer.Pop(); */
+     :: atomic { executed < EXEC_BATCH && ready?[t] -> ready?t; in_ready[t] = false;
                  if
+                 /* code: sched/task_scheduler.h ExecuteBatch: if (executed == 0) executing_.fetch_add(1, std::memory_order_relaxed); */
                  :: !in_batch -> in_batch = true; executing++
                  :: else
                  fi };
         /* Chain wake: more seem ready, workers are parked. */
         if
+        /* code: sched/task_scheduler.h ExecuteBatch: if (parked_.load(std::memory_order_relaxed) > 0 && ReadySeemsNonEmpty(worker)) { */
         :: parked > 0 && len(ready) > 0 -> WakeOne()
         :: else
         fi;
         Execute(t, me);
-        d_step { executed = true; t = 0 };
-        /* Publish the local batch early when a worker may be idle or the ready queue looks
-         * empty; serve a due timer when the role is free (TimerDue). (The batch bound is
-         * never reached with two tasks.) */
+#ifdef COUNT_EXECUTED
+        d_step { executed++; t = 0 };
+#else
+        d_step { executed = 1; t = 0 };              /* only "some" matters without a bound */
+#endif
+        /* The task boundary, one step (relaxed looks at hints): publish the local batch
+         * early when a worker may be idle or the ready queue looks empty; else end the batch
+         * when TimerDue (a finite nearest_deadline_ and the clock: any look may find it due)
+         * and the role is free. */
         if
-        :: len(batch_q[me]) > 0 && (executing < WORKERS || len(ready) == 0) -> break
+        /* code: sched/task_scheduler.h ExecuteBatch: (SomeWorkerMayBeIdle() || (!worker->HasClaimed() && !ReadySeemsNonEmpty(worker)))) { */
+        :: len(batch_q[me]) > 0 && (executing < WORKER_COUNT || len(ready) == 0) -> break
+        /* code: sched/task_scheduler.h ExecuteBatch: if (TimerDue() && !role_.IsLocked()) break; */
+        :: nearest && !role -> break
         /* SomeWorkerMayBeIdle is a relaxed load: it may miss a worker that just left its
          * batch, and the worker goes on with the next ready task. */
-        :: len(batch_q[me]) > 0 && executing < WORKERS && len(ready) > 0 -> skip
-        :: !role && in_wait[TIMER] && deadline[TIMER] == FUTURE -> break
+        :: len(batch_q[me]) > 0 && executing < WORKER_COUNT && len(ready) > 0 -> skip
+        :: nearest -> skip                           /* not due yet */
         :: else
         fi
-     :: empty(ready) -> break
+     /* code: sched/task_scheduler.h ExecuteBatch: while (executed < options_.execute_batch_size) { */
+     :: executed >= EXEC_BATCH || len(ready) == 0 -> break
      od;
      atomic {
        if
+       /* code: sched/task_scheduler.h ExecuteBatch: executing_.fetch_sub(1, std::memory_order_relaxed); */
        :: in_batch -> in_batch = false; executing--
        :: else
        fi
      };
+#ifdef STOP
      if
-     :: executed -> executed = false
-     :: len(batch_q[me]) > 0 -> skip                   /* publish it at the top */
+     /* code: sched/task_scheduler.h ExecuteBatch: CountFinished(worker, executed); */
+     :: executed > 0 -> CountFinished(me, executed)
+     :: else
+     fi;
+#endif
+     /* code: sched/task_scheduler.h WorkerMain: batch_ended_early = executed < options_.execute_batch_size; */
+     ended_early = (executed < EXEC_BATCH);
+     if
+     :: executed > 0 -> executed = 0
      :: else ->
         if
-        :: !role -> skip                             /* the role is free: take it */
+        /* code: sched/task_scheduler.h WorkerMain: if (!role_.IsLocked()) continue;  // the role is free: go and take it */
+        :: !role -> skip
         :: else ->
            /* Park. SpinFor(WorkVisible) may find work and return early. */
            if
            :: len(ready) > 0 || (!role && len(front) > 0) -> skip
            :: true ->
+              /* code: sched/task_scheduler.h Park: parked_.fetch_add(1, std::memory_order_seq_cst); */
               parked++;
 #ifdef BUG_PARK_NO_RECHECK
               sleep = true;
+              nd = nearest;
+              due = false;
 #else
-              /* Re-check after registering (seq_cst loads). */
+              /* Re-check after registering (seq_cst loads), in the code's order. */
+              /* code: sched/task_scheduler.h Park: const std::int64_t next_deadline = nearest_deadline_.load(std::memory_order_seq_cst); */
+              nd = nearest;
+              /* code: sched/task_scheduler.h Park: const bool role_locked = role_.IsLocked(std::memory_order_seq_cst); */
+              atomic {
+                rl = role;
+                if                                   /* timer_due: the clock, if finite */
+                :: nd -> due = true
+                :: true -> due = false
+                fi
+              };
+              /* code: sched/task_scheduler.h Park: const bool sleep = !exit_.load(std::memory_order_seq_cst) && !ReadySeemsNonEmpty(worker) && */
+#ifdef STOP
+              if
+              :: exit_ -> sleep = false
+              :: else ->
+#endif
               if
               :: len(ready) > 0 -> sleep = false
               :: else ->
                  if
-                 :: role -> sleep = true
+                 :: rl -> sleep = true
+                 /* code: sched/task_scheduler.h Park: (role_locked || front_.IsEmpty(std::memory_order_seq_cst)) && */
                  :: else -> sleep = (len(front) == 0)
                  fi
               fi;
+#ifdef STOP
+              fi;
+#endif
+              /* code: sched/task_scheduler.h Park: !(timer_due && !role_locked) && !TakeOverLocalBatches(worker); */
+              /* From here on nd means "a timed park" (a finite deadline, not yet due). */
+              d_step { sleep = sleep && !(due && !rl); nd = nd && !due; rl = false; due = false };
 #endif
               if
               :: sleep -> TakeOver(me); sleep = !took; took = false
@@ -562,23 +872,156 @@ proctype Worker(byte me) {
               fi;
               if
               :: sleep ->
+                 /* Timed to the deadline it read, if finite and not due; while a worker
+                  * executes, at most kLocalBatchRecheck. */
 end_park:        if
+                 /* code: sched/task_scheduler.h Park: ready_signal_.ReceiveUntil(until); */
                  :: atomic { ready_signal -> ready_signal = false }
-                 :: in_wait[TIMER] && deadline[TIMER] == FUTURE   /* timed to the deadline */
+                 :: nd                                            /* its timeout passed */
 #ifndef NO_BATCH_RECHECK
                  :: executing > 0                                 /* kLocalBatchRecheck */
 #endif
                  fi
               :: else -> skip
               fi;
-              parked--;
-              sleep = false
+              /* code: sched/task_scheduler.h Park: parked_.fetch_sub(1, std::memory_order_relaxed); */
+              d_step { parked--; sleep = false; nd = false; rl = false; due = false }
            fi
         fi
      fi
-  od
+  od;
+#ifdef STOP
+  /* Pass the exit on: one Send wakes one sleeper, which exits and wakes the next. */
+  /* code: sched/task_scheduler.h WorkerMain: ready_signal_.Send(); */
+  atomic { ready_signal = true; front_notified = true };
+  alive--
+#endif
 }
 
+#ifdef STOP
+/* The owner's WaitEmpty(nanoseconds::max()). */
+inline WaitEmpty() {
+  /* code: sched/task_scheduler.h WaitEmpty: empty_waiters_.fetch_add(1, std::memory_order_seq_cst); */
+  empty_waiters++;
+  /* code: sched/task_scheduler.h WaitEmpty: MutexLock lock(empty_mu_); */
+  LockEmptyMu();
+  /* code: sched/task_scheduler.h WaitEmpty: empty_cv_.wait(lock, is_empty); */
+  do
+  :: AllFinished(emp);
+     if
+     :: emp -> break
+     :: else ->
+        atomic { empty_cv_waiting = true; empty_mu = false };   /* wait: unlock and block */
+        atomic { !empty_cv_waiting -> skip };
+        LockEmptyMu()
+     fi
+  od;
+  empty_mu = false;
+  /* code: sched/task_scheduler.h WaitEmpty: empty_waiters_.fetch_sub(1, std::memory_order_relaxed); */
+  empty_waiters--;
+  emp = false
+}
+
+/* The owner's Start(n) / StartWorkers(n). */
+inline StartWorkers(n) {
+  atomic {
+    worker_count = n;
+    alive = n;
+    i = 0;
+    do
+    :: i == n -> break
+    :: else -> run Worker(i); i++
+    od;
+    i = 0
+  }
+}
+
+inline Stop() {
+  late_before_stop = (posted[LATE] > 0);
+  atomic {
+    /* code: sched/task_scheduler.h Stop: stop_generation_.store(stop_generation_.load(std::memory_order_relaxed) + 1, */
+    stop_gen++;
+    /* code: sched/task_scheduler.h Stop: stopping_.store(true, std::memory_order_release); */
+    stopping = true
+  };
+  /* code: sched/task_scheduler.h Stop: io_.Notify(); */
+  /* code: sched/task_scheduler.h Stop: ready_signal_.Send(); */
+  atomic { front_notified = true; ready_signal = true };
+  do
+  :: WaitEmpty();
+     /* code: sched/task_scheduler.h Stop: exit_.store(true, std::memory_order_release); */
+     exit_ = true;
+     atomic { front_notified = true; ready_signal = true };
+     /* code: sched/task_scheduler.h Stop: for (std::thread& thread : threads_) thread.join(); */
+     alive == 0;
+#ifndef RESTART
+     posted[LATE] == 1;               /* ghost: LATE is posted by the join at the latest */
+#endif
+     /* code: sched/task_scheduler.h Stop: exit_.store(false, std::memory_order_relaxed); */
+     exit_ = false;
+     /* code: sched/task_scheduler.h Stop: if (IsEmpty()) break; */
+     AllFinished(emp);
+     if
+     :: emp -> break
+     /* code: sched/task_scheduler.h Stop: StartWorkers(1); */
+     :: else -> StartWorkers(1)
+     fi
+  od;
+  /* code: sched/task_scheduler.h Stop: stopping_.store(false, std::memory_order_relaxed);  // not started again: restartable */
+  stopping = false;
+  /* Stop's promise: the workers are gone, and every post made before the call (and the
+   * posts its tasks made) has run. */
+  assert(alive == 0 && posted[TIMER] == TIMER_POSTS && ran[TIMER] == TIMER_POSTS);
+  assert(!late_before_stop || ran[LATE] == 1);
+  emp = false;
+  stops_done++
+}
+
+/* The owner: Start(WORKERS), PostWait(TIMER), Stop; with RESTART then Start(1), Stop. */
+proctype Owner() {
+  bool was_empty, emp;
+  byte i, sum_p, sum_f;
+#ifndef STOP_POSTER
+  Post(LATE, DUE);
+#endif
+  StartWorkers(WORKERS);
+  Post(TIMER, INFINITE);
+  Stop()
+#ifdef RESTART
+  ;
+  StartWorkers(1);
+  posted[LATE] == 1;                 /* the poster posts before the last Stop */
+  Stop()
+#endif
+}
+
+#ifdef STOP_POSTER
+/* An outside thread posting LATE once: at any moment before the first Stop's join (it may
+ * race with the workers' exit), or with RESTART before the second Stop. */
+proctype Poster() {
+  bool was_empty;
+  Post(LATE, DUE)
+}
+#endif
+
+active proctype Watchdog() {
+  timeout ->
+    assert(stops_done == STOPS);
+    assert(posted[LATE] == 1 && ran[LATE] == 1 && posted[TIMER] == TIMER_POSTS && ran[TIMER] == TIMER_POSTS)
+}
+
+init {
+  atomic {
+    run Owner();
+#ifdef STOP_POSTER
+    run Poster()
+#endif
+  }
+}
+
+ltl all_run { <> (stops_done == STOPS) }
+
+#else
 proctype Client() {
   bool was_empty;
 #ifdef LOCAL_REPOST
@@ -635,3 +1078,4 @@ init {
 }
 
 ltl all_run { <> (ran[BLOCKER] == 1 && ran[TIMER] == 2) }
+#endif
