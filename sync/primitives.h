@@ -1,10 +1,11 @@
 // The one place where fairsched names its shared-memory primitives.
 //
 // Every atomic, mutex and condition variable in the library is spelled through these
-// aliases. A model-checking or instrumented build (for example one that records every
-// atomic access, or replaces the mutex with a checker's) swaps the definitions here and
-// nothing else changes. Keep this header free of logic: it is a naming layer, not an
-// abstraction.
+// aliases, and so are the futex, the steady clock and threads. A model-checking or
+// instrumented build (for example one that records every atomic access, or replaces the
+// mutex with a checker's) swaps the definitions here and nothing else changes. Keep this
+// header free of logic: it is a naming layer, not an abstraction (the futex wrappers only
+// spell the system call).
 //
 // With FAIRSCHED_EXPLORE defined (only the interleaving-explorer tests under tests/explore
 // set it, for their own translation units) the names come from sync/explore/primitives.h
