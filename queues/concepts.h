@@ -17,10 +17,12 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "sync/primitives.h"
+
 namespace fairsched {
 
 // Time key of the wait queues: a point on the monotonic clock. `kNoDeadline` means "never".
-using WaitClock = std::chrono::steady_clock;
+using WaitClock = SteadyClock;  // std::chrono::steady_clock (sync/primitives.h)
 using WaitDeadline = WaitClock::time_point;
 inline constexpr WaitDeadline kNoDeadline = WaitDeadline::max();
 

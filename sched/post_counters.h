@@ -44,7 +44,14 @@ class PostCounters {
  public:
   // Workers with an own slot; more are counted in the shared slot (correct, only slower).
   // Slots nobody uses are never written, so reading them stays a cache hit.
+#ifndef FAIRSCHED_EXPLORE
   static constexpr std::size_t kSlots = 64;
+#else
+  // The interleaving explorer (sync/explore) makes every load of AllFinished a scheduling
+  // point; its scenarios start at most two workers at a time, and four slots keep their
+  // schedules short (the algorithm does not depend on the number).
+  static constexpr std::size_t kSlots = 4;
+#endif
 
   struct alignas(kCacheLineSize) Slot {
     Atomic<std::uint64_t> posted{0};

@@ -97,7 +97,7 @@
 
 namespace fairsched {
 
-using TaskClock = std::chrono::steady_clock;
+using TaskClock = SteadyClock;  // std::chrono::steady_clock (sync/primitives.h)
 using TaskDeadline = TaskClock::time_point;
 static_assert(std::is_same_v<TaskDeadline, WaitDeadline>);
 

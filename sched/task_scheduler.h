@@ -317,7 +317,7 @@ class BasicTaskScheduler {
       exit_.store(true, std::memory_order_release);
       io_.Notify();
       ready_signal_.Send();
-      for (std::thread& thread : threads_) thread.join();
+      for (Thread& thread : threads_) thread.join();
       threads_.clear();
       RetireWorkers();
       exit_.store(false, std::memory_order_relaxed);
@@ -1066,7 +1066,7 @@ class BasicTaskScheduler {
         // poster links the task within a few instructions unless it was preempted, so
         // yield the core to it and look again.
         if (popped > 0) return result;
-        std::this_thread::yield();
+        YieldThread();
         continue;
       }
       // Nothing to do and nothing ready: sleep, holding the role, until the nearest
@@ -1350,7 +1350,7 @@ class BasicTaskScheduler {
   ConditionVariable empty_cv_;
   // Owner-thread state (Start/Stop).
   std::vector<std::unique_ptr<Worker>> workers_;
-  std::vector<std::thread> threads_;
+  std::vector<Thread> threads_;  // std::thread (sync/primitives.h)
   std::vector<WorkerStats> retired_stats_;         // counts of joined workers, by index
   fairsched::LatencyHistogram retired_latency_;  // ... and their latency counts
 

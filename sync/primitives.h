@@ -1,10 +1,11 @@
 // The one place where fairsched names its shared-memory primitives.
 //
 // Every atomic, mutex and condition variable in the library is spelled through these
-// aliases. A model-checking or instrumented build (for example one that records every
-// atomic access, or replaces the mutex with a checker's) swaps the definitions here and
-// nothing else changes. Keep this header free of logic: it is a naming layer, not an
-// abstraction.
+// aliases, and so are the futex, the steady clock and threads. A model-checking or
+// instrumented build (for example one that records every atomic access, or replaces the
+// mutex with a checker's) swaps the definitions here and nothing else changes. Keep this
+// header free of logic: it is a naming layer, not an abstraction (the futex wrappers only
+// spell the system call).
 //
 // With FAIRSCHED_EXPLORE defined (only the interleaving-explorer tests under tests/explore
 // set it, for their own translation units) the names come from sync/explore/primitives.h
@@ -18,10 +19,21 @@
 #else
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 #include <new>
+#include <thread>
+
+#if defined(__linux__)
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <ctime>
+#endif
 
 namespace fairsched {
 
@@ -66,6 +78,52 @@ inline void CpuRelax() {
   asm volatile("yield");
 #endif
 }
+
+// --- Futex, clock, threads. The explore build models these too (sync/explore/futex.h):
+// a futex whose waits and wakes are scheduling points, a logical clock that only timeouts
+// move, and model threads.
+
+using SteadyClock = std::chrono::steady_clock;
+using Thread = std::thread;
+
+// Gives the core to another thread (a wait for another thread's few instructions).
+inline void YieldThread() { std::this_thread::yield(); }
+
+#if defined(__linux__)
+// futex(2) on a 32-bit atomic: an atomic 32-bit integer has the integer's size and
+// representation on Linux's compilers, which is what the kernel reads and compares.
+// Private futexes: the word is never shared between processes, and the kernel can then skip
+// the shared-mapping lookup.
+static_assert(sizeof(Atomic<std::uint32_t>) == sizeof(std::uint32_t) &&
+              Atomic<std::uint32_t>::is_always_lock_free);
+
+// Sleeps while *word == expected: the kernel compares atomically with queueing the caller,
+// and returns at once if they differ. Returns on a FutexWake, at `deadline`
+// (SteadyClock::time_point::max(): none), on a signal, or spuriously; the caller re-checks
+// its condition and the clock. FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC
+// deadline, the clock behind std::chrono::steady_clock on Linux, so no conversion is needed
+// and spurious returns do not stretch the deadline.
+inline void FutexWait(Atomic<std::uint32_t>* word, std::uint32_t expected,
+                      SteadyClock::time_point deadline) {
+  timespec until{};
+  timespec* until_arg = nullptr;
+  if (deadline != SteadyClock::time_point::max()) {
+    const auto since_epoch =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.time_since_epoch());
+    until.tv_sec = static_cast<time_t>(since_epoch.count() / 1'000'000'000);
+    until.tv_nsec = static_cast<long>(since_epoch.count() % 1'000'000'000);
+    until_arg = &until;
+  }
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAIT_BITSET_PRIVATE, expected,
+          until_arg, nullptr, FUTEX_BITSET_MATCH_ANY);
+}
+
+// Wakes up to `count` threads sleeping in FutexWait on `word`.
+inline void FutexWake(Atomic<std::uint32_t>* word, int count) {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAKE_PRIVATE, count, nullptr,
+          nullptr, 0);
+}
+#endif  // __linux__
 
 }  // namespace fairsched
 

@@ -1,15 +1,6 @@
 // Signal implementation: see signal.h for the protocol and its lost-wakeup argument.
 #include "sync/signal.h"
 
-#if defined(__linux__)
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <ctime>
-#endif
-
 namespace fairsched {
 
 void Signal::Send() {
@@ -80,36 +71,16 @@ bool Signal::TryReceive() { return TryClear(); }
 
 #if FAIRSCHED_SIGNAL_USES_FUTEX
 
-// The futex word is flag_ itself: an atomic 32-bit integer has the integer's size and
-// representation on Linux's compilers, which is what the kernel reads and compares. Private futexes: the Signal is never shared between
-// processes, and the kernel can then skip the shared-mapping lookup.
-static_assert(sizeof(Atomic<std::uint32_t>) == sizeof(std::uint32_t) &&
-              Atomic<std::uint32_t>::is_always_lock_free);
-
+// The futex word is flag_ itself (sync/primitives.h FutexWait/FutexWake: the syscalls, or
+// the interleaving explorer's model of them).
 void Signal::SleepWhileClear(Clock::time_point deadline) {
-  // FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline, the clock behind
-  // std::chrono::steady_clock on Linux, so the deadline needs no conversion and spurious
-  // returns do not stretch it. The kernel compares the word with 0 atomically with queueing
-  // us: a Send that set the bit after our re-check makes this return at once (EAGAIN).
-  timespec until{};
-  timespec* until_arg = nullptr;
-  if (deadline != Clock::time_point::max()) {
-    const auto since_epoch =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.time_since_epoch());
-    until.tv_sec = static_cast<time_t>(since_epoch.count() / 1'000'000'000);
-    until.tv_nsec = static_cast<long>(since_epoch.count() % 1'000'000'000);
-    until_arg = &until;
-  }
-  // EINTR, EAGAIN and ETIMEDOUT all mean "look at the bit and the clock again", which the
-  // caller's loop does.
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&flag_), FUTEX_WAIT_BITSET_PRIVATE, 0u,
-          until_arg, nullptr, FUTEX_BITSET_MATCH_ANY);
+  // The kernel compares the word with 0 atomically with queueing us: a Send that set the bit
+  // after our re-check makes this return at once (EAGAIN). EINTR, EAGAIN and ETIMEDOUT all
+  // mean "look at the bit and the clock again", which the caller's loop does.
+  FutexWait(&flag_, 0u, deadline);
 }
 
-void Signal::WakeOne() {
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&flag_), FUTEX_WAKE_PRIVATE, 1, nullptr,
-          nullptr, 0);
-}
+void Signal::WakeOne() { FutexWake(&flag_, 1); }
 
 #else
 

@@ -50,11 +50,11 @@
 
 #include "sync/primitives.h"
 
-// Which sleeping mechanism this build uses. The futex path sleeps on the bit itself, which
-// needs a real 32-bit atomic in memory the kernel can read; the interleaving explorer's build
-// (FAIRSCHED_EXPLORE, sync/explore/) swaps in instrumented atomics the kernel cannot sleep on,
-// and its scheduler models mutexes and condition variables, so it takes the portable path.
-#if defined(__linux__) && !defined(FAIRSCHED_EXPLORE)
+// Which sleeping mechanism this build uses. The futex path sleeps on the bit itself
+// (FutexWait/FutexWake of sync/primitives.h). The interleaving explorer's build
+// (FAIRSCHED_EXPLORE, sync/explore/) takes the portable path unless the target also defines
+// FAIRSCHED_EXPLORE_FUTEX: then it runs the futex path against the explorer's futex model.
+#if defined(__linux__) && (!defined(FAIRSCHED_EXPLORE) || defined(FAIRSCHED_EXPLORE_FUTEX))
 #define FAIRSCHED_SIGNAL_USES_FUTEX 1
 #else
 #define FAIRSCHED_SIGNAL_USES_FUTEX 0
@@ -64,7 +64,7 @@ namespace fairsched {
 
 class Signal {
  public:
-  using Clock = std::chrono::steady_clock;
+  using Clock = SteadyClock;  // std::chrono::steady_clock (the explore build: its logical clock)
 
   Signal() = default;
   Signal(const Signal&) = delete;

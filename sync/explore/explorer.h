@@ -133,6 +133,10 @@ enum class OpKind : std::uint8_t {
   kFence,  // an atomic_thread_fence (a scheduling point only under the kCpp20 model)
   kCheckFailed,
   kFinish,
+  // Futex model (sync/explore/futex.h).
+  kFutexCompare,  // FutexWait: compare the word with the expected value, enqueue if equal
+  kFutexWait,     // FutexWait: asleep until woken or (if timed) timed out
+  kFutexWake,     // FutexWake: wake up to N sleepers of the word
 };
 
 inline const char* OpName(OpKind kind) {
@@ -167,6 +171,12 @@ inline const char* OpName(OpKind kind) {
       return "CHECK FAILED";
     case OpKind::kFinish:
       return "finish";
+    case OpKind::kFutexCompare:
+      return "futex wait, compare";
+    case OpKind::kFutexWait:
+      return "futex wait, sleep";
+    case OpKind::kFutexWake:
+      return "futex wake";
   }
   return "?";
 }
@@ -537,6 +547,68 @@ class Runtime {
     FailAndParkLocked(lock, "check failed: " + message, where);
   }
 
+  // --- Futex and clock model (used by sync/explore/futex.h; see README "Futex"). ---
+
+  // A scheduling point before FutexWait's compare-and-enqueue, and before FutexWake.
+  void FutexStep(OpKind kind, const void* word, const std::source_location& where) {
+    std::unique_lock<std::mutex> lock(mu_);
+    Prepare(kind, word, where);
+    SwitchLocked(lock);
+  }
+
+  // FutexWait after its compare found the expected value, with no scheduling point in
+  // between (the caller still holds the baton): the thread sleeps on `word` until a
+  // FutexWake picks it (FIFO) or, when `timed`, it times out: the explorer may pick it at
+  // any point after another thread has taken a step (the timeout racing everything), and
+  // must when nothing else can run (the earliest deadline first). A timeout moves the
+  // logical clock to `deadline`. Returns false on a timeout.
+  bool FutexSleep(const void* word, bool timed, std::int64_t deadline,
+                  const std::source_location& where) {
+    std::unique_lock<std::mutex> lock(mu_);
+    Prepare(OpKind::kFutexWait, word, where);
+    ModelThread& self = current();
+    self.timed = timed;
+    self.futex_woken = false;
+    self.futex_deadline = deadline;
+    self.wait_order = ++wait_counter_;
+    self.yielding = timed;  // no timeout before another thread has moved
+    SwitchLocked(lock);
+    if (current().futex_woken) return true;
+    if (clock_ < deadline) clock_ = deadline;
+    return false;
+  }
+
+  // Wakes up to `count` threads asleep on `word`, the longest sleepers first; returns how
+  // many. Call after FutexStep(kFutexWake, ...).
+  int FutexWakeSleepers(const void* word, int count) {
+    std::unique_lock<std::mutex> lock(mu_);
+    int woken = 0;
+    while (woken < count) {
+      ModelThread* oldest = nullptr;
+      for (int i = 0; i < count_; ++i) {
+        ModelThread& thread = slots_[i];
+        if (thread.op == OpKind::kFutexWait && thread.object == word && !thread.futex_woken &&
+            (oldest == nullptr || thread.wait_order < oldest->wait_order)) {
+          oldest = &thread;
+        }
+      }
+      if (oldest == nullptr) break;
+      oldest->futex_woken = true;
+      ++woken;
+    }
+    return woken;
+  }
+
+  // The logical clock (nanoseconds), 0 at the start of every schedule. Only timeouts move it.
+  std::int64_t Now() {
+    std::unique_lock<std::mutex> lock(mu_);
+    return clock_;
+  }
+  void AdvanceClockTo(std::int64_t time) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (clock_ < time) clock_ = time;
+  }
+
   // --- Called by Explore on the controlling (non-model) thread. ---
 
   void DetachWorkers() {
@@ -602,6 +674,8 @@ class Runtime {
     bool timed = false;               // kWait with a deadline
     bool timed_out = false;
     std::uint64_t wait_order = 0;
+    bool futex_woken = false;          // kFutexWait: picked by a FutexWake
+    std::int64_t futex_deadline = 0;   // kFutexWait with `timed`: logical clock
     std::source_location where;
     // Happens-before (see Synchronize).
     VectorClock clock{};
@@ -806,6 +880,8 @@ class Runtime {
         return slots_[thread.join_target].op == OpKind::kFinish;
       case OpKind::kRelax:
         return !thread.yielding;
+      case OpKind::kFutexWait:  // woken, or a timed sleeper free to time out
+        return thread.futex_woken || (thread.timed && !thread.yielding);
       default:
         return true;
     }
@@ -830,12 +906,16 @@ class Runtime {
   // seq_cst loads restrict each other through S; the orders are not tracked here).
   bool Dependent(const PendingOp& a, const PendingOp& b) const {
     if (a.kind == OpKind::kStart || b.kind == OpKind::kStart) return false;
+    // A futex compare or wake acts on its word like a read-modify-write; a futex sleeper's
+    // step (woken, or timing out and moving the clock) conflicts with everything.
     const bool weak = WeakMemory();
     const auto is_atomic = [weak](OpKind kind) {
       return kind == OpKind::kLoad || kind == OpKind::kStore ||
-             kind == OpKind::kReadModifyWrite || (weak && kind == OpKind::kFence);
+             kind == OpKind::kReadModifyWrite || kind == OpKind::kFutexCompare ||
+             kind == OpKind::kFutexWake || (weak && kind == OpKind::kFence);
     };
     if (a.kind == OpKind::kRelax || b.kind == OpKind::kRelax) return true;
+    if (a.kind == OpKind::kFutexWait || b.kind == OpKind::kFutexWait) return true;
     if (is_atomic(a.kind) && is_atomic(b.kind)) {
       if (a.kind == OpKind::kFence || b.kind == OpKind::kFence) return true;
       return a.object == b.object &&
@@ -914,6 +994,38 @@ class Runtime {
   int ChooseLocked(int me, std::unique_lock<std::mutex>& lock) {
     std::uint32_t enabled = EnabledMask();
     if (enabled == 0) {
+      // Nothing else can run: before time passes (the timeouts below), a spinner that has
+      // not looked since others last moved gets one more round (its loop may have decided
+      // to spin on a value that has since changed).
+      for (int i = 0; i < count_; ++i) {
+        ModelThread& thread = slots_[i];
+        if (thread.op == OpKind::kRelax && thread.yielding && thread.moved_before_relax) {
+          thread.yielding = false;
+          thread.moved_before_relax = false;
+          enabled = EnabledMask();
+          break;
+        }
+      }
+    }
+    if (enabled == 0) {
+      // Nothing can run: time passes to the earliest futex deadline (before any timed
+      // condition-variable wait, whose deadline the model does not know).
+      ModelThread* earliest = nullptr;
+      for (int i = 0; i < count_; ++i) {
+        ModelThread& thread = slots_[i];
+        if (thread.op == OpKind::kFutexWait && thread.timed && !thread.futex_woken &&
+            (earliest == nullptr || thread.futex_deadline < earliest->futex_deadline ||
+             (thread.futex_deadline == earliest->futex_deadline &&
+              thread.wait_order < earliest->wait_order))) {
+          earliest = &thread;
+        }
+      }
+      if (earliest != nullptr) {
+        earliest->yielding = false;
+        enabled = EnabledMask();
+      }
+    }
+    if (enabled == 0) {
       // Nothing can run: time passes, and the earliest timed waiter times out.
       ModelThread* oldest = nullptr;
       for (int i = 0; i < count_; ++i) {
@@ -928,19 +1040,6 @@ class Runtime {
         oldest->object = oldest->mutex;
         oldest->timed_out = true;
         enabled = EnabledMask();
-      }
-    }
-    if (enabled == 0) {
-      // Nothing else can run: a spinner that has not looked since others last moved gets one
-      // more round (its loop may have decided to spin on a value that has since changed).
-      for (int i = 0; i < count_; ++i) {
-        ModelThread& thread = slots_[i];
-        if (thread.op == OpKind::kRelax && thread.yielding && thread.moved_before_relax) {
-          thread.yielding = false;
-          thread.moved_before_relax = false;
-          enabled = EnabledMask();
-          break;
-        }
       }
     }
     if (enabled == 0) {
@@ -1092,6 +1191,7 @@ class Runtime {
     slot.moved_before_relax = false;
     slot.timed = false;
     slot.timed_out = false;
+    slot.futex_woken = false;
     // Happens-before: the child starts after everything its parent did so far.
     slot.clock = {};
     if (t_model_thread >= 0 && t_model_thread < count_ - 1) {
@@ -1163,6 +1263,7 @@ class Runtime {
     sync_.clear();
     locations_.clear();
     sc_fences_.clear();
+    clock_ = 0;
     SpawnLocked(body);
     HandOverLocked(0);
     done_cv_.wait(lock, [&] { return done_; });
@@ -1256,6 +1357,7 @@ class Runtime {
   std::uint64_t steps_ = 0;
   int preemptions_ = 0;
   std::uint64_t wait_counter_ = 0;
+  std::int64_t clock_ = 0;  // the logical clock of this schedule (Now), nanoseconds
   std::vector<int> schedule_;  // choices made in this schedule
   std::vector<TraceStep> trace_;
   // Released clock of every atomic object touched in this schedule, by address.

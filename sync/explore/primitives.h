@@ -270,6 +270,24 @@ class Mutex {
 
 using MutexLock = std::unique_lock<Mutex>;
 
+namespace explore::internal {
+// A timed wait timed out in the model: make the clock its caller reads agree. The explore
+// build's SteadyClock (sync/explore/futex.h) is the logical clock, moved to the deadline;
+// any other clock is the real one, slept on.
+template <typename Clock, typename Duration>
+void ReachDeadline(const std::chrono::time_point<Clock, Duration>& deadline) {
+  if constexpr (requires { Clock::kLogical; }) {
+    if (Runtime* runtime = ActiveRuntime()) {
+      runtime->AdvanceClockTo(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.time_since_epoch())
+              .count());
+    }
+  } else {
+    std::this_thread::sleep_until(deadline);
+  }
+}
+}  // namespace explore::internal
+
 // A condition variable in the model: waits block until a notify (FIFO) or, for timed waits,
 // until no other thread can run. No spurious wakeups are modelled.
 class ConditionVariable {
@@ -292,9 +310,17 @@ class ConditionVariable {
                             const std::chrono::time_point<Clock, Duration>& deadline,
                             Where where = Where::current()) {
     if (WaitFor(lock, /*timed=*/true, where)) return std::cv_status::no_timeout;
-    // The model's clock jumped to the deadline; let the real one (read by the caller) agree.
-    std::this_thread::sleep_until(deadline);
+    // The model's clock jumped to the deadline; let the one the caller reads agree.
+    explore::internal::ReachDeadline(deadline);
     return std::cv_status::timeout;
+  }
+  template <typename Clock, typename Duration, typename Predicate>
+  bool wait_until(MutexLock& lock, const std::chrono::time_point<Clock, Duration>& deadline,
+                  Predicate ready) {
+    while (!ready()) {
+      if (wait_until(lock, deadline) == std::cv_status::timeout) return ready();
+    }
+    return true;
   }
   void notify_one(Where where = Where::current()) { Notify(false, where); }
   void notify_all(Where where = Where::current()) { Notify(true, where); }
@@ -339,5 +365,8 @@ inline void CpuRelax(std::source_location where = std::source_location::current(
 }
 
 }  // namespace fairsched
+
+// The futex, the clock and threads (FutexWait, FutexWake, SteadyClock, Thread, YieldThread).
+#include "sync/explore/futex.h"
 
 #endif  // FAIRSCHED_SYNC_EXPLORE_PRIMITIVES_H_

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Writes a scratch copy of a shipped source file with one seeded bug.
+
+Usage: seed_bug.py BUG INPUT OUTPUT
+
+Each bug below replaces one exact piece of the shipped code (one or a few whole lines) by a
+broken version. The copy is what the seeded-bug explore tests compile instead of the
+shipped file (tests/explore/BUILD); the shipped file is never edited. The replaced text must
+occur exactly once in INPUT, so a seed whose code has changed fails the build instead of
+silently testing nothing.
+"""
+
+import sys
+
+# BUG name -> (the file it applies to, shipped text, seeded text).
+BUGS = {
+    # sync/signal.cc: the receiver's re-check consumes the bit with a load and a store
+    # instead of one exchange, so two receivers can both take one Send's bit.
+    "signal_recheck_load_store": (
+        "sync/signal.cc",
+        "    if (flag_.exchange(0, std::memory_order_seq_cst) != 0) {\n",
+        "    if (flag_.load(std::memory_order_seq_cst) != 0) {\n"
+        "      flag_.store(0, std::memory_order_seq_cst);\n",
+    ),
+    # sched/task_scheduler.h CountFinished: reads the WaitEmpty waiter count before
+    # counting the finished runs (the Dekker pair with WaitEmpty in the wrong order).
+    "count_finished_reads_waiters_first": (
+        "sched/task_scheduler.h",
+        "    counters_.CountFinished(worker->counter, n);\n",
+        "    const bool waiter_seen = empty_waiters_.load(std::memory_order_seq_cst) > 0;\n"
+        "    counters_.CountFinished(worker->counter, n);\n"
+        "    if (!waiter_seen) return;\n",
+    ),
+    # sched/task_scheduler.h AfterFrontPush: a post into an empty front queue does not
+    # notify the role holder, which may be asleep in the IO backend.
+    "post_without_notify": (
+        "sched/task_scheduler.h",
+        "    // Notify is a flag that the next WaitUntil consumes, so it is never lost.\n"
+        "    io_.Notify();\n",
+        "    // Notify is a flag that the next WaitUntil consumes, so it is never lost.\n",
+    ),
+    # sched/task_scheduler.h Schedule: the expiry path readies a task even when a waker
+    # won it first (the waker pushes it into the front queue too).
+    "expiry_ignores_lost_race": (
+        "sched/task_scheduler.h",
+        "        // Lost the race to a waker: the waker pushes the task into the front queue and the\n"
+        "        // front path readies it. Making it ready here too would run it twice.\n"
+        "        if (!task->TryWaitingToReady()) continue;\n",
+        "        task->TryWaitingToReady();\n",
+    ),
+    # sched/task.h TryWake: Wakeup as a load and a store instead of one fetch_or, so a
+    # wakeup racing the sched-role's PENDING -> WAITING step can be overwritten or lost.
+    "wakeup_load_store": (
+        "sched/task.h",
+        "    const std::uint8_t old = state_.fetch_or(bits, std::memory_order_acq_rel);\n",
+        "    const std::uint8_t old = state_.load(std::memory_order_acquire);\n"
+        "    state_.store(static_cast<std::uint8_t>(old | bits), std::memory_order_release);\n",
+    ),
+    # sched/task.h TryPendingToWaiting: the sched-role's PENDING -> WAITING step as a test
+    # and a store instead of a CAS, so a wakeup landing in between is overwritten.
+    "pending_to_waiting_test_and_store": (
+        "sched/task.h",
+        "    std::uint8_t expected = 0;\n"
+        "    return state_.compare_exchange_strong(expected, kWaiting, std::memory_order_release,\n"
+        "                                          std::memory_order_relaxed);\n",
+        "    if (state_.load(std::memory_order_relaxed) != 0) return false;\n"
+        "    state_.store(kWaiting, std::memory_order_release);\n"
+        "    return true;\n",
+    ),
+}
+
+
+def main() -> int:
+    if len(sys.argv) != 4 or sys.argv[1] not in BUGS:
+        print(__doc__ + "\nBUG is one of: " + ", ".join(sorted(BUGS)), file=sys.stderr)
+        return 2
+    bug, source, target = sys.argv[1:]
+    path, shipped, seeded = BUGS[bug]
+    if not source.endswith(path):
+        print(f"seed_bug: {bug} applies to {path}, not {source}", file=sys.stderr)
+        return 1
+    with open(source, encoding="utf-8") as f:
+        text = f.read()
+    count = text.count(shipped)
+    if count != 1:
+        print(f"seed_bug: {bug}: the shipped text occurs {count} times in {source} "
+              f"(expected once; has the code changed?):\n{shipped}", file=sys.stderr)
+        return 1
+    with open(target, "w", encoding="utf-8") as f:
+        f.write(text.replace(shipped, seeded))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

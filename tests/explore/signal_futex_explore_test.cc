@@ -1,0 +1,50 @@
+// Interleaving exploration of Signal's futex path, the one production runs on Linux
+// (sync/signal.cc compiled here with FAIRSCHED_EXPLORE_FUTEX: its FutexWait/FutexWake are
+// the explorer's futex model, sync/explore/futex.h, and its clock the logical one). The
+// scenarios of signal_scenario.h (two threads ping-pong; two senders, one receiver) and of
+// signal_futex_scenario.h (two receivers; timed receives racing the wake-up), every
+// schedule with up to three preemptions (two for the three-thread timed ones).
+#include "gtest/gtest.h"
+#include "sync/primitives.h"
+#include "sync/signal.h"
+#include "tests/explore/explore_test_util.h"
+#include "tests/explore/signal_futex_scenario.h"
+#include "tests/explore/signal_scenario.h"
+
+static_assert(FAIRSCHED_SIGNAL_USES_FUTEX, "this test checks the futex path");
+
+namespace fairsched {
+namespace {
+
+void ExpectPass(void (*scenario)(), int bound, const char* name) {
+  explore::Options options;
+  options.preemption_bound = bound;
+  const explore::Result result = explore::Explore(options, scenario);
+  testing::PrintCounts(name, result);
+  EXPECT_FALSE(result.failed) << result.Report();
+  EXPECT_TRUE(result.complete) << result.Report();
+}
+
+TEST(SignalFutexExploreTest, PingPong) {
+  ExpectPass(&testing::PingPong<Signal>, 3, "futex signal ping-pong x2, bound 3");
+}
+
+TEST(SignalFutexExploreTest, TwoSendersOneReceiver) {
+  ExpectPass(&testing::TwoSendersOneReceiver<Signal>, 3,
+             "futex signal 2 senders 1 receiver, bound 3");
+}
+
+TEST(SignalFutexExploreTest, TwoReceivers) {
+  ExpectPass(&testing::TwoReceivers, 2, "futex signal 2 receivers, 2 sends, bound 2");
+}
+
+TEST(SignalFutexExploreTest, TimedAndUntimedReceivers) {
+  ExpectPass(&testing::TimedAndUntimedReceivers, 2, "futex signal timed + untimed, bound 2");
+}
+
+TEST(SignalFutexExploreTest, TwoTimedReceivers) {
+  ExpectPass(&testing::TwoTimedReceivers, 2, "futex signal 2 timed receivers, bound 2");
+}
+
+}  // namespace
+}  // namespace fairsched
