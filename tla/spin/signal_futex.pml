@@ -89,7 +89,8 @@ inline Send() {
      /* code: sync/signal.cc Send: if (waiters_.load(std::memory_order_seq_cst) == 0) return; */
      :: waiters == 0 -> skip
      :: else ->
-        /* code: sync/signal.cc WakeOne: syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&flag_), FUTEX_WAKE_PRIVATE, 1, nullptr, */
+        /* code: sync/signal.cc WakeOne: FutexWake(&flag_, 1); */
+        /* code: sync/primitives.h FutexWake: syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAKE_PRIVATE, count, nullptr, */
         FutexWake(WAKE_N)
      fi
   fi;
@@ -147,7 +148,8 @@ inline Receive(timed) {
         :: else
         fi;
 #else
-        /* code: sync/signal.cc SleepWhileClear: syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&flag_), FUTEX_WAIT_BITSET_PRIVATE, 0u, */
+        /* code: sync/signal.cc SleepWhileClear: FutexWait(&flag_, 0u, deadline); */
+        /* code: sync/primitives.h FutexWait: syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAIT_BITSET_PRIVATE, expected, */
         atomic {
           if
           :: flag == 0 -> fx_queued[me] = true   /* the word is 0: queue us, in one step */

@@ -952,7 +952,7 @@ inline Stop() {
      /* code: sched/task_scheduler.h Stop: exit_.store(true, std::memory_order_release); */
      exit_ = true;
      atomic { front_notified = true; ready_signal = true };
-     /* code: sched/task_scheduler.h Stop: for (std::thread& thread : threads_) thread.join(); */
+     /* code: sched/task_scheduler.h Stop: for (Thread& thread : threads_) thread.join(); */
      alive == 0;
 #ifndef RESTART
      posted[LATE] == 1;               /* ghost: LATE is posted by the join at the latest */
