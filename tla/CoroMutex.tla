@@ -29,9 +29,12 @@ EXTENDS Naturals, Sequences, FiniteSets
 CONSTANTS Coros,      \* the coroutines (model values)
           LockCoros,  \* those that use Lock(); the others use TryLockUntil
           Rounds,     \* lock/unlock rounds per coroutine
-          None        \* model value: no owner / nobody holds the list lock
+          None,       \* model value: no owner / nobody holds the list lock
+          BugHandOffNewest  \* BOOLEAN: seeded bug (Spin's BUG_HANDOFF_NEWEST): the
+                            \*   hand-off pops the newest waiter instead of the oldest
 
 ASSUME LockCoros \subseteq Coros /\ None \notin Coros /\ Rounds \in Nat
+ASSUME BugHandOffNewest \in BOOLEAN
 
 VARIABLES
   owner,       \* state_: the owning coroutine, or None
@@ -241,8 +244,11 @@ HandOffPop(c) ==               \* PopFront; an empty list stores 0 (release)
        THEN /\ owner' = None /\ hasWaiters' = FALSE
             /\ Goto(c, "handoff_release")
             /\ UNCHANGED <<list, popped>>
-       ELSE /\ popped' = [popped EXCEPT ![c] = Head(list)]
-            /\ list' = Tail(list)
+       ELSE /\ IF BugHandOffNewest
+                 THEN /\ popped' = [popped EXCEPT ![c] = list[Len(list)]]
+                      /\ list' = SubSeq(list, 1, Len(list) - 1)
+                 ELSE /\ popped' = [popped EXCEPT ![c] = Head(list)]
+                      /\ list' = Tail(list)
             /\ Goto(c, "handoff_store")
             /\ UNCHANGED <<owner, hasWaiters>>
   /\ UNCHANGED <<listLock, waitWord, snapOwner, snapWaiters, round, ghosts>>

@@ -21,7 +21,11 @@ EXTENDS Naturals, Sequences, FiniteSets
 CONSTANTS Consumers,   \* model values, e.g. {c1, c2}
           BlockSize,   \* slots per block, e.g. 2
           NumItems,    \* items pushed, 1..NumItems, e.g. 5
-          NumBlocks    \* block pool 1..NumBlocks (0 is null), e.g. 4
+          NumBlocks,   \* block pool 1..NumBlocks (0 is null), e.g. 4
+          BugRecycleAttached  \* BOOLEAN: seeded bug (Spin's BUG_RECYCLE_ATTACHED):
+                              \*   recycling ignores the attached-consumer counts
+
+ASSUME BugRecycleAttached \in BOOLEAN
 
 Nil == 0
 Blocks == 1..NumBlocks
@@ -76,8 +80,8 @@ Range(s) == {s[i] : i \in DOMAIN s}
 Recycle(cnt) ==
   LET P == ExhaustedPrefix(qHead)
       E == SkipExhausted(qHead)
-      Kept == SelectSeq(P, LAMBDA b : cnt[b] > 0)
-      FreedSeq == SelectSeq(P, LAMBDA b : cnt[b] = 0)
+      Kept == SelectSeq(P, LAMBDA b : cnt[b] > 0 /\ ~BugRecycleAttached)
+      FreedSeq == SelectSeq(P, LAMBDA b : cnt[b] = 0 \/ BugRecycleAttached)
       Freed == Range(FreedSeq)
       Succ(b) == LET i == CHOOSE j \in DOMAIN Kept : Kept[j] = b
                  IN IF i < Len(Kept) THEN Kept[i + 1] ELSE E

@@ -18,9 +18,12 @@ EXTENDS Naturals, Sequences, FiniteSets
 
 CONSTANTS Producers,        \* e.g. {p1, p2} (model values)
           PerProducer,      \* items each producer pushes, e.g. 2
-          Stub, Null        \* model values: the stub node and the null link
+          Stub, Null,       \* model values: the stub node and the null link
+          BugNoNotify       \* BOOLEAN: seeded bug (Spin's BUG_NO_NOTIFY): a producer tests
+                            \*   "was empty" as prev = null, the old stack's test, which is
+                            \*   never true here, so it never notifies
 
-ASSUME Stub # Null
+ASSUME Stub # Null /\ BugNoNotify \in BOOLEAN
 Items == Producers \X (1..PerProducer)   \* item <<p, i>>: the i-th push of p
 Nodes == Items \cup {Stub}
 
@@ -87,7 +90,7 @@ PushLink(p) ==                 \* P3: prev.next = item (release)
 
 PushNotify(p) ==               \* Push returned prev == stub: io_.Notify()
   /\ ppc[p] = "notify"
-  /\ notified' = (notified \/ prev[p] = Stub)
+  /\ notified' = (notified \/ (IF BugNoNotify THEN prev[p] = Null ELSE prev[p] = Stub))
   /\ ppc' = [ppc EXCEPT ![p] = "start"]
   /\ UNCHANGED <<next, tail, head, pushed, prev, cpc, h, nx, cprev, exchanged, popped, returned, before>>
 

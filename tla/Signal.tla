@@ -17,9 +17,12 @@
 EXTENDS Naturals, FiniteSets
 
 CONSTANTS Senders, Receivers,  \* disjoint sets of model values
-          None                 \* model value: "nobody holds the mutex"
+          None,                \* model value: "nobody holds the mutex"
+          BugNoRecheck         \* BOOLEAN: seeded bug (Spin's BUG_NO_RECHECK): a receiver
+                               \*   registers and waits without re-checking the flag first
 
 ASSUME Senders \cap Receivers = {} /\ None \notin Senders \cup Receivers
+ASSUME BugNoRecheck \in BOOLEAN
 
 Threads == Senders \cup Receivers
 
@@ -107,7 +110,7 @@ ReceiveLock(r) ==
 ReceiveRegister(r) ==          \* waiters_.fetch_add(1, seq_cst)
   /\ pc[r] = "register"
   /\ waiters' = waiters + 1
-  /\ Goto(r, "recheck")
+  /\ Goto(r, IF BugNoRecheck THEN "wait" ELSE "recheck")
   /\ UNCHANGED <<flag, mutex, cvWaiting, old, work, finished, bitsSet, bitsTaken>>
 
 ReceiveRecheck(r) ==           \* flag_.exchange(false, seq_cst) under the mutex
