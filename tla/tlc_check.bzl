@@ -1,10 +1,12 @@
 """tlc_check: SANY and one TLC run of a TLA+ specification as a Bazel test (see tlc_check.sh)."""
 
-def tlc_check(name, spec, config, expect = ["pass"], size = "small", manual = False):
+def tlc_check(name, spec, config, expect = ["pass"], size = "medium", manual = False):
     """Declares a sh_test that checks `spec` with TLC under `config`.
 
     The test passes without running anything (and says so in its log) when TLA2TOOLS_JAR is
     not set or names no file.
+
+    `spec` must be one of this package's .tla files (all of them are data of the test).
 
     Args:
       name: test name.
@@ -20,7 +22,7 @@ def tlc_check(name, spec, config, expect = ["pass"], size = "small", manual = Fa
         name = name,
         size = size,
         srcs = ["tlc_check.sh"],
-        data = [spec, config] + native.glob(["*.tla"]),
+        data = [config] + native.glob(["*.tla"]),
         # Bazel splits `args` like a shell: quote each expectation, it may contain spaces.
         args = ["$(location %s)" % spec, "$(location %s)" % config] +
                ["'%s'" % e for e in expect],
