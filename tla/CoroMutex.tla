@@ -29,9 +29,12 @@ EXTENDS Naturals, Sequences, FiniteSets
 CONSTANTS Coros,      \* the coroutines (model values)
           LockCoros,  \* those that use Lock(); the others use TryLockUntil
           Rounds,     \* lock/unlock rounds per coroutine
-          None        \* model value: no owner / nobody holds the list lock
+          None,       \* model value: no owner / nobody holds the list lock
+          BugHandOffNewest  \* BOOLEAN: seeded bug (Spin's BUG_HANDOFF_NEWEST): the
+                            \*   hand-off pops the newest waiter instead of the oldest
 
 ASSUME LockCoros \subseteq Coros /\ None \notin Coros /\ Rounds \in Nat
+ASSUME BugHandOffNewest \in BOOLEAN
 
 VARIABLES
   owner,       \* state_: the owning coroutine, or None
@@ -83,6 +86,7 @@ StartRound(c) ==
   /\ Goto(c, IF round[c] < Rounds THEN "fast" ELSE "done")
   /\ UNCHANGED <<owner, hasWaiters, listLock, list, waitWord, locals, ghosts>>
 
+\* code: coro/mutex.h TryAcquireFast: return state_.compare_exchange_strong(expected, owner, std::memory_order_acquire,
 TryAcquireFast(c) ==           \* CAS state_ 0 -> c, acquire
   /\ pc[c] = "fast"
   /\ IF owner = None
@@ -92,12 +96,14 @@ TryAcquireFast(c) ==           \* CAS state_ 0 -> c, acquire
             /\ Goto(c, "slow")
   /\ UNCHANGED <<hasWaiters, listLock, list, waitWord, locals, ghosts>>
 
+\* code: coro/wait_list.h await_ready: if (deadline_ != kTaskDeadlineInfinite && deadline_ <= TaskClock::now()) {
 DeadlinePassed(c) ==           \* TryLockUntil with a past deadline: no wait, kDeadline
   /\ pc[c] = "slow"
   /\ c \notin LockCoros
   /\ Goto(c, "next")
   /\ UNCHANGED <<owner, hasWaiters, listLock, list, waitWord, locals, ghosts>>
 
+\* code: coro/wait_list.h await_ready: MutexLock lock(primitive_->wait_list_.lock());
 LockList(c) ==                 \* MutexLock lock(wait_list_.lock())
   /\ pc[c] = "slow"
   /\ listLock = None
@@ -105,6 +111,7 @@ LockList(c) ==                 \* MutexLock lock(wait_list_.lock())
   /\ Goto(c, "locked_load")
   /\ UNCHANGED <<owner, hasWaiters, list, waitWord, locals, ghosts>>
 
+\* code: coro/mutex.h TryAcquireLocked: std::uint64_t state = state_.load(std::memory_order_relaxed);
 TryAcquireLockedLoad(c) ==     \* relaxed load of state_
   /\ pc[c] = "locked_load"
   /\ snapOwner' = [snapOwner EXCEPT ![c] = owner]
@@ -116,6 +123,8 @@ Reload(c) ==
   /\ snapOwner' = [snapOwner EXCEPT ![c] = owner]
   /\ snapWaiters' = [snapWaiters EXCEPT ![c] = hasWaiters]
 
+\* code: coro/mutex.h TryAcquireLocked: if (state_.compare_exchange_weak(state, owner, std::memory_order_acquire,
+\* code: coro/mutex.h TryAcquireLocked: if (state_.compare_exchange_weak(state, state | kHasWaiters, std::memory_order_relaxed,
 TryAcquireLockedCas(c) ==      \* the CAS loop: 0 -> c, or s -> s | kHasWaiters
   /\ pc[c] = "locked_cas"
   /\ \/ /\ snapOwner[c] = None                       \* looked free: take it
@@ -139,6 +148,8 @@ GotLockedRelease(c) ==         \* got it under the list lock: release the list l
   /\ Goto(c, "cs")
   /\ UNCHANGED <<owner, hasWaiters, list, waitWord, locals, ghosts>>
 
+\* code: coro/wait_list.h await_ready: node_.waker = PrepareWait(mode_);
+\* code: coro/wait_list.h await_ready: primitive_->wait_list_.PushBack(&node_);
 PrepareWait(c) ==              \* PrepareWait (new epoch, open wait) + WaitList::PushBack
   /\ pc[c] = "prepare"
   /\ epoch' = [epoch EXCEPT ![c] = @ + 1]
@@ -179,6 +190,7 @@ Leave(c) ==                    \* deadline / cancel / shutdown: CAS closes the o
   /\ Goto(c, "finish_lock")
   /\ UNCHANGED <<owner, hasWaiters, listLock, list, epoch, nodeEpoch, locals, ghosts>>
 
+\* code: coro/wait_list.h Finish: MutexLock lock(primitive_->wait_list_.lock());
 FinishLock(c) ==
   /\ pc[c] = "finish_lock"
   /\ listLock = None
@@ -186,6 +198,8 @@ FinishLock(c) ==
   /\ Goto(c, "finish")
   /\ UNCHANGED <<owner, hasWaiters, list, waitWord, locals, ghosts>>
 
+\* code: coro/wait_list.h Finish: primitive_->wait_list_.Remove(&node_);
+\* code: coro/mutex.h WaiterLeftLocked: if (wait_list_.empty()) state_.fetch_and(~kHasWaiters, std::memory_order_relaxed);
 Finish(c) ==                   \* Remove if still linked, then WaiterLeftLocked
   /\ pc[c] = "finish"
   /\ IF InList(c)
@@ -213,6 +227,7 @@ EnterCs(c) ==
   /\ UNCHANGED <<owner, hasWaiters, listLock, list, waitWord, locals, ticket, nextTicket,
                  inAwaiter>>
 
+\* code: coro/mutex.h Unlock: std::uint64_t state = state_.load(std::memory_order_relaxed);
 UnlockLoad(c) ==               \* leave the critical section; relaxed load of state_
   /\ pc[c] = "unlock_load"
   /\ inCs' = inCs \ {c}
@@ -221,6 +236,7 @@ UnlockLoad(c) ==               \* leave the critical section; relaxed load of st
   /\ UNCHANGED <<owner, hasWaiters, listLock, list, waitWord, snapOwner, popped, round,
                  ticket, nextTicket, inAwaiter>>
 
+\* code: coro/mutex.h Unlock: state_.compare_exchange_strong(state, 0, std::memory_order_release,
 UnlockCas(c) ==                \* fast path: CAS c -> 0 (release), only without waiters
   /\ pc[c] = "unlock_cas"
   /\ IF ~snapWaiters[c] /\ owner = c /\ ~hasWaiters
@@ -228,6 +244,7 @@ UnlockCas(c) ==                \* fast path: CAS c -> 0 (release), only without 
        ELSE UNCHANGED owner /\ Goto(c, "handoff_lock")
   /\ UNCHANGED <<hasWaiters, listLock, list, waitWord, locals, ghosts>>
 
+\* code: coro/mutex.h HandOff: MutexLock lock(wait_list_.lock());
 HandOffLock(c) ==
   /\ pc[c] = "handoff_lock"
   /\ listLock = None
@@ -235,18 +252,24 @@ HandOffLock(c) ==
   /\ Goto(c, "handoff_pop")
   /\ UNCHANGED <<owner, hasWaiters, list, waitWord, locals, ghosts>>
 
+\* code: coro/mutex.h HandOff: while (internal::WaitNode* node = wait_list_.PopFront()) {
+\* code: coro/mutex.h HandOff: state_.store(0, std::memory_order_release);
 HandOffPop(c) ==               \* PopFront; an empty list stores 0 (release)
   /\ pc[c] = "handoff_pop"
   /\ IF list = <<>>
        THEN /\ owner' = None /\ hasWaiters' = FALSE
             /\ Goto(c, "handoff_release")
             /\ UNCHANGED <<list, popped>>
-       ELSE /\ popped' = [popped EXCEPT ![c] = Head(list)]
-            /\ list' = Tail(list)
+       ELSE /\ IF BugHandOffNewest
+                 THEN /\ popped' = [popped EXCEPT ![c] = list[Len(list)]]
+                      /\ list' = SubSeq(list, 1, Len(list) - 1)
+                 ELSE /\ popped' = [popped EXCEPT ![c] = Head(list)]
+                      /\ list' = Tail(list)
             /\ Goto(c, "handoff_store")
             /\ UNCHANGED <<owner, hasWaiters>>
   /\ UNCHANGED <<listLock, waitWord, snapOwner, snapWaiters, round, ghosts>>
 
+\* code: coro/mutex.h HandOff: state_.store(node->request | (wait_list_.empty() ? 0 : kHasWaiters),
 HandOffStore(c) ==             \* the popped waiter owns the lock from here on
   /\ pc[c] = "handoff_store"
   /\ owner' = popped[c]
@@ -254,6 +277,7 @@ HandOffStore(c) ==             \* the popped waiter owns the lock from here on
   /\ Goto(c, "wake_popped")
   /\ UNCHANGED <<listLock, list, waitWord, locals, ghosts>>
 
+\* code: coro/mutex.h HandOff: if (internal::WaitList::WakePopped(node)) return;
 WakePopped(c) ==               \* Waker::Wakeup: one CAS, only on the open wait of its epoch
   /\ pc[c] = "wake_popped"
   /\ LET n == popped[c] IN

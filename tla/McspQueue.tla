@@ -21,7 +21,11 @@ EXTENDS Naturals, Sequences, FiniteSets
 CONSTANTS Consumers,   \* model values, e.g. {c1, c2}
           BlockSize,   \* slots per block, e.g. 2
           NumItems,    \* items pushed, 1..NumItems, e.g. 5
-          NumBlocks    \* block pool 1..NumBlocks (0 is null), e.g. 4
+          NumBlocks,   \* block pool 1..NumBlocks (0 is null), e.g. 4
+          BugRecycleAttached  \* BOOLEAN: seeded bug (Spin's BUG_RECYCLE_ATTACHED):
+                              \*   recycling ignores the attached-consumer counts
+
+ASSUME BugRecycleAttached \in BOOLEAN
 
 Nil == 0
 Blocks == 1..NumBlocks
@@ -76,8 +80,8 @@ Range(s) == {s[i] : i \in DOMAIN s}
 Recycle(cnt) ==
   LET P == ExhaustedPrefix(qHead)
       E == SkipExhausted(qHead)
-      Kept == SelectSeq(P, LAMBDA b : cnt[b] > 0)
-      FreedSeq == SelectSeq(P, LAMBDA b : cnt[b] = 0)
+      Kept == SelectSeq(P, LAMBDA b : cnt[b] > 0 /\ ~BugRecycleAttached)
+      FreedSeq == SelectSeq(P, LAMBDA b : cnt[b] = 0 \/ BugRecycleAttached)
       Freed == Range(FreedSeq)
       Succ(b) == LET i == CHOOSE j \in DOMAIN Kept : Kept[j] = b
                  IN IF i < Len(Kept) THEN Kept[i + 1] ELSE E
@@ -94,6 +98,7 @@ Recycle(cnt) ==
 ----------------------------------------------------------------------------
 (* The producer. *)
 
+\* code: queues/mcsp_queue.h PushPending: write_block_->slots[write_end_++] = item;
 PushPending ==                 \* slots[write_end++] = item (a full block first links a new one)
   /\ ppc = "push" /\ item <= NumItems
   /\ IF writeEnd = BlockSize
@@ -106,6 +111,7 @@ PushPending ==                 \* slots[write_end++] = item (a full block first 
   /\ UNCHANGED <<bBegin, bEnd, bNext, bConsumers, life, qHead, qTail, free, allocated,
                  wb, publishedEnd, claimed, badRead>> /\ UNCHANGED consumerVars
 
+\* code: queues/mcsp_queue.h StartNewBlock: if (write_end_ != published_end_) Publish();
 StartNewBlockPublish ==        \* publish the old block's pending slots before the link
   /\ ppc = "new_block_publish"
   /\ bEnd' = [bEnd EXCEPT ![wb] = writeEnd]
@@ -114,6 +120,7 @@ StartNewBlockPublish ==        \* publish the old block's pending slots before t
   /\ UNCHANGED <<bBegin, bNext, bConsumers, slots, life, qHead, qTail, free, allocated,
                  item, wb, writeEnd, claimed, badRead>> /\ UNCHANGED consumerVars
 
+\* code: queues/mcsp_queue.h StartNewBlock: write_block_->next.store(fresh, std::memory_order_release);
 StartNewBlockLink ==           \* under the mutex: take a free block (or a new one), link it
   /\ ppc = "new_block_link"
   /\ LET fresh == IF free # <<>> THEN Head(free) ELSE allocated + 1
@@ -128,6 +135,7 @@ StartNewBlockLink ==           \* under the mutex: take a free block (or a new o
   /\ UNCHANGED <<bBegin, bEnd, bConsumers, slots, life, qHead, item, claimed, badRead>>
   /\ UNCHANGED consumerVars
 
+\* code: queues/mcsp_queue.h Publish: write_block_->end.store(write_end_, std::memory_order_release);
 Publish ==                     \* Push: end.store(write_end, release); or leave it pending
   /\ ppc = "maybe_publish"
   /\ \/ /\ bEnd' = [bEnd EXCEPT ![wb] = writeEnd] /\ publishedEnd' = writeEnd
@@ -136,6 +144,7 @@ Publish ==                     \* Push: end.store(write_end, release); or leave 
   /\ UNCHANGED <<bBegin, bNext, bConsumers, slots, life, qHead, qTail, free, allocated,
                  item, wb, writeEnd, claimed, badRead>> /\ UNCHANGED consumerVars
 
+\* code: queues/mcsp_queue.h FlushPending: if (write_end_ != published_end_) Publish();
 FlushPending ==
   /\ ppc = "push" /\ item > NumItems
   /\ bEnd' = [bEnd EXCEPT ![wb] = writeEnd] /\ publishedEnd' = writeEnd
@@ -152,6 +161,7 @@ Set(f, c, v) == [f EXCEPT ![c] = v]
 KeepQueue == UNCHANGED <<bBegin, bEnd, bNext, bConsumers, slots, life, qHead, qTail, free,
                          allocated>> /\ UNCHANGED producerVars
 
+\* code: queues/mcsp_queue.h Attach: Block* block = SkipExhaustedLocked(head_);
 Attach(c) ==                   \* under the mutex: the oldest block that may hold items
   /\ cpc[c] = "attach"
   /\ LET b == SkipExhausted(qHead)
@@ -162,6 +172,7 @@ Attach(c) ==                   \* under the mutex: the oldest block that may hol
   /\ UNCHANGED <<bBegin, bEnd, bNext, slots, life, qHead, qTail, free, allocated, begin, cend,
                  citem, claimed, badRead>> /\ UNCHANGED producerVars
 
+\* code: queues/mcsp_queue.h PopUpTo: std::uint32_t begin = block->begin.load(std::memory_order_relaxed);
 PopLoadBegin(c) ==             \* begin = block->begin (relaxed); the harness stops when all are taken
   /\ cpc[c] = "load_begin"
   /\ IF Len(claimed) = NumItems
@@ -170,6 +181,7 @@ PopLoadBegin(c) ==             \* begin = block->begin (relaxed); the harness st
             /\ cpc' = Set(cpc, c, "check_end")
   /\ UNCHANGED <<blk, cend, citem, mylife, claimed, badRead>> /\ KeepQueue
 
+\* code: queues/mcsp_queue.h PopUpTo: cached_end_ = block->end.load(std::memory_order_acquire);
 PopLoadEnd(c) ==               \* if begin >= cached_end: cached_end = end (acquire)
   /\ cpc[c] = "check_end"
   /\ IF begin[c] >= cend[c]
@@ -178,6 +190,7 @@ PopLoadEnd(c) ==               \* if begin >= cached_end: cached_end = end (acqu
        ELSE /\ cpc' = Set(cpc, c, "read_slot") /\ UNCHANGED cend
   /\ UNCHANGED <<blk, begin, citem, mylife, claimed, badRead>> /\ KeepQueue
 
+\* code: queues/mcsp_queue.h PopUpTo: for (std::uint32_t i = 0; i < count; ++i) out[i] = block->slots[begin + i];
 PopReadSlot(c) ==              \* item = slots[begin]: a plain read of a slot not owned yet
   /\ cpc[c] = "read_slot"
   /\ citem' = Set(citem, c, slots[blk[c]][begin[c]])
@@ -185,6 +198,7 @@ PopReadSlot(c) ==              \* item = slots[begin]: a plain read of a slot no
   /\ cpc' = Set(cpc, c, "cas")
   /\ UNCHANGED <<blk, begin, cend, mylife, claimed>> /\ KeepQueue
 
+\* code: queues/mcsp_queue.h PopUpTo: if (block->begin.compare_exchange_weak(begin, begin + count, std::memory_order_relaxed,
 PopCasBegin(c) ==              \* begin.compare_exchange(begin, begin + 1)
   /\ cpc[c] = "cas"
   /\ IF bBegin[blk[c]] = begin[c]
@@ -198,23 +212,28 @@ PopCasBegin(c) ==              \* begin.compare_exchange(begin, begin + 1)
   /\ UNCHANGED <<bEnd, bNext, bConsumers, slots, life, qHead, qTail, free, allocated,
                  blk, cend, citem, mylife, badRead>> /\ UNCHANGED producerVars
 
+\* code: queues/mcsp_queue.h PopUpTo: if (block->next.load(std::memory_order_acquire) == nullptr) return 0;
 PopLoadNext(c) ==              \* not full: nothing; full: a successor means `end` is final
   /\ cpc[c] = "looks_empty"
   /\ cpc' = Set(cpc, c, IF cend[c] < BlockSize \/ bNext[blk[c]] = Nil THEN "load_begin"
                         ELSE "reload_end")
   /\ UNCHANGED <<blk, begin, cend, citem, mylife, claimed, badRead>> /\ KeepQueue
 
+\* code: queues/mcsp_queue.h PopUpTo: cached_end_ = block->end.load(std::memory_order_relaxed);
 PopReloadEnd(c) ==
   /\ cpc[c] = "reload_end"
   /\ cend' = Set(cend, c, bEnd[blk[c]])
   /\ cpc' = Set(cpc, c, "recheck_begin")
   /\ UNCHANGED <<blk, begin, citem, mylife, claimed, badRead>> /\ KeepQueue
 
+\* code: queues/mcsp_queue.h PopUpTo: if (block->begin.load(std::memory_order_relaxed) < cached_end_) continue;
 PopRecheckBegin(c) ==          \* items published before the link are still to be popped
   /\ cpc[c] = "recheck_begin"
   /\ cpc' = Set(cpc, c, IF bBegin[blk[c]] < cend[c] THEN "load_begin" ELSE "step_forward")
   /\ UNCHANGED <<blk, begin, cend, citem, mylife, claimed, badRead>> /\ KeepQueue
 
+\* code: queues/mcsp_queue.h StepForward: Block* target = SkipExhaustedLocked(block->next.load(std::memory_order_relaxed));
+\* code: queues/mcsp_queue.h StepForward: RecycleLocked();
 StepForward(c) ==              \* under the mutex: move past exhausted blocks, recycle
   /\ cpc[c] = "step_forward"
   /\ LET target == SkipExhausted(bNext[blk[c]])
@@ -227,6 +246,7 @@ StepForward(c) ==              \* under the mutex: move past exhausted blocks, r
   /\ UNCHANGED <<slots, qTail, allocated, begin, citem, claimed, badRead>>
   /\ UNCHANGED producerVars
 
+\* code: queues/mcsp_queue.h Detach: RecycleLocked();
 Detach(c) ==
   /\ cpc[c] = "detach"
   /\ Recycle([bConsumers EXCEPT ![blk[c]] = @ - 1])

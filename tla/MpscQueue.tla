@@ -18,9 +18,12 @@ EXTENDS Naturals, Sequences, FiniteSets
 
 CONSTANTS Producers,        \* e.g. {p1, p2} (model values)
           PerProducer,      \* items each producer pushes, e.g. 2
-          Stub, Null        \* model values: the stub node and the null link
+          Stub, Null,       \* model values: the stub node and the null link
+          BugNoNotify       \* BOOLEAN: seeded bug (Spin's BUG_NO_NOTIFY): a producer tests
+                            \*   "was empty" as prev = null, the old stack's test, which is
+                            \*   never true here, so it never notifies
 
-ASSUME Stub # Null
+ASSUME Stub # Null /\ BugNoNotify \in BOOLEAN
 Items == Producers \X (1..PerProducer)   \* item <<p, i>>: the i-th push of p
 Nodes == Items \cup {Stub}
 
@@ -62,6 +65,7 @@ Init ==
 ----------------------------------------------------------------------------
 (* Producers: Push(item). *)
 
+\* code: queues/mpsc_queue.h Append: LinkOf(node).store(nullptr, std::memory_order_relaxed);
 PushClearLink(p) ==            \* P1: item.next = null (the item is still private)
   /\ ppc[p] = "start" /\ pushed[p] < PerProducer
   /\ pushed' = [pushed EXCEPT ![p] = @ + 1]
@@ -70,6 +74,7 @@ PushClearLink(p) ==            \* P1: item.next = null (the item is still privat
   /\ ppc' = [ppc EXCEPT ![p] = "exchange"]
   /\ UNCHANGED <<tail, head, notified, prev, cpc, h, nx, cprev, exchanged, popped, returned>>
 
+\* code: queues/mpsc_queue.h Append: T* const prev = tail_.exchange(node, std::memory_order_seq_cst);
 PushExchange(p) ==             \* P2: prev = tail.exchange(item)
   /\ ppc[p] = "exchange"
   /\ prev' = [prev EXCEPT ![p] = tail]
@@ -78,6 +83,7 @@ PushExchange(p) ==             \* P2: prev = tail.exchange(item)
   /\ ppc' = [ppc EXCEPT ![p] = "link"]
   /\ UNCHANGED <<next, head, notified, pushed, cpc, h, nx, cprev, popped, returned, before>>
 
+\* code: queues/mpsc_queue.h Append: LinkOf(prev).store(node, std::memory_order_release);
 PushLink(p) ==                 \* P3: prev.next = item (release)
   /\ ppc[p] = "link"
   /\ next' = [next EXCEPT ![prev[p]] = Item(p)]
@@ -85,9 +91,10 @@ PushLink(p) ==                 \* P3: prev.next = item (release)
   /\ ppc' = [ppc EXCEPT ![p] = "notify"]
   /\ UNCHANGED <<tail, head, notified, pushed, prev, cpc, h, nx, cprev, exchanged, popped, before>>
 
+\* code: sched/task_scheduler.h AfterFrontPush: io_.Notify();
 PushNotify(p) ==               \* Push returned prev == stub: io_.Notify()
   /\ ppc[p] = "notify"
-  /\ notified' = (notified \/ prev[p] = Stub)
+  /\ notified' = (notified \/ (IF BugNoNotify THEN prev[p] = Null ELSE prev[p] = Stub))
   /\ ppc' = [ppc EXCEPT ![p] = "start"]
   /\ UNCHANGED <<next, tail, head, pushed, prev, cpc, h, nx, cprev, exchanged, popped, returned, before>>
 
@@ -103,6 +110,8 @@ Hand(item, newHead) ==         \* Pop returns `item`
 
 Keep == UNCHANGED <<ppc, pushed, prev, exchanged, returned, before>>
 
+\* code: queues/mpsc_queue.h Pop: T* const first = head_.load(std::memory_order_relaxed);
+\* code: queues/mpsc_queue.h Pop: T* next = LinkOf(head).load(std::memory_order_acquire);
 PopReadHead ==                 \* C1
   /\ cpc = "read_head"
   /\ h' = head
@@ -112,6 +121,7 @@ PopReadHead ==                 \* C1
             ELSE "take"
   /\ UNCHANGED <<next, tail, head, notified, cprev, popped>> /\ Keep
 
+\* code: queues/mpsc_queue.h Pop: head = next; // the stub leaves the chain
 PopSkipStub ==                 \* C2: the stub leaves the chain
   /\ cpc = "skip_stub"
   /\ h' = nx
@@ -127,6 +137,7 @@ PopTake ==                     \* C3: h has a successor: hand h out
        ELSE /\ cpc' = "check_tail" /\ UNCHANGED <<head, popped>>
   /\ UNCHANGED <<next, tail, notified, h, nx, cprev>> /\ Keep
 
+\* code: queues/mpsc_queue.h Pop: if (tail_.load(std::memory_order_relaxed) != head) {
 PopCheckTail ==                \* C4: a push in flight behind h?
   /\ cpc = "check_tail"
   /\ IF tail # h
@@ -134,6 +145,7 @@ PopCheckTail ==                \* C4: a push in flight behind h?
        ELSE /\ cpc' = "stub_clear" /\ UNCHANGED head
   /\ UNCHANGED <<next, tail, notified, h, nx, cprev, popped>> /\ Keep
 
+\* code: queues/mpsc_queue.h Pop: Append(Stub());
 PopAppendStubClear ==          \* C5: Append(stub), P1
   /\ cpc = "stub_clear"
   /\ next' = [next EXCEPT ![Stub] = Null]
@@ -153,6 +165,7 @@ PopAppendStubLink ==           \* C5: Append(stub), P3
   /\ cpc' = "reread"
   /\ UNCHANGED <<tail, head, notified, h, nx, cprev, popped>> /\ Keep
 
+\* code: queues/mpsc_queue.h Pop: next = LinkOf(head).load(std::memory_order_acquire); // the stub, or a racing push
 PopReread ==                   \* C6
   /\ cpc = "reread"
   /\ nx' = next[h]
@@ -161,6 +174,7 @@ PopReread ==                   \* C6
        ELSE /\ head' = h /\ cpc' = "is_empty_head" /\ UNCHANGED popped
   /\ UNCHANGED <<next, tail, notified, h, cprev>> /\ Keep
 
+\* code: queues/mpsc_queue.h IsEmpty: return IsStub(head_.load(std::memory_order_relaxed)) && IsStub(tail_.load(order));
 IsEmptyHead ==                 \* Pop returned nullptr: IsEmpty(), first head_ ...
   /\ cpc = "is_empty_head"
   /\ cpc' = IF head = Stub THEN "is_empty_tail" ELSE "read_head"
@@ -171,6 +185,7 @@ IsEmptyTail ==                 \* ... then tail_
   /\ cpc' = IF tail = Stub THEN "sleep" ELSE "read_head"
   /\ UNCHANGED <<next, tail, head, notified, h, nx, cprev, popped>> /\ Keep
 
+\* code: sched/task_scheduler.h Schedule: io_.WaitUntil(until, io_sink);
 WaitUntil ==                   \* sleeps until notified, consumes the flag
   /\ cpc = "sleep"
   /\ notified
