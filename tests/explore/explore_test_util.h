@@ -3,6 +3,8 @@
 #ifndef FAIRSCHED_TESTS_EXPLORE_EXPLORE_TEST_UTIL_H_
 #define FAIRSCHED_TESTS_EXPLORE_EXPLORE_TEST_UTIL_H_
 
+#include <gtest/gtest.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -27,6 +29,17 @@ inline void PrintCounts(const char* name, const explore::Result& result) {
               : result.complete ? "complete"
                                 : "cut short");
   std::fflush(stdout);
+}
+
+// Explores `scenario` depth-first with the given preemption bound (the other options at their
+// defaults) and expects the search to finish without a failure.
+inline void ExpectPass(void (*scenario)(), int bound, const char* name) {
+  explore::Options options;
+  options.preemption_bound = bound;
+  const explore::Result result = explore::Explore(options, scenario);
+  PrintCounts(name, result);
+  EXPECT_FALSE(result.failed) << result.Report();
+  EXPECT_TRUE(result.complete) << result.Report();
 }
 
 }  // namespace fairsched::testing

@@ -15,14 +15,7 @@ static_assert(FAIRSCHED_SIGNAL_USES_FUTEX, "the scheduler is checked on Signal's
 namespace fairsched {
 namespace {
 
-void ExpectPass(void (*scenario)(), int bound, const char* name) {
-  explore::Options options;
-  options.preemption_bound = bound;
-  const explore::Result result = explore::Explore(options, scenario);
-  testing::PrintCounts(name, result);
-  EXPECT_FALSE(result.failed) << result.Report();
-  EXPECT_TRUE(result.complete) << result.Report();
-}
+using testing::ExpectPass;
 
 TEST(SchedulerExploreTest, PostFromOutside) {
   ExpectPass([] { testing::PostFromOutside<>(2); }, 1,

@@ -16,14 +16,7 @@ static_assert(FAIRSCHED_SIGNAL_USES_FUTEX, "this test checks the futex path");
 namespace fairsched {
 namespace {
 
-void ExpectPass(void (*scenario)(), int bound, const char* name) {
-  explore::Options options;
-  options.preemption_bound = bound;
-  const explore::Result result = explore::Explore(options, scenario);
-  testing::PrintCounts(name, result);
-  EXPECT_FALSE(result.failed) << result.Report();
-  EXPECT_TRUE(result.complete) << result.Report();
-}
+using testing::ExpectPass;
 
 TEST(SignalFutexExploreTest, PingPong) {
   ExpectPass(&testing::PingPong<Signal>, 3, "futex signal ping-pong x2, bound 3");
