@@ -364,7 +364,7 @@ StopExit ==
 
 \* Join every worker, exit_ = false; a post that landed after WaitEmpty returned is drained
 \* on a fresh worker (StartWorkers(1), back to WaitEmpty); else stopping_ = false.
-\* code: sched/task_scheduler.h Stop: for (std::thread& thread : threads_) thread.join();
+\* code: sched/task_scheduler.h Stop: for (Thread& thread : threads_) thread.join();
 \* code: sched/task_scheduler.h Stop: exit_.store(false, std::memory_order_relaxed);
 \* code: sched/task_scheduler.h Stop: if (IsEmpty()) break;
 StopJoin ==
