@@ -80,7 +80,16 @@ def summarize(by_design, p99_limit_ms, max_failed):
     return summary
 
 
-def plot(summary, png, p99_limit_ms):
+def load_range(by_design):
+    """The 1-minute load averages seen before and after every run: (lowest, highest)."""
+    loads = [record[key]["1min"]
+             for by_rate in by_design.values() for records in by_rate.values()
+             for record in records for key in ("loadavg_before", "loadavg_after")
+             if isinstance(record.get(key), dict) and "1min" in record[key]]
+    return (min(loads), max(loads)) if loads else None
+
+
+def plot(summary, png, p99_limit_ms, loads=None):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -103,7 +112,10 @@ def plot(summary, png, p99_limit_ms):
     axes.set_yscale("log")
     axes.set_xlabel("offered load, requests/s (Poisson arrivals)")
     axes.set_ylabel("latency of acknowledged saves, ms (from intended send)")
-    axes.set_title("savegame, open loop")
+    title = "savegame, open loop"
+    if loads is not None:
+        title += " (1-minute load average %.2f-%.2f during the runs)" % loads
+    axes.set_title(title)
     axes.grid(True, which="both", linewidth=0.3)
     axes.legend(fontsize=8)
     figure.tight_layout()
@@ -154,8 +166,11 @@ def main(argv):
         sys.exit("no open-loop savegame records in %s" % args.directory)
     summary = summarize(by_design, args.p99_limit_ms, args.max_failed)
     png = args.png or os.path.join(args.directory, "open_loop.png")
-    plot(summary, png, args.p99_limit_ms)
+    loads = load_range(by_design)
+    plot(summary, png, args.p99_limit_ms, loads)
     print_summary(summary, args.p99_limit_ms, args.max_failed)
+    if loads is not None:
+        print("1-minute load average before/after the runs: %.2f-%.2f" % loads)
     print("wrote %s" % png)
     if args.summary:
         with open(args.summary, "w") as f:
