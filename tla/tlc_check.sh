@@ -34,8 +34,8 @@ cfg=$(basename "$cfg_file")
 
 if [[ -z "${TLA2TOOLS_JAR:-}" ]]; then
   echo "tlc_check: SKIPPED $spec with $cfg: TLA2TOOLS_JAR is not set: TLC not run; set it to"
-  echo "  the path of tla2tools.jar (e.g. TLA2TOOLS_JAR=\$PWD/../shared/tools/tla2tools.jar"
-  echo "  ./bazelw test //tla/...; CI sets it, see .ci/run)"
+  echo "  the absolute path of tla2tools.jar, the TLA+ tools v1.7.3 (MIT) from the tlaplus"
+  echo "  project's releases, e.g. TLA2TOOLS_JAR=/opt/tla/tla2tools.jar ./bazelw test //tla/...)"
   exit 0
 fi
 if [[ ! -f "$TLA2TOOLS_JAR" ]]; then
