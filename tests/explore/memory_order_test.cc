@@ -28,30 +28,11 @@
 #include "sync/signal.h"
 #include "tests/explore/explore_test_util.h"
 #include "tests/explore/front_queue_scenario.h"
+#include "tests/explore/real_task_ops.h"
 #include "tests/explore/signal_scenario.h"
 #include "tests/explore/task_wake_scenario.h"
 
 namespace fairsched {
-namespace internal {
-// The test-only door into Task's private transitions (a friend in sched/task.h), as in
-// task_wake_explore_test.cc.
-struct TaskStateAccess {
-  static bool TryPendingToWaiting(Task& task) { return task.TryPendingToWaiting(); }
-  static bool TryWaitingToReady(Task& task) { return task.TryWaitingToReady(); }
-  static bool TryWake(Task& task, std::uint8_t bits) { return task.TryWake(bits); }
-  static bool IsWoken(const Task& task) { return task.IsWoken(); }
-  static void BeginExecution(Task& task) { task.BeginExecution(); }
-  // The scenarios' probe of the state after the fact. A relaxed read-modify-write (of 0):
-  // it reads the newest state even under kCpp20 (a load could read an older one and
-  // misjudge whether a wakeup was absorbed), and acquires nothing, so it cannot hide a
-  // missing acquire in the code under test.
-  static std::uint8_t StateBits(const Task& task) {
-    return const_cast<Task&>(task).state_.fetch_or(0, std::memory_order_relaxed);
-  }
-  static constexpr std::uint8_t kWoken = Task::kWoken;
-  static constexpr std::uint8_t kSignaled = Task::kSignaled;
-};
-}  // namespace internal
 
 namespace {
 
@@ -93,21 +74,7 @@ void ExpectFailure(const char* name, const explore::Options& options, Scenario s
 
 // --- 1. The real code's scenarios under the C++20 model. ---
 
-struct RealTaskOps {
-  using Object = Task;
-  using Access = internal::TaskStateAccess;
-  static bool TryPendingToWaiting(Task& task) { return Access::TryPendingToWaiting(task); }
-  static bool TryWaitingToReady(Task& task) { return Access::TryWaitingToReady(task); }
-  static bool TryWake(Task& task, std::uint8_t bits) { return Access::TryWake(task, bits); }
-  static bool IsWoken(const Task& task) { return Access::IsWoken(task); }
-  static bool BeginExecution(Task& task) {
-    Access::BeginExecution(task);
-    return task.ReceiveSignal();
-  }
-  static std::uint8_t StateBits(const Task& task) { return Access::StateBits(task); }
-  static constexpr std::uint8_t kWoken = Access::kWoken;
-  static constexpr std::uint8_t kSignaled = Access::kSignaled;
-};
+using testing::RealTaskOps;
 
 TEST(WeakMemoryScenarioTest, FrontQueueTwoProducersOneConsumer) {
   ExpectPass("cpp20: mpsc 2 producers x 2 items, bound 2", Cpp20(2),

@@ -9,43 +9,13 @@
 #include "sched/task.h"
 #include "sync/primitives.h"
 #include "tests/explore/explore_test_util.h"
+#include "tests/explore/real_task_ops.h"
 #include "tests/explore/task_wake_scenario.h"
 
 namespace fairsched {
-namespace internal {
-
-// The test-only door into Task's private transitions (declared a friend in sched/task.h).
-struct TaskStateAccess {
-  static bool TryPendingToWaiting(Task& task) { return task.TryPendingToWaiting(); }
-  static bool TryWaitingToReady(Task& task) { return task.TryWaitingToReady(); }
-  static bool TryWake(Task& task, std::uint8_t bits) { return task.TryWake(bits); }
-  static bool IsWoken(const Task& task) { return task.IsWoken(); }
-  static void BeginExecution(Task& task) { task.BeginExecution(); }
-  static std::uint8_t StateBits(const Task& task) { return task.state_.load(); }
-  static constexpr std::uint8_t kWoken = Task::kWoken;
-  static constexpr std::uint8_t kSignaled = Task::kSignaled;
-};
-
-}  // namespace internal
 namespace {
 
-using Access = internal::TaskStateAccess;
-
-struct RealTaskOps {
-  // The deadline and callback play no part in these transitions; a default Task will do.
-  using Object = Task;
-  static bool TryPendingToWaiting(Task& task) { return Access::TryPendingToWaiting(task); }
-  static bool TryWaitingToReady(Task& task) { return Access::TryWaitingToReady(task); }
-  static bool TryWake(Task& task, std::uint8_t bits) { return Access::TryWake(task, bits); }
-  static bool IsWoken(const Task& task) { return Access::IsWoken(task); }
-  static bool BeginExecution(Task& task) {
-    Access::BeginExecution(task);
-    return task.ReceiveSignal();
-  }
-  static std::uint8_t StateBits(const Task& task) { return Access::StateBits(task); }
-  static constexpr std::uint8_t kWoken = Access::kWoken;
-  static constexpr std::uint8_t kSignaled = Access::kSignaled;
-};
+using testing::RealTaskOps;
 
 void ExpectPass(int wakers, int bound, const char* name, bool sleep_sets = true) {
   explore::Options options;
