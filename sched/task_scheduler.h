@@ -902,8 +902,8 @@ class BasicTaskScheduler {
               ? kNoDeadline
               : TaskDeadline(TaskClock::duration(next_deadline));
       // While a worker executes, it may have put a post into its local batch just after
-      // our look (it decided that nobody was idle just before we became so): look again within kLocalBatchRecheck, so such a task waits at most
-      // that long for us.
+      // our look (it decided that nobody was idle just before we became so): look again
+      // within kLocalBatchRecheck, so such a task waits at most that long for us.
       if (executing_.load(std::memory_order_relaxed) > 0) {
         until = std::min(until, TaskClock::now() + kLocalBatchRecheck);
       }
