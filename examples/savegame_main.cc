@@ -34,7 +34,8 @@ using namespace fairsched::savegame;
                "[--backend=epoll|io_uring] [--workers=N] [--users=N] [--connections=N] "
                "[--duration=SECONDS] [--rate=REQUESTS_PER_S] [--seed=N] [--client_threads=N] "
                "[--blob_latency=MS] [--cpu_cost=US] [--fault=FRACTION] [--step_timeout=MS] "
-               "[--updater_tick=MS] [--spin_us=US] [--drain_timeout=SECONDS] [--json=PATH]\n",
+               "[--updater_tick=MS] [--updater_start=same_tick|next_tick] [--heavy_users=N] "
+               "[--heavy_factor=K] [--spin_us=US] [--drain_timeout=SECONDS] [--json=PATH]\n",
                bad);
   std::exit(2);
 }
@@ -94,6 +95,13 @@ int main(int argc, char** argv) {
       options.spin_before_park = Scaled<std::chrono::microseconds>(number);
     } else if (name == "updater_tick" && numeric && number >= 0 && number <= 10'000) {
       options.updater_tick = Scaled<std::chrono::milliseconds>(number);
+    } else if (name == "updater_start" && (value == "same_tick" || value == "next_tick")) {
+      options.updater_start =
+          value == "same_tick" ? UpdaterStart::kSameTick : UpdaterStart::kNextTick;
+    } else if (name == "heavy_users" && whole && number >= 0 && number <= 10'000'000) {
+      options.heavy_users = static_cast<int>(number);
+    } else if (name == "heavy_factor" && whole && number >= 1 && number <= 1000) {
+      options.heavy_factor = static_cast<int>(number);
     } else if (name == "rate" && numeric && number >= 0 && number <= 10'000'000) {
       options.rate = number;
     } else if (name == "seed" && whole && number >= 0) {
@@ -114,6 +122,7 @@ int main(int argc, char** argv) {
       Usage(argv[i]);
     }
   }
+  if (options.heavy_users > options.users) Usage("--heavy_users must not exceed --users");
   if (options.seeded_bug != SeededBug::kNone && design != "fairsched") {
     Usage("--seeded_bug needs --design=fairsched");
   }

@@ -49,6 +49,20 @@ struct ServerOptions {
   std::size_t blob_payload = 1024;  // bytes of save data in a new blob
   int fence_attempts = 10;          // fences tried before an upload is reported kUnknown
   SeededBug seeded_bug = SeededBug::kNone;
+  // A skewed workload: users 0 .. heavy_users-1 are heavy; each of their saves is
+  // heavy_factor times larger (payload and CPU work). The fleet also picks them
+  // heavy_factor times as often (FleetOptions).
+  int heavy_users = 0;
+  int heavy_factor = 1;
+
+  bool Heavy(std::uint32_t user) const { return user < static_cast<std::uint32_t>(heavy_users); }
+  // The CPU work and the payload of one save of `user`.
+  std::chrono::nanoseconds CpuCostOf(std::uint32_t user) const {
+    return Heavy(user) ? cpu_cost * heavy_factor : cpu_cost;
+  }
+  std::size_t PayloadOf(std::uint32_t user) const {
+    return Heavy(user) ? blob_payload * static_cast<std::size_t>(heavy_factor) : blob_payload;
+  }
 };
 
 template <typename Scheduler>
@@ -151,10 +165,12 @@ class FairschedServer {
 
     // Change (CPU work) and upload (compare-and-set on the downloaded version).
     const std::string new_blob =
-        ChangeBlob(old_blob, request.request_id, options_.blob_payload, options_.cpu_cost);
+        ChangeBlob(old_blob, request.request_id, options_.PayloadOf(request.user),
+                   options_.CpuCostOf(request.user));
     StoreCall upload = co_await CallStore({StoreOp::kPut, request.user, version, new_blob});
     if (upload.ok && options_.seeded_bug == SeededBug::kUploadTwice) {
-      const std::string twice = ChangeBlob(new_blob, request.request_id, options_.blob_payload,
+      const std::string twice = ChangeBlob(new_blob, request.request_id,
+                                           options_.PayloadOf(request.user),
                                            std::chrono::nanoseconds(0));
       (void)co_await CallStore({StoreOp::kPut, request.user, version + 1, twice});
     }

@@ -108,7 +108,7 @@ class FleetThread {
         record_(record),
         result_(record->result),
         random_(options.seed * 1000003 + static_cast<std::uint64_t>(index)),
-        pick_user_(0, static_cast<std::uint32_t>(options.users - 1)) {
+        pick_user_(options.users, options.heavy_users, options.heavy_factor) {
     const std::string name = "client-" + std::to_string(index);
     pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
     result_.acked.assign(options.users, 0);
@@ -122,7 +122,9 @@ class FleetThread {
     if (rate_ > 0) {
       RunOpenLoop();
     } else {
-      for (auto& connection : connections_) Send(*connection, Clock::now(), pick_user_(random_));
+      for (auto& connection : connections_) {
+        Send(*connection, Clock::now(), pick_user_.Pick(random_));
+      }
       Loop();
     }
     for (auto& connection : connections_) {
@@ -171,7 +173,7 @@ class FleetThread {
   // connections.
   void Dispatch(Clock::time_point now) {
     while (next_arrival_ < stop_at_ && next_arrival_ <= now) {
-      backlog_.push_back(Arrival{next_arrival_, pick_user_(random_)});
+      backlog_.push_back(Arrival{next_arrival_, pick_user_.Pick(random_)});
       ++result_.arrivals;
       next_arrival_ += NextGap();
     }
@@ -276,7 +278,7 @@ class FleetThread {
     if (rate_ > 0) {
       idle_.push_back(&connection);
     } else if (Clock::now() < stop_at_) {
-      Send(connection, Clock::now(), pick_user_(random_));
+      Send(connection, Clock::now(), pick_user_.Pick(random_));
     }
   }
 
@@ -309,7 +311,7 @@ class FleetThread {
   ThreadRecord* const record_;
   FleetResult& result_;
   std::mt19937_64 random_;
-  std::uniform_int_distribution<std::uint32_t> pick_user_;
+  UserPicker pick_user_;
   int epoll_fd_ = -1;
   std::vector<std::unique_ptr<Connection>> connections_;
   std::string out_;
@@ -325,6 +327,21 @@ double QuantileMs(const std::vector<std::uint32_t>& sorted_us, double p) {
   if (sorted_us.empty()) return 0;
   const auto index = static_cast<std::size_t>(p * static_cast<double>(sorted_us.size() - 1));
   return sorted_us[index] / 1000.0;
+}
+
+UserPicker::UserPicker(int users, int heavy_users, int heavy_factor)
+    : users_(static_cast<std::uint32_t>(users)),
+      heavy_users_(static_cast<std::uint32_t>(heavy_users)),
+      slot_(0, static_cast<std::uint64_t>(users) +
+                   static_cast<std::uint64_t>(heavy_users) * (heavy_factor - 1) - 1) {
+  FAIRSCHED_CHECK(users >= 1 && heavy_users >= 0 && heavy_users <= users && heavy_factor >= 1,
+                  "UserPicker: needs users >= 1, 0 <= heavy_users <= users, heavy_factor >= 1");
+}
+
+std::uint32_t UserPicker::Pick(std::mt19937_64& random) {
+  const std::uint64_t slot = slot_(random);
+  if (slot < users_) return static_cast<std::uint32_t>(slot);
+  return static_cast<std::uint32_t>((slot - users_) % heavy_users_);
 }
 
 FleetResult RunFleet(const SocketAddress& server, const FleetOptions& options) {

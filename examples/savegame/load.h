@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,10 @@ struct FleetOptions {
   std::uint64_t seed = 1;
   // Open loop: offered requests per second, all threads together; 0: closed loop.
   double rate = 0;
+  // A skewed workload (UserPicker): users 0 .. heavy_users-1 are picked heavy_factor times
+  // as often as the others.
+  int heavy_users = 0;
+  int heavy_factor = 1;
   // Live progress once a second to `progress` (nullptr: none): on a terminal one line
   // rewritten with '\r', otherwise one line per second. Prefixed by `label`.
   std::FILE* progress = nullptr;
@@ -90,6 +95,22 @@ struct FleetResult {
   std::vector<RequestOutcome> requests;  // every request sent, in no particular order
   std::vector<ThreadSample> client_threads;  // each fleet thread's times, taken as it ends
   std::int64_t ok() const { return replies[0]; }
+};
+
+// Picks the user of each save: uniformly among `users`, except that users 0 ..
+// heavy_users-1 weigh heavy_factor each and the others 1. Needs 0 <= heavy_users <= users
+// and heavy_factor >= 1.
+class UserPicker {
+ public:
+  UserPicker(int users, int heavy_users, int heavy_factor);
+  std::uint32_t Pick(std::mt19937_64& random);
+
+ private:
+  const std::uint32_t users_;
+  const std::uint32_t heavy_users_;
+  // Draws a slot: slots 0 .. users-1 are the users themselves, the rest are the heavy
+  // users' extra (heavy_factor - 1) slots each.
+  std::uniform_int_distribution<std::uint64_t> slot_;
 };
 
 // Runs the fleet against `server` and returns what it saw.

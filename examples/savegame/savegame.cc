@@ -9,6 +9,8 @@
 #include <map>
 #include <optional>
 
+#include <sys/resource.h>
+
 #include "examples/savegame/blob_store.h"
 #include "examples/savegame/fairsched_server.h"
 #include "examples/savegame/updater_server.h"
@@ -120,10 +122,19 @@ void Check(const SocketAddress& store, std::vector<AppliedSave> applied,
   report->check = CheckSaves(input);
 }
 
+// Descriptors a run needs: client and server side of every client connection, of at most
+// one store connection per user (a store call holds the user's profile lock), and spare.
+std::uint64_t DescriptorsNeeded(const SavegameOptions& options) {
+  const std::uint64_t connections = static_cast<std::uint64_t>(options.connections);
+  const std::uint64_t store = std::min<std::uint64_t>(connections, options.users);
+  return 2 * connections + 2 * store + 256;
+}
+
 template <typename Backend>
 DesignReport Run(Design design, const SavegameOptions& options) {
   DesignReport report;
   report.design = design;
+  report.file_limit = RaiseFileLimit(DescriptorsNeeded(options));
   report.started_utc = UtcNow();
   report.loadavg_before = LoadAverage();
   const auto began = std::chrono::steady_clock::now();
@@ -143,6 +154,8 @@ DesignReport Run(Design design, const SavegameOptions& options) {
   server_options.cpu_cost = options.cpu_cost;
   server_options.blob_payload = options.blob_payload;
   server_options.seeded_bug = options.seeded_bug;
+  server_options.heavy_users = options.heavy_users;
+  server_options.heavy_factor = options.heavy_factor;
 
   FleetOptions fleet;
   fleet.connections = options.connections;
@@ -151,6 +164,8 @@ DesignReport Run(Design design, const SavegameOptions& options) {
   fleet.duration = options.duration;
   fleet.rate = options.rate;
   fleet.seed = options.seed;
+  fleet.heavy_users = options.heavy_users;
+  fleet.heavy_factor = options.heavy_factor;
   fleet.drain_timeout = options.drain_timeout;
   fleet.progress = options.progress;
   fleet.label = ToString(design);
@@ -173,6 +188,7 @@ DesignReport Run(Design design, const SavegameOptions& options) {
     updater.server = server_options;
     updater.threads = options.workers;
     updater.tick = options.updater_tick;
+    updater.start = options.updater_start;
     UpdaterServer server(updater, store_address);
     const SocketAddress address = MustListen(server.Start(Loopback()), "updater server");
     const std::vector<ThreadSample> before = SampleThreads();
@@ -180,6 +196,7 @@ DesignReport Run(Design design, const SavegameOptions& options) {
     TimesSpent(before, SampleThreads(), report.fleet.client_threads, &report);
     server.Stop();
     report.fenced_uploads = server.fenced_uploads();
+    report.jobs_started_late = server.jobs_started_late();
   }
   report.requests_per_second =
       report.fleet.seconds > 0 ? static_cast<double>(report.fleet.ok()) / report.fleet.seconds : 0;
@@ -197,6 +214,45 @@ DesignReport Run(Design design, const SavegameOptions& options) {
 
 const char* ToString(Design design) {
   return design == Design::kFairsched ? "fairsched" : "updater";
+}
+
+FileLimit RaiseFileLimit(std::uint64_t needed) {
+  FileLimit result;
+  result.needed = needed;
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return result;
+  result.soft_before = limit.rlim_cur;
+  result.hard_before = limit.rlim_max;
+  if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < needed) {
+    std::uint64_t ceiling = needed;
+    std::ifstream("/proc/sys/fs/nr_open") >> ceiling;  // the kernel's cap on the hard limit
+    rlimit raised{std::min<rlim_t>(needed, ceiling), std::min<rlim_t>(needed, ceiling)};
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
+  }
+  if (limit.rlim_cur < limit.rlim_max) {
+    rlimit raised{limit.rlim_max, limit.rlim_max};
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
+  }
+  result.soft = limit.rlim_cur;
+  result.hard = limit.rlim_max;
+  if (result.soft != result.soft_before || result.hard != result.hard_before) {
+    std::fprintf(stderr,
+                 "savegame: raised the open-file limit (RLIMIT_NOFILE) from soft %llu / hard %llu "
+                 "to soft %llu / hard %llu (this run needs about %llu)\n",
+                 static_cast<unsigned long long>(result.soft_before),
+                 static_cast<unsigned long long>(result.hard_before),
+                 static_cast<unsigned long long>(result.soft),
+                 static_cast<unsigned long long>(result.hard),
+                 static_cast<unsigned long long>(needed));
+  }
+  if (result.soft < needed) {
+    std::fprintf(stderr,
+                 "savegame: warning: the open-file limit %llu is below the about %llu descriptors "
+                 "this run needs; connections beyond it fail (client_connect_failed)\n",
+                 static_cast<unsigned long long>(result.soft),
+                 static_cast<unsigned long long>(needed));
+  }
+  return result;
 }
 
 DesignReport RunDesign(Design design, const SavegameOptions& options) {
@@ -283,15 +339,18 @@ void PrintReports(std::FILE* out, const SavegameOptions& options,
   std::fprintf(out,
                "(%d workers, %d users, %d client connections, %.3g s per design, blob latency "
                "%.2f ms, CPU %.0f us per save, step deadline %.0f ms, fault %.3f, updater tick "
-               "%.1f ms; latency of acknowledged saves; runq wait: time the server threads were "
-               "runnable but waited for a CPU)\n",
+               "%.1f ms (%s), %d heavy users x%d; latency of acknowledged saves; runq wait: time "
+               "the server threads were runnable but waited for a CPU)\n",
                options.workers, options.users, options.connections,
                std::chrono::duration<double>(options.duration).count(),
                std::chrono::duration<double, std::milli>(options.blob_latency).count(),
                std::chrono::duration<double, std::micro>(options.cpu_cost).count(),
                std::chrono::duration<double, std::milli>(options.step_timeout).count(),
                options.fault,
-               std::chrono::duration<double, std::milli>(options.updater_tick).count());
+               std::chrono::duration<double, std::milli>(options.updater_tick).count(),
+               options.updater_start == UpdaterStart::kSameTick ? "new jobs start in their tick"
+                                                                : "new jobs wait a tick",
+               options.heavy_users, options.heavy_factor);
 }
 
 namespace {
@@ -476,11 +535,24 @@ std::string RunRecordJson(const SavegameOptions& options, const DesignReport& r)
   json.Field("fault_delay_ms", Ms(options.fault_delay));
   json.Field("step_timeout_ms", Ms(options.step_timeout));
   json.Field("updater_tick_ms", Ms(options.updater_tick));
+  json.StringField("updater_start",
+                   options.updater_start == UpdaterStart::kSameTick ? "same_tick" : "next_tick");
+  json.IntField("heavy_users", options.heavy_users);
+  json.IntField("heavy_factor", options.heavy_factor);
   json.Field("drain_timeout_ms", Ms(options.drain_timeout));
   json.Field("spin_us", Ms(options.spin_before_park) * 1000.0);
   json.IntField("blob_payload", static_cast<std::int64_t>(options.blob_payload));
   json.StringField("backend", options.backend == BackendKind::kIoUring ? "io_uring" : "epoll");
   json.StringField("seeded_bug", ToString(options.seeded_bug));
+  json.EndObject();
+
+  json.Key("nofile_limit");
+  json.BeginObject();
+  json.IntField("soft_before", static_cast<std::int64_t>(r.file_limit.soft_before));
+  json.IntField("hard_before", static_cast<std::int64_t>(r.file_limit.hard_before));
+  json.IntField("soft", static_cast<std::int64_t>(r.file_limit.soft));
+  json.IntField("hard", static_cast<std::int64_t>(r.file_limit.hard));
+  json.IntField("needed", static_cast<std::int64_t>(r.file_limit.needed));
   json.EndObject();
 
   LoadAverageJson(json, "loadavg_before", r.loadavg_before);
@@ -503,6 +575,7 @@ std::string RunRecordJson(const SavegameOptions& options, const DesignReport& r)
   json.EndObject();
   json.IntField("faults_injected", r.faults_injected);
   json.IntField("fenced_uploads", r.fenced_uploads);
+  if (r.design == Design::kUpdater) json.IntField("jobs_started_late", r.jobs_started_late);
 
   json.Key("latency_ms");
   json.BeginObject();

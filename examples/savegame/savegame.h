@@ -18,6 +18,7 @@
 #include "examples/savegame/check.h"
 #include "examples/savegame/fairsched_server.h"
 #include "examples/savegame/load.h"
+#include "examples/savegame/updater_server.h"
 #include "sched/latency_histogram.h"
 #include "sched/task_scheduler.h"
 
@@ -42,6 +43,14 @@ struct SavegameOptions {
   std::chrono::nanoseconds fault_delay = std::chrono::milliseconds(300);
   std::chrono::nanoseconds step_timeout = std::chrono::milliseconds(100);
   std::chrono::nanoseconds updater_tick = std::chrono::milliseconds(5);
+  // When the Updater starts a job (updater_server.h): in the tick it arrives (the fair
+  // Updater, default) or, as before, in the next one.
+  UpdaterStart updater_start = UpdaterStart::kSameTick;
+  // A skewed workload: users 0 .. heavy_users-1 save heavy_factor times as often
+  // (load.h, UserPicker) and each of their saves is heavy_factor times larger
+  // (fairsched_server.h, ServerOptions).
+  int heavy_users = 0;
+  int heavy_factor = 1;
   std::chrono::nanoseconds drain_timeout = std::chrono::seconds(10);
   std::size_t blob_payload = 1024;
   // TaskSchedulerOptions::spin_before_park of the server's and the store's schedulers.
@@ -50,6 +59,22 @@ struct SavegameOptions {
   std::FILE* progress = nullptr;  // live progress line, see FleetOptions
   SeededBug seeded_bug = SeededBug::kNone;  // fairsched design only; tests only
 };
+
+// The process's open-file limit (RLIMIT_NOFILE) before and after RunDesign raised it for
+// the run: ~2 descriptors per client connection (client and server side), 2 per store
+// connection, and a few more.
+struct FileLimit {
+  std::uint64_t soft_before = 0;
+  std::uint64_t hard_before = 0;
+  std::uint64_t soft = 0;
+  std::uint64_t hard = 0;
+  std::uint64_t needed = 0;  // the estimate the run asked for
+};
+
+// Raises the soft open-file limit to the hard one, and the hard one too (when the process
+// may: root or CAP_SYS_RESOURCE, up to /proc/sys/fs/nr_open) if `needed` is above it.
+// Prints to stderr what it changed, and a warning if the limit stays below `needed`.
+FileLimit RaiseFileLimit(std::uint64_t needed);
 
 // A thread's CPU time and run-queue wait over a run, with its role: "server" (the design's
 // workers), "store" (the blob store's workers), "client" (the fleet) or "other".
@@ -68,6 +93,9 @@ struct DesignReport {
   double worker_wait_seconds = 0;          // all server threads: runnable, waiting for a CPU
   std::int64_t faults_injected = 0;
   std::int64_t fenced_uploads = 0;  // uploads whose answer was lost, settled by a fence
+  // updater only: jobs that waited a tick before their first step (updater_server.h).
+  std::int64_t jobs_started_late = 0;
+  FileLimit file_limit;
   std::vector<ThreadUsage> threads;  // every thread that ran during the load, server first
   std::string loadavg_before;        // /proc/loadavg before the run and after the check
   std::string loadavg_after;

@@ -36,6 +36,7 @@ struct UpdaterServer::Job {
   enum class State { kLock, kConnecting, kSending, kReceiving, kReply };
   std::shared_ptr<ClientConnection> client;
   SaveRequest request;
+  Clock::time_point read_at;  // when its request was read (for jobs_started_late)
   State state = State::kLock;
   Clock::time_point deadline;  // of the current step
   bool locked = false;
@@ -60,6 +61,7 @@ struct UpdaterServer::Worker {
   std::vector<std::shared_ptr<ClientConnection>> clients;
   std::vector<std::unique_ptr<Job>> jobs;
   std::vector<std::unique_ptr<StoreConnection>> idle_store;  // clean, reusable
+  Clock::time_point last_walk;  // when the thread's last walk over its jobs began
   std::thread thread;
 };
 
@@ -95,13 +97,8 @@ void UpdaterServer::WorkerMain(int index) {
   Clock::time_point next_tick = Clock::now();
   while (!stopping_.load(std::memory_order_relaxed)) {
     if (index == 0) AcceptAll();
-    {
-      MutexLock lock(worker.inbox_mu);
-      for (auto& client : worker.client_inbox) worker.clients.push_back(std::move(client));
-      worker.client_inbox.clear();
-      for (auto& job : worker.job_inbox) worker.jobs.push_back(std::move(job));
-      worker.job_inbox.clear();
-    }
+    TakeConnections(worker);
+    if (options_.start == UpdaterStart::kNextTick) TakeJobs(worker);
     // Poll every connection for requests.
     for (std::size_t i = 0; i < worker.clients.size();) {
       if (ReadRequests(worker.clients[i])) {
@@ -111,7 +108,9 @@ void UpdaterServer::WorkerMain(int index) {
         worker.clients.pop_back();
       }
     }
+    if (options_.start == UpdaterStart::kSameTick) TakeJobs(worker);
     // Update every job.
+    worker.last_walk = Clock::now();
     for (std::size_t i = 0; i < worker.jobs.size();) {
       if (Advance(worker, *worker.jobs[i])) {
         worker.jobs[i] = std::move(worker.jobs.back());
@@ -125,6 +124,26 @@ void UpdaterServer::WorkerMain(int index) {
     if (next_tick < now) next_tick = now;  // the walk took longer than a tick: no sleep
     std::this_thread::sleep_until(next_tick);
   }
+}
+
+void UpdaterServer::TakeConnections(Worker& worker) {
+  MutexLock lock(worker.inbox_mu);
+  for (auto& client : worker.client_inbox) worker.clients.push_back(std::move(client));
+  worker.client_inbox.clear();
+}
+
+void UpdaterServer::TakeJobs(Worker& worker) {
+  std::int64_t late = 0;
+  {
+    MutexLock lock(worker.inbox_mu);
+    for (auto& job : worker.job_inbox) {
+      if (job->read_at < worker.last_walk) ++late;  // an earlier walk began after its read
+      worker.jobs.push_back(std::move(job));
+    }
+    worker.job_inbox.clear();
+  }
+  // Relaxed: a statistic, read after Stop (the join orders it).
+  if (late > 0) jobs_started_late_.fetch_add(late, std::memory_order_relaxed);
 }
 
 void UpdaterServer::AcceptAll() {
@@ -158,7 +177,8 @@ bool UpdaterServer::ReadRequests(const std::shared_ptr<ClientConnection>& client
     auto job = std::make_unique<Job>();
     job->client = client;
     job->request = *request;
-    job->deadline = Clock::now() + options_.server.step_timeout;
+    job->read_at = Clock::now();
+    job->deadline = job->read_at + options_.server.step_timeout;
     Pin(std::move(job));
   }
   return !client->in.Corrupt();
@@ -332,8 +352,10 @@ void UpdaterServer::CallAnswered(Worker& worker, Job& job, const StoreResponse& 
   if (job.op == StoreOp::kGet) {
     job.version = answer_version;
     job.old_blob = answer_blob;
-    const std::string new_blob = ChangeBlob(job.old_blob, job.request.request_id,
-                                            options_.server.blob_payload, options_.server.cpu_cost);
+    const std::uint32_t user = job.request.user;
+    const std::string new_blob =
+        ChangeBlob(job.old_blob, job.request.request_id, options_.server.PayloadOf(user),
+                   options_.server.CpuCostOf(user));
     StartCall(worker, job, StoreOp::kPut, job.version, new_blob);
     return;
   }

@@ -7,6 +7,12 @@
 // non-blocking connect/send/recv to the blob store, send the reply). A job that cannot
 // progress waits for the next tick. Then the thread sleeps until the next tick.
 //
+// When a new job starts (UpdaterStart): by default (kSameTick, the fair Updater) a thread
+// takes the jobs pinned to it after reading its connections and right before its walk, so
+// every job that was read before a walk begins is in that walk: a job read by this thread
+// starts in the tick it arrived. kNextTick is the earlier order (take the pinned jobs, then
+// read): a job a thread reads for itself waits a whole tick before its first step.
+//
 // Same protocol, same steps, same per-step deadlines and the same fence as the fairsched
 // design (protocol.h, fairsched_server.h), so both answer with the same SaveStatus values
 // and the same exactly-once guarantee. Not supported: pipelined requests on one client
@@ -26,10 +32,13 @@
 
 namespace fairsched::savegame {
 
+enum class UpdaterStart { kSameTick, kNextTick };
+
 struct UpdaterOptions {
   ServerOptions server;
   int threads = 2;
   std::chrono::nanoseconds tick = std::chrono::milliseconds(5);
+  UpdaterStart start = UpdaterStart::kSameTick;
 };
 
 class UpdaterServer {
@@ -45,6 +54,13 @@ class UpdaterServer {
   void Stop();
   // Uploads whose answer was lost and that a fence settled (or tried to).
   std::int64_t fenced_uploads() const { return fenced_uploads_.load(std::memory_order_relaxed); }
+  // Jobs that were read before some walk of their thread began and yet were not in that
+  // walk: each of them waited a tick before its first step. With kSameTick only a job
+  // pinned by another thread in the instant between TakeJobs and the walk can count; with
+  // kNextTick every job a thread reads for itself does.
+  std::int64_t jobs_started_late() const {
+    return jobs_started_late_.load(std::memory_order_relaxed);
+  }
 
  private:
   struct ClientConnection;
@@ -53,6 +69,9 @@ class UpdaterServer {
   struct Worker;
 
   void WorkerMain(int index);
+  // Move the connections / the jobs pinned to `worker` into its own lists.
+  void TakeConnections(Worker& worker);
+  void TakeJobs(Worker& worker);
   void AcceptAll();
   // Reads requests from `client`; false when the connection ended.
   bool ReadRequests(const std::shared_ptr<ClientConnection>& client);
@@ -73,7 +92,8 @@ class UpdaterServer {
   Atomic<std::uint64_t> next_connection_{0};  // round-robin pinning of connections
   Atomic<std::uint64_t> next_job_{0};         // round-robin pinning of jobs
   Atomic<bool> stopping_{false};
-  Atomic<std::int64_t> fenced_uploads_{0};  // relaxed: a statistic
+  Atomic<std::int64_t> fenced_uploads_{0};     // relaxed: a statistic
+  Atomic<std::int64_t> jobs_started_late_{0};  // relaxed: a statistic
 };
 
 }  // namespace fairsched::savegame

@@ -13,25 +13,19 @@ on the PATH cannot import it.
 """
 
 import argparse
-import glob
 import json
 import os
 import statistics
 import sys
 
-DEBIAN_PYTHON = "/usr/bin/python3"
+import savegame_runs
 
 
 def load_records(directory):
     """Every open-loop record in `directory`, as {design: {rate: [record, ...]}}."""
     by_design = {}
-    for path in sorted(glob.glob(os.path.join(directory, "*.json"))):
-        with open(path) as f:
-            try:
-                record = json.load(f)
-            except json.JSONDecodeError:
-                continue
-        if record.get("record") != "savegame-run/1" or record.get("mode") != "open":
+    for record in savegame_runs.load_records(directory):
+        if record.get("mode") != "open":
             continue
         rate = record["config"]["offered_rate"]
         by_design.setdefault(record["design"], {}).setdefault(rate, []).append(record)
@@ -82,11 +76,8 @@ def summarize(by_design, p99_limit_ms, max_failed):
 
 def load_range(by_design):
     """The 1-minute load averages seen before and after every run: (lowest, highest)."""
-    loads = [record[key]["1min"]
-             for by_rate in by_design.values() for records in by_rate.values()
-             for record in records for key in ("loadavg_before", "loadavg_after")
-             if isinstance(record.get(key), dict) and "1min" in record[key]]
-    return (min(loads), max(loads)) if loads else None
+    return savegame_runs.load_range([record for by_rate in by_design.values()
+                                     for records in by_rate.values() for record in records])
 
 
 def plot(summary, png, p99_limit_ms, loads=None):
@@ -153,13 +144,7 @@ def main(argv):
     parser.add_argument("--max-failed", type=float, default=0.01)
     args = parser.parse_args(argv)
 
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        if os.path.realpath(sys.executable) != os.path.realpath(DEBIAN_PYTHON) and \
-                os.path.exists(DEBIAN_PYTHON):
-            os.execv(DEBIAN_PYTHON, [DEBIAN_PYTHON, os.path.abspath(__file__)] + argv)
-        sys.exit("matplotlib is missing. On Debian: sudo apt-get install python3-matplotlib")
+    savegame_runs.ensure_matplotlib(__file__, argv)
 
     by_design = load_records(args.directory)
     if not by_design:

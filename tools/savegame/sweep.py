@@ -10,30 +10,42 @@ and the sweep goes on. Prints one line per run.
         --rates 2000,4000,8000 [--duration 10] [--connections 256] [--rounds 1] \\
         [--designs fairsched,updater] [-- extra savegame flags]
 
-plot_open_loop.py draws the records; record_open_loop.sh builds, sweeps and plots in one go.
+plot_open_loop.py draws the records; record_open_loop.sh builds, sweeps and plots in one go;
+--estimate prints the plan's run count and time instead (tools/savegame/record_all.sh).
 """
 
 import argparse
-import json
 import os
-import subprocess
 import sys
-import time
+
+import savegame_runs
+
+# Seconds a run takes beyond --duration (start, drain, check); past saturation the drain
+# adds up to twice --drain_timeout (the estimate assumes the first half of the rates hold).
+RUN_OVERHEAD_S = 1.0
 
 
 def run_order(designs, rate_index, round_index):
     """The designs in the order they run at this rate: reversed on every other step."""
-    return list(designs) if (rate_index + round_index) % 2 == 0 else list(reversed(designs))
+    return savegame_runs.alternate(designs, rate_index + round_index)
 
 
 def record_name(design, rate, round_index):
     return "%s-rate%g-round%d.json" % (design, rate, round_index)
 
 
+def drain_timeout(extra):
+    """The --drain_timeout among the extra flags (the job's default: 10 s)."""
+    for flag in extra:
+        if flag.startswith("--drain_timeout="):
+            return float(flag.split("=", 1)[1])
+    return 10.0
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--binary", required=True, help="the savegame binary")
-    parser.add_argument("--out", required=True, help="directory for the JSON records")
+    parser.add_argument("--binary", help="the savegame binary (needed unless --estimate)")
+    parser.add_argument("--out", help="directory for the JSON records")
     parser.add_argument("--rates", required=True,
                         help="comma-separated offered rates, requests per second")
     parser.add_argument("--duration", type=float, default=10, help="seconds per run")
@@ -43,6 +55,8 @@ def main(argv):
     parser.add_argument("--designs", default="fairsched,updater")
     parser.add_argument("--seed", type=int, default=1,
                         help="fleet seed of the first run; each run adds its index")
+    parser.add_argument("--estimate", action="store_true",
+                        help="only print the number of runs and the estimated time")
     parser.add_argument("extra", nargs="*", help="more savegame flags (after --)")
     args = parser.parse_args(argv)
 
@@ -52,6 +66,16 @@ def main(argv):
         parser.error("--rates needs positive rates")
     if not designs or any(d not in ("fairsched", "updater") for d in designs):
         parser.error("--designs takes fairsched and/or updater")
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
+    runs = args.rounds * len(rates) * len(designs)
+    if args.estimate:
+        savegame_runs.print_estimate(
+            "open-loop sweep", runs,
+            args.duration + RUN_OVERHEAD_S + drain_timeout(args.extra))
+        return 0
+    if not args.binary or not args.out:
+        parser.error("--binary and --out are needed to run")
     os.makedirs(args.out, exist_ok=True)
 
     failures = 0
@@ -60,34 +84,21 @@ def main(argv):
         for rate_index, rate in enumerate(rates):
             for design in run_order(designs, rate_index, round_index):
                 path = os.path.join(args.out, record_name(design, rate, round_index))
-                command = [args.binary, "--design=" + design, "--rate=%g" % rate,
-                           "--duration=%g" % args.duration,
-                           "--connections=%d" % args.connections,
-                           "--seed=%d" % (args.seed + index), "--json=" + path] + args.extra
+                flags = ["--design=" + design, "--rate=%g" % rate,
+                         "--duration=%g" % args.duration,
+                         "--connections=%d" % args.connections,
+                         "--seed=%d" % (args.seed + index)] + args.extra
                 index += 1
-                began = time.monotonic()
-                completed = subprocess.run(command, stdout=subprocess.DEVNULL,
-                                           stderr=subprocess.PIPE, text=True)
-                seconds = time.monotonic() - began
-                if not os.path.exists(path):
-                    print("%-9s rate %8g round %d: no record (exit %d): %s" %
-                          (design, rate, round_index, completed.returncode,
-                           completed.stderr.strip()), flush=True)
+                record, error, seconds = savegame_runs.run_once(args.binary, path, flags)
+                head = "%-9s rate %8g round %d: " % (design, rate, round_index)
+                if record is None:
+                    print(head + error, flush=True)
                     failures += 1
                     continue
-                with open(path) as f:
-                    record = json.load(f)
-                latency = record["latency_ms"]["acknowledged"]
-                check = record["check"]
-                if not check["passed"]:
+                if not record["check"]["passed"]:
                     failures += 1
-                print("%-9s rate %8g round %d: %8.0f req/s  p50 %s  p99 %s  p999 %s ms  "
-                      "unsent %d  load %.2f  check %s  (%.1f s)" %
-                      (design, rate, round_index, record["requests_per_second"],
-                       latency["p50"], latency["p99"], latency["p999"], record["unsent"],
-                       record["loadavg_before"]["1min"],
-                       "ok" if check["passed"] else "FAILED: " + check["message"], seconds),
-                      flush=True)
+                print(head + "%s  unsent %d  (%.1f s)" %
+                      (savegame_runs.describe(record), record["unsent"], seconds), flush=True)
     return 1 if failures else 0
 
 

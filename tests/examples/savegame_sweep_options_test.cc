@@ -1,0 +1,138 @@
+// Tests for the savegame job's sweep options (issue 19, items 2 and 3): the Updater starts
+// a job in the tick it arrives (UpdaterStart::kSameTick, the default) where the earlier
+// order (kNextTick) left it waiting a tick; the skewed workload really skews (heavy users
+// are picked heavy_factor times as often and their saves are heavy_factor times larger);
+// and the job raises its open-file limit for many connections.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+#include <vector>
+
+#include "examples/savegame/load.h"
+#include "examples/savegame/protocol.h"
+#include "examples/savegame/savegame.h"
+
+namespace fairsched::savegame {
+namespace {
+
+using namespace std::chrono_literals;
+
+// One Updater thread, one closed-loop connection, a slow tick: each save spans a few ticks.
+SavegameOptions SlowTickRun(UpdaterStart start) {
+  SavegameOptions o;
+  o.workers = 1;  // every job is read and pinned by the one thread: the start order decides
+  o.users = 8;
+  o.connections = 1;
+  o.client_threads = 1;
+  o.duration = 1500ms;
+  o.blob_latency = 0ns;
+  o.cpu_cost = 0ns;
+  o.updater_tick = 30ms;
+  o.step_timeout = 5s;
+  o.updater_start = start;
+  return o;
+}
+
+TEST(UpdaterStartTest, ANewJobStartsInTheTickItArrives) {
+  const DesignReport same = RunDesign(Design::kUpdater, SlowTickRun(UpdaterStart::kSameTick));
+  const DesignReport next = RunDesign(Design::kUpdater, SlowTickRun(UpdaterStart::kNextTick));
+  for (const DesignReport* r : {&same, &next}) {
+    ASSERT_TRUE(r->check.passed) << r->check.message;
+    ASSERT_GT(r->fleet.ok(), 3);
+  }
+  // With one thread every job is read by the thread that runs it: in the default order it
+  // is in the walk that follows the read; in the old order it misses that walk.
+  EXPECT_EQ(same.jobs_started_late, 0);
+  EXPECT_EQ(next.jobs_started_late, next.fleet.sent);
+  // And the client sees it: waiting a tick before the first step costs about a tick.
+  const double tick_ms = 30;
+  const double same_p50 = QuantileMs(same.fleet.ok_latency_us, 0.5);
+  const double next_p50 = QuantileMs(next.fleet.ok_latency_us, 0.5);
+  EXPECT_GT(next_p50 - same_p50, tick_ms / 2) << same_p50 << " ms vs " << next_p50 << " ms";
+}
+
+TEST(SkewedWorkloadTest, HeavyUsersArePickedHeavyFactorTimesAsOften) {
+  UserPicker picker(/*users=*/100, /*heavy_users=*/3, /*heavy_factor=*/10);
+  std::mt19937_64 random(7);
+  std::vector<int> picks(100, 0);
+  const int draws = 254'000;  // 127 slots: 2,000 expected per light user, 20,000 per heavy
+  for (int i = 0; i < draws; ++i) ++picks[picker.Pick(random)];
+  for (int user = 0; user < 100; ++user) {
+    const double expected = user < 3 ? 20'000 : 2'000;
+    // Well within 6 standard deviations (sqrt(20,000) ~ 141, sqrt(2,000) ~ 45).
+    EXPECT_NEAR(picks[user], expected, expected < 10'000 ? 270 : 850) << "user " << user;
+  }
+}
+
+TEST(SkewedWorkloadTest, WithoutHeavyUsersThePickIsUniformOverAllUsers) {
+  UserPicker picker(/*users=*/5, /*heavy_users=*/0, /*heavy_factor=*/10);
+  std::mt19937_64 random(3);
+  std::vector<int> picks(5, 0);
+  for (int i = 0; i < 50'000; ++i) ++picks[picker.Pick(random)];
+  for (int count : picks) EXPECT_NEAR(count, 10'000, 600);
+}
+
+TEST(SkewedWorkloadTest, AHeavySaveIsHeavyFactorTimesLarger) {
+  ServerOptions options;
+  options.cpu_cost = 2ms;
+  options.blob_payload = 1000;
+  options.heavy_users = 2;
+  options.heavy_factor = 5;
+  EXPECT_EQ(options.PayloadOf(1), 5000u);
+  EXPECT_EQ(options.PayloadOf(2), 1000u);
+  // The CPU work of a save spins until its cost has passed: a heavy one takes >= 5x.
+  const auto timed = [&](std::uint32_t user) {
+    const auto began = std::chrono::steady_clock::now();
+    const std::string blob = ChangeBlob({}, 1, options.PayloadOf(user), options.CpuCostOf(user));
+    EXPECT_GT(blob.size(), options.PayloadOf(user));
+    return std::chrono::steady_clock::now() - began;
+  };
+  EXPECT_GE(timed(0), 10ms);
+  EXPECT_GE(timed(5), 2ms);
+  EXPECT_LT(ChangeBlob({}, 1, options.PayloadOf(5), 0ns).size(),
+            ChangeBlob({}, 1, options.PayloadOf(0), 0ns).size());
+}
+
+TEST(SkewedWorkloadTest, TheRunSavesHeavyUsersMoreOften) {
+  SavegameOptions o;
+  o.users = 40;
+  o.connections = 8;
+  o.duration = 1s;
+  o.step_timeout = 5s;
+  o.heavy_users = 2;
+  o.heavy_factor = 10;
+  const DesignReport r = RunDesign(Design::kFairsched, o);
+  ASSERT_TRUE(r.check.passed) << r.check.message;
+  double heavy = 0, light = 0;
+  for (int user = 0; user < o.users; ++user) {
+    (user < o.heavy_users ? heavy : light) += static_cast<double>(r.fleet.acked[user]);
+  }
+  heavy /= o.heavy_users;
+  light /= o.users - o.heavy_users;
+  ASSERT_GT(light, 0);
+  // 10x expected; a heavy user's saves also queue on its profile lock, so allow slack.
+  EXPECT_GT(heavy / light, 4) << heavy << " vs " << light;
+}
+
+TEST(FileLimitTest, RaisesTheSoftLimitToTheHardOne) {
+  rlimit limit{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &limit), 0);
+  if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < 64) GTEST_SKIP() << "hard limit < 64";
+  const rlimit lowered{std::min<rlim_t>(limit.rlim_max, 64), limit.rlim_max};
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &lowered), 0);
+  const FileLimit raised = RaiseFileLimit(32);
+  EXPECT_EQ(raised.soft_before, lowered.rlim_cur);
+  EXPECT_EQ(raised.hard_before, limit.rlim_max);
+  EXPECT_EQ(raised.needed, 32u);
+  EXPECT_EQ(raised.soft, raised.hard);
+  rlimit now{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &now), 0);
+  EXPECT_EQ(now.rlim_cur, raised.soft);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &limit), 0);  // as it was
+}
+
+}  // namespace
+}  // namespace fairsched::savegame

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Repeated, alternated closed-loop runs of the savegame job (//examples:savegame): each
+design runs --runs times with the job's default workload (or the extra flags), in the order
+A B B A A B B A ... so that a drift in the machine's load hits both designs alike and
+neither always goes first. One JSON record per run (examples/savegame/savegame.h) in OUT
+as <index>-<design>.json (the index is the run order). report.py gives the median and
+min-max per design.
+
+    tools/savegame/closed_loop.py --binary bazel-bin/examples/savegame --out DIR \\
+        [--runs 5] [--duration 5] [--designs fairsched,updater] [--estimate] \\
+        [-- extra savegame flags]
+"""
+
+import argparse
+import os
+import sys
+
+import savegame_runs
+
+RUN_OVERHEAD_S = 1.0  # start, drain, check
+
+
+def run_order(designs, runs):
+    """Each design `runs` times: A B, B A, A B, ... (a pair per step, reversed every other)."""
+    order = []
+    for step in range(runs):
+        order += savegame_runs.alternate(designs, step)
+    return order
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--binary", help="the savegame binary (needed unless --estimate)")
+    parser.add_argument("--out", help="directory for the JSON records")
+    parser.add_argument("--runs", type=int, default=5, help="runs per design")
+    parser.add_argument("--duration", type=float, default=5, help="seconds per run")
+    parser.add_argument("--designs", default="fairsched,updater")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--estimate", action="store_true",
+                        help="only print the number of runs and the estimated time")
+    parser.add_argument("extra", nargs="*", help="more savegame flags (after --)")
+    args = parser.parse_args(argv)
+
+    designs = [d for d in args.designs.split(",") if d]
+    if not designs or any(d not in ("fairsched", "updater") for d in designs):
+        parser.error("--designs takes fairsched and/or updater")
+    if args.runs < 1:
+        parser.error("--runs must be at least 1")
+    order = run_order(designs, args.runs)
+    if args.estimate:
+        savegame_runs.print_estimate("closed-loop runs", len(order),
+                                     args.duration + RUN_OVERHEAD_S)
+        return 0
+    if not args.binary or not args.out:
+        parser.error("--binary and --out are needed to run")
+    os.makedirs(args.out, exist_ok=True)
+
+    failures = 0
+    for index, design in enumerate(order):
+        path = os.path.join(args.out, "%02d-%s.json" % (index, design))
+        flags = ["--design=" + design, "--duration=%g" % args.duration,
+                 "--seed=%d" % (args.seed + index)] + args.extra
+        record, error, seconds = savegame_runs.run_once(args.binary, path, flags)
+        head = "%2d %-9s: " % (index, design)
+        if record is None:
+            print(head + error, flush=True)
+            failures += 1
+            continue
+        if not record["check"]["passed"]:
+            failures += 1
+        print(head + "%s  (%.1f s)" % (savegame_runs.describe(record), seconds), flush=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
