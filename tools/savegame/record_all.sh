@@ -20,6 +20,7 @@
 #   environment: OPEN_RATES, OPEN_DURATION (2 s), OPEN_ROUNDS (5), CONN_POINTS,
 #   CONN_DURATION (2 s), CLOSED_RUNS (5), CLOSED_DURATION (3 s)
 set -euo pipefail
+export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ next to the scripts
 cd "$(dirname "$0")/../.."
 out=${1:-bench/results/savegame_runs/$(date -u +%Y%m%d)}
 open_rates=${OPEN_RATES:-4000,8000,12000,16000,20000,24000,28000,32000}
@@ -30,9 +31,12 @@ conn_args=(--points "${CONN_POINTS:-16,64,256,1000,4000,10000}"
 closed_args=(--runs "${CLOSED_RUNS:-5}" --duration "${CLOSED_DURATION:-3}")
 
 echo "savegame recording into $out. Plan (estimates; add ~1 min for an opt build):"
-tools/savegame/sweep.py --estimate "${open_args[@]}"
-tools/savegame/connection_sweep.py --estimate "${conn_args[@]}"
-tools/savegame/closed_loop.py --estimate "${closed_args[@]}"
+plan=$(tools/savegame/sweep.py --estimate "${open_args[@]}"
+       tools/savegame/connection_sweep.py --estimate "${conn_args[@]}"
+       tools/savegame/closed_loop.py --estimate "${closed_args[@]}")
+echo "$plan"
+echo "$plan" | awk '/ runs x / { sub(/.*= ~/, ""); total += $1 }
+                    END { printf "total: ~%.0f s (%.1f min)\n", total, total / 60 }'
 
 ./bazelw build --config=opt //examples:savegame
 binary=$(./bazelw info --config=opt bazel-bin)/examples/savegame

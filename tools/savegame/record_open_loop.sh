@@ -10,6 +10,7 @@
 #   tools/savegame/record_open_loop.sh [OUT] ; environment: RATES (comma-separated req/s),
 #   DURATION (s per run, 10), ROUNDS (2), CONNECTIONS (256), EXTRA (more savegame flags)
 set -euo pipefail
+export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ next to the scripts
 cd "$(dirname "$0")/../.."
 out=${1:-bench/results/savegame_open_loop/$(date -u +%Y%m%dT%H%M%SZ)}
 rates=${RATES:-1000,2000,4000,6000,8000,10000,12000,14000,16000,20000}
