@@ -9,6 +9,10 @@
 //            [--seed=1] [--client_threads=2]
 //            [--blob_latency=0.5] (ms) [--cpu_cost=20] (us) [--fault=0] (fraction of store
 //            answers dropped or delayed) [--step_timeout=100] (ms) [--updater_tick=5] (ms)
+//            [--updater_start=same_tick|next_tick] (when the Updater starts a new job: in the
+//            tick it arrives, the fair default, or in the next one, the earlier order)
+//            [--heavy_users=0 --heavy_factor=1] (skewed load: users 0..N-1 save K times as
+//            often, each save K times larger)
 //            [--spin_us=20] (the fairsched schedulers' spin before a worker parks)
 //            [--drain_timeout=10] (seconds to wait for replies after the load)
 //            [--json=PATH] (write the run's JSON record; with both designs PATH gets

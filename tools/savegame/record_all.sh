@@ -23,6 +23,7 @@ set -euo pipefail
 export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ next to the scripts
 cd "$(dirname "$0")/../.."
 out=${1:-bench/results/savegame_runs/$(date -u +%Y%m%d)}
+# The long open-loop sweep's rates (record_open_loop.sh), past both designs' saturation.
 open_rates=${OPEN_RATES:-4000,8000,12000,16000,20000,24000,28000,32000}
 open_args=(--rates "$open_rates" --duration "${OPEN_DURATION:-2}" --rounds "${OPEN_ROUNDS:-5}"
            --connections 256 -- --drain_timeout=2)
