@@ -60,15 +60,9 @@ def main(argv):
         path = os.path.join(args.out, "%02d-%s.json" % (index, design))
         flags = ["--design=" + design, "--duration=%g" % args.duration,
                  "--seed=%d" % (args.seed + index)] + args.extra
-        record, error, seconds = savegame_runs.run_once(args.binary, path, flags)
-        head = "%2d %-9s: " % (index, design)
-        if record is None:
-            print(head + error, flush=True)
+        if not savegame_runs.run_and_print(args.binary, path, flags,
+                                           "%2d %-9s: " % (index, design)):
             failures += 1
-            continue
-        if not record["check"]["passed"]:
-            failures += 1
-        print(head + "%s  (%.1f s)" % (savegame_runs.describe(record), seconds), flush=True)
     return 1 if failures else 0
 
 

@@ -88,6 +88,11 @@ def _can_raise(needed):
     return True
 
 
+def worker_cpu(record):
+    return "worker CPU %s s" % " / ".join(
+        "%.2f" % c for c in savegame_runs.role_seconds(record, "server"))
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--binary", help="the savegame binary (needed unless --estimate)")
@@ -156,19 +161,12 @@ def main(argv):
                     flags += ["--heavy_users=%d" % args.heavy_users,
                               "--heavy_factor=%d" % args.heavy_factor]
                 index += 1
-                record, error, seconds = savegame_runs.run_once(
-                    args.binary, os.path.join(args.out, name), flags + args.extra)
-                head = "%-16s %-7s conn %5d round %d: " % (server, workload, point, round_index)
-                if record is None:
-                    print(head + error, flush=True)
+                if not savegame_runs.run_and_print(
+                        args.binary, os.path.join(args.out, name), flags + args.extra,
+                        "%-16s %-7s conn %5d round %d: " % (server, workload, point,
+                                                              round_index),
+                        worker_cpu):
                     failures += 1
-                    continue
-                if not record["check"]["passed"]:
-                    failures += 1
-                cpu = savegame_runs.role_seconds(record, "server")
-                print(head + "%s  worker CPU %s s  (%.1f s)" %
-                      (savegame_runs.describe(record), " / ".join("%.2f" % c for c in cpu),
-                       seconds), flush=True)
     return 1 if failures else 0
 
 

@@ -33,6 +33,18 @@ def run_once(binary, path, flags):
         return json.load(f), "", seconds
 
 
+def run_and_print(binary, path, flags, head, details=None):
+    """run_once, then one line: `head`, describe(record), details(record) if given, and the
+    run's seconds. True when the run left a record whose check passed."""
+    record, error, seconds = run_once(binary, path, flags)
+    if record is None:
+        print(head + error, flush=True)
+        return False
+    extra = "  " + details(record) if details else ""
+    print("%s%s%s  (%.1f s)" % (head, describe(record), extra, seconds), flush=True)
+    return record["check"]["passed"]
+
+
 def describe(record):
     """One line: req/s, percentiles, errors, load, check."""
     latency = record["latency_ms"]["acknowledged"]

@@ -89,16 +89,11 @@ def main(argv):
                          "--connections=%d" % args.connections,
                          "--seed=%d" % (args.seed + index)] + args.extra
                 index += 1
-                record, error, seconds = savegame_runs.run_once(args.binary, path, flags)
-                head = "%-9s rate %8g round %d: " % (design, rate, round_index)
-                if record is None:
-                    print(head + error, flush=True)
+                if not savegame_runs.run_and_print(
+                        args.binary, path, flags,
+                        "%-9s rate %8g round %d: " % (design, rate, round_index),
+                        lambda record: "unsent %d" % record["unsent"]):
                     failures += 1
-                    continue
-                if not record["check"]["passed"]:
-                    failures += 1
-                print(head + "%s  unsent %d  (%.1f s)" %
-                      (savegame_runs.describe(record), record["unsent"], seconds), flush=True)
     return 1 if failures else 0
 
 
