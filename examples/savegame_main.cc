@@ -13,6 +13,8 @@
 //            tick it arrives, the fair default, or in the next one, the earlier order)
 //            [--heavy_users=0 --heavy_factor=1] (skewed load: users 0..N-1 save K times as
 //            often, each save K times larger)
+//            [--fleet=threads|process] (process: the client fleet in a child process, so
+//            10,000 connections fit under a 20,000 open-file limit)
 //            [--spin_us=20] (the fairsched schedulers' spin before a worker parks)
 //            [--drain_timeout=10] (seconds to wait for replies after the load)
 //            [--json=PATH] (write the run's JSON record; with both designs PATH gets
@@ -39,7 +41,8 @@ using namespace fairsched::savegame;
                "[--duration=SECONDS] [--rate=REQUESTS_PER_S] [--seed=N] [--client_threads=N] "
                "[--blob_latency=MS] [--cpu_cost=US] [--fault=FRACTION] [--step_timeout=MS] "
                "[--updater_tick=MS] [--updater_start=same_tick|next_tick] [--heavy_users=N] "
-               "[--heavy_factor=K] [--spin_us=US] [--drain_timeout=SECONDS] [--json=PATH]\n",
+               "[--heavy_factor=K] [--fleet=threads|process] [--spin_us=US] "
+               "[--drain_timeout=SECONDS] [--json=PATH]\n",
                bad);
   std::exit(2);
 }
@@ -102,6 +105,8 @@ int main(int argc, char** argv) {
     } else if (name == "updater_start" && (value == "same_tick" || value == "next_tick")) {
       options.updater_start =
           value == "same_tick" ? UpdaterStart::kSameTick : UpdaterStart::kNextTick;
+    } else if (name == "fleet" && (value == "threads" || value == "process")) {
+      options.fleet_in_child = value == "process";
     } else if (name == "heavy_users" && whole && number >= 0 && number <= 10'000'000) {
       options.heavy_users = static_cast<int>(number);
     } else if (name == "heavy_factor" && whole && number >= 1 && number <= 1000) {

@@ -13,6 +13,7 @@
 
 #include "examples/savegame/blob_store.h"
 #include "examples/savegame/fairsched_server.h"
+#include "examples/savegame/fleet_process.h"
 #include "examples/savegame/updater_server.h"
 #include "io/epoll_backend.h"
 #include "io/io_uring_backend.h"
@@ -122,12 +123,18 @@ void Check(const SocketAddress& store, std::vector<AppliedSave> applied,
   report->check = CheckSaves(input);
 }
 
-// Descriptors a run needs: client and server side of every client connection, of at most
-// one store connection per user (a store call holds the user's profile lock), and spare.
+// Descriptors the job's process needs: the server side of every client connection and the
+// client side too unless the fleet runs in a child, both sides of at most one store
+// connection per user (a store call holds the user's profile lock), and spare.
 std::uint64_t DescriptorsNeeded(const SavegameOptions& options) {
   const std::uint64_t connections = static_cast<std::uint64_t>(options.connections);
   const std::uint64_t store = std::min<std::uint64_t>(connections, options.users);
-  return 2 * connections + 2 * store + 256;
+  return (options.fleet_in_child ? 1 : 2) * connections + 2 * store + 256;
+}
+
+FleetResult RunTheFleet(const SocketAddress& server, const FleetOptions& fleet,
+                        const SavegameOptions& options) {
+  return options.fleet_in_child ? RunFleetInChildProcess(server, fleet) : RunFleet(server, fleet);
 }
 
 template <typename Backend>
@@ -176,7 +183,7 @@ DesignReport Run(Design design, const SavegameOptions& options) {
     FairschedServer<IoScheduler<Backend>> server(scheduler, server_options, store_address);
     const SocketAddress address = MustListen(server.Start(Loopback()), "savegame server");
     const std::vector<ThreadSample> before = SampleThreads();
-    report.fleet = RunFleet(address, fleet);
+    report.fleet = RunTheFleet(address, fleet, options);
     TimesSpent(before, SampleThreads(), report.fleet.client_threads, &report);
     report.scheduler_stats = scheduler.Stats();
     report.post_to_start = scheduler.LatencyHistogram();
@@ -192,7 +199,7 @@ DesignReport Run(Design design, const SavegameOptions& options) {
     UpdaterServer server(updater, store_address);
     const SocketAddress address = MustListen(server.Start(Loopback()), "updater server");
     const std::vector<ThreadSample> before = SampleThreads();
-    report.fleet = RunFleet(address, fleet);
+    report.fleet = RunTheFleet(address, fleet, options);
     TimesSpent(before, SampleThreads(), report.fleet.client_threads, &report);
     server.Stop();
     report.fenced_uploads = server.fenced_uploads();
@@ -526,6 +533,7 @@ std::string RunRecordJson(const SavegameOptions& options, const DesignReport& r)
   json.IntField("users", options.users);
   json.IntField("connections", options.connections);
   json.IntField("client_threads", options.client_threads);
+  json.StringField("fleet", options.fleet_in_child ? "process" : "threads");
   json.Field("duration_s", std::chrono::duration<double>(options.duration).count());
   json.Field("offered_rate", options.rate);
   json.IntField("seed", static_cast<std::int64_t>(options.seed));

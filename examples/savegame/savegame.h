@@ -35,6 +35,9 @@ struct SavegameOptions {
   double rate = 0;        // open loop: offered requests per second (load.h); 0: closed loop
   std::uint64_t seed = 1;  // the fleet's RNG (users picked, open-loop arrivals)
   int client_threads = 2;
+  // The fleet in a child process (fleet_process.h): one end of each connection per
+  // process, for more connections than half the open-file limit. Plain builds only.
+  bool fleet_in_child = false;
   int store_workers = 1;
   std::chrono::nanoseconds duration = std::chrono::seconds(10);
   std::chrono::nanoseconds blob_latency = std::chrono::microseconds(500);

@@ -2,7 +2,8 @@
 // a job in the tick it arrives (UpdaterStart::kSameTick, the default) where the earlier
 // order (kNextTick) left it waiting a tick; the skewed workload really skews (heavy users
 // are picked heavy_factor times as often and their saves are heavy_factor times larger);
-// and the job raises its open-file limit for many connections.
+// the job raises its open-file limit for many connections; and the fleet can run in a
+// child process (its result crosses a pipe intact; the run passes its check).
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
@@ -11,9 +12,11 @@
 #include <random>
 #include <vector>
 
+#include "examples/savegame/fleet_process.h"
 #include "examples/savegame/load.h"
 #include "examples/savegame/protocol.h"
 #include "examples/savegame/savegame.h"
+#include "tests/stress.h"
 
 namespace fairsched::savegame {
 namespace {
@@ -132,6 +135,86 @@ TEST(FileLimitTest, RaisesTheSoftLimitToTheHardOne) {
   ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &now), 0);
   EXPECT_EQ(now.rlim_cur, raised.soft);
   ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &limit), 0);  // as it was
+}
+
+TEST(FleetProcessTest, AResultCrossesThePipeIntact) {
+  FleetResult r;
+  r.seconds = 1.5;
+  r.open_loop = true;
+  r.offered_rate = 400;
+  r.arrivals = 601;
+  r.unsent = 2;
+  r.max_backlog = 9;
+  r.sent = 599;
+  r.replies[0] = 590;
+  r.replies[3] = 4;
+  r.no_reply = 5;
+  r.connect_failures = 1;
+  r.acked = {3, 0, 7};
+  r.unknown = {0, 5, 0};
+  r.ok_latency_us = {10, 20, 4'000'000'000u};
+  r.reply_latency_us = {11};
+  r.requests = {{0xabcdef0123ull, 2, 0}, {7, 1, kNoReplyOutcome}};
+  r.client_threads = {{41, "client-0", {0.25, 0.5, true}}, {42, "", {1.0, 0, false}}};
+  const std::string bytes = SerializeFleetResult(r);
+  const std::optional<FleetResult> back = ParseFleetResult(bytes);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->seconds, 1.5);
+  EXPECT_TRUE(back->open_loop);
+  EXPECT_EQ(back->offered_rate, 400);
+  EXPECT_EQ(back->arrivals, 601);
+  EXPECT_EQ(back->unsent, 2);
+  EXPECT_EQ(back->max_backlog, 9);
+  EXPECT_EQ(back->sent, 599);
+  EXPECT_EQ(back->replies, r.replies);
+  EXPECT_EQ(back->no_reply, 5);
+  EXPECT_EQ(back->connect_failures, 1);
+  EXPECT_EQ(back->acked, r.acked);
+  EXPECT_EQ(back->unknown, r.unknown);
+  EXPECT_EQ(back->ok_latency_us, r.ok_latency_us);
+  EXPECT_EQ(back->reply_latency_us, r.reply_latency_us);
+  ASSERT_EQ(back->requests.size(), 2u);
+  EXPECT_EQ(back->requests[0].request_id, 0xabcdef0123ull);
+  EXPECT_EQ(back->requests[0].user, 2u);
+  EXPECT_EQ(back->requests[1].outcome, kNoReplyOutcome);
+  ASSERT_EQ(back->client_threads.size(), 2u);
+  EXPECT_EQ(back->client_threads[0].tid, 41);
+  EXPECT_EQ(back->client_threads[0].name, "client-0");
+  EXPECT_EQ(back->client_threads[0].times.runqueue_wait_seconds, 0.5);
+  EXPECT_EQ(back->client_threads[1].name, "");
+  EXPECT_FALSE(back->client_threads[1].times.runqueue_wait_known);
+  // A cut or padded message is refused, not half read.
+  EXPECT_FALSE(ParseFleetResult(bytes.substr(0, bytes.size() - 1)).has_value());
+  EXPECT_FALSE(ParseFleetResult(bytes + "x").has_value());
+  EXPECT_FALSE(ParseFleetResult("").has_value());
+}
+
+TEST(FleetProcessTest, TheRunPassesWithTheFleetInAChild) {
+  if (fairsched::testing::kSanitized) {
+    // fleet_process.h: the sanitizers' allocators are not fork-safe in a multi-threaded
+    // process (GCC 12's ASan child can deadlock; TSan refuses threads after such a fork).
+    GTEST_SKIP() << "the fleet process needs a plain build";
+  }
+  SavegameOptions o;
+  o.users = 40;
+  o.connections = 8;
+  o.duration = 1s;
+  o.step_timeout = 5s;
+  o.fleet_in_child = true;
+  for (Design design : {Design::kFairsched, Design::kUpdater}) {
+    const DesignReport r = RunDesign(design, o);
+    EXPECT_TRUE(r.check.passed) << ToString(design) << ": " << r.check.message;
+    EXPECT_GT(r.fleet.ok(), 0);
+    EXPECT_EQ(r.fleet.ok(), r.fleet.sent);
+    EXPECT_EQ(r.fleet.client_threads.size(), 2u);
+    // The job's process holds one end of each connection.
+    EXPECT_EQ(r.file_limit.needed, 8u + 2 * 8 + 256);
+    double client_cpu = 0;
+    for (const ThreadUsage& t : r.threads) {
+      if (t.role == "client") client_cpu += t.times.cpu_seconds;
+    }
+    EXPECT_GT(client_cpu, 0) << ToString(design);
+  }
 }
 
 }  // namespace

@@ -10,10 +10,12 @@ The order of the runs alternates from one point to the next. One JSON record per
 (examples/savegame/savegame.h) in OUT as <server>-<workload>-conn<N>-round<k>.json, and
 OUT/plan.json: the points asked for and run, and why a point was lowered.
 
-Open files: a run needs about 2 descriptors per connection (client and server side) plus
-2 per store connection (at most one per user); the job raises its soft RLIMIT_NOFILE to the
-hard limit (and the hard one when it may). A point the hard limit cannot hold is lowered to
-the largest multiple of 500 connections that fits, and plan.json says so.
+Open files: the runs put the client fleet in a child process (--fleet=process), so the
+job's process needs one descriptor per connection (the server side) plus 2 per store
+connection (at most one per user); 10,000 connections fit under a 20,000 limit. The job
+raises its soft RLIMIT_NOFILE to the hard limit (and the hard one when it may). A point the
+hard limit cannot hold is lowered to the largest multiple of 500 connections that fits, and
+plan.json says so.
 
     tools/savegame/connection_sweep.py --binary bazel-bin/examples/savegame --out DIR \\
         [--points 16,64,256,1000,4000,10000] [--duration 3] [--rounds 1] [--users 1000] \\
@@ -39,8 +41,9 @@ WORKLOADS = ("uniform", "skewed")
 
 
 def descriptors_needed(connections, users):
-    """What the job asks for (examples/savegame/savegame.cc, DescriptorsNeeded)."""
-    return 2 * connections + 2 * min(connections, users) + 256
+    """What the job asks for with --fleet=process (examples/savegame/savegame.cc,
+    DescriptorsNeeded)."""
+    return connections + 2 * min(connections, users) + 256
 
 
 def largest_fitting(limit, users):
@@ -154,7 +157,7 @@ def main(argv):
             for server, server_flags, workload in order:
                 name = "%s-%s-conn%d-round%d.json" % (server, workload, point, round_index)
                 flags = server_flags + [
-                    "--connections=%d" % point, "--users=%d" % args.users,
+                    "--fleet=process", "--connections=%d" % point, "--users=%d" % args.users,
                     "--duration=%g" % args.duration, "--step_timeout=%g" % args.step_timeout,
                     "--seed=%d" % (args.seed + index)]
                 if workload == "skewed":
