@@ -76,6 +76,14 @@ class ParseNameTest(unittest.TestCase):
             bench_report.parse_name("signal/send_when_set/textbook/real_time/threads:2"),
             ("signal/send_when_set", "textbook", "threads", 2))
 
+    def test_path_style_bare_number_is_the_argument(self):
+        self.assertEqual(bench_report.parse_name("mutex/handoff/coro_mutex/4/real_time"),
+                         ("mutex/handoff", "coro_mutex", "arg", 4))
+        self.assertEqual(
+            bench_report.parse_name("yield/fairsched/coroutines:100000/steps:100/workers:2/"
+                                    "min_time:0.500/real_time"),
+            ("yield coroutines:100000 steps:100", "fairsched", "workers", 2))
+
     def test_reference_without_contestant(self):
         self.assertEqual(bench_report.parse_name("physical_limit/body_ns:0/real_time"),
                          ("physical_limit body_ns:0", "(reference)", "threads", 1))
@@ -162,6 +170,37 @@ class RecordPlanTest(unittest.TestCase):
         heap = next(s for s in record.PLAN if s.name == "binary_heap_bench")
         self.assertIn("--benchmark_filter=-SetWaitQueue>/1000000", heap.flags(0.05))
         self.assertIn("--benchmark_repetitions=1", heap.flags(0.05))
+
+
+class RecordFilesTest(unittest.TestCase):
+    def touch(self, *parts):
+        path = os.path.join(*parts)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write("{}")
+
+    def test_hot_path_rounds_are_shared_and_cleared_but_notes_stay(self):
+        root = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
+        hot = os.path.join(root, "hot_path")
+        for name in ("yield_bench_r1.json", "yield_bench_r1.txt", "go_yield_r1.json",
+                     "coro_bench_before_r2.json", "notes.md", "profile_yield.txt"):
+            self.touch(hot, name)
+        self.touch(root, "sched", "sched_bench_r1.json")
+        self.touch(root, "coro", "stale_bench_r9.json")
+        record.share_rounds(root, hot)
+        # coro.md's binaries, current code only; the sched rounds stand in for SKIP_SCHED.
+        self.assertEqual(sorted(os.listdir(os.path.join(root, "coro"))), ["yield_bench_r1.json"])
+        self.assertTrue(os.path.exists(os.path.join(hot, "sched_bench_r1.json")))
+        record.clear_rounds(hot)
+        self.assertEqual(sorted(os.listdir(hot)), ["notes.md", "profile_yield.txt"])
+
+    def test_a_full_recording_removes_the_flat_layout(self):
+        root = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
+        for name in ("mpsc_queue_bench.json", "mpsc_queue_bench.txt", "meta.json"):
+            self.touch(root, name)
+        self.touch(root, "queues", "mcsp_queue_bench_r1.json")
+        record.remove_flat_layout(root)
+        self.assertEqual(os.listdir(root), ["queues"])
 
 
 class RenderTest(unittest.TestCase):

@@ -66,6 +66,12 @@ ROLES = {
         "peers": ["tbb_arena", "asio_pool"],
     },
     "signal_bench": {"subject": ["fairsched"], "baseline": ["textbook"], "peers": []},
+    "coro_bench": {"subject": ["coro"], "baseline": ["callback_task"],
+                   "peers": ["asio", "boost_fiber"]},
+    "mutex_bench": {"subject": ["coro_mutex"], "baseline": ["std_mutex_in_task", "std_mutex"],
+                    "peers": ["boost_fiber_mutex"]},
+    # local_queue is the limit (no scheduler), not a peer: it stays in the "other" columns.
+    "yield_bench": {"subject": ["fairsched"], "baseline": ["textbook_pool"], "peers": ["asio"]},
 }
 
 # What a bare numeric benchmark argument means, per template benchmark function (when no
@@ -91,6 +97,10 @@ DESCRIPTIONS = {
         "One thread calling the same task bodies through a function pointer, no scheduler: "
         "the ceiling for a single worker.",
 }
+
+# Families whose result is in their counters (bytes per coroutine), not in their time: no
+# ratio columns (the counter table below the family's table has the figures).
+COUNTERS_ONLY = {("coro_bench", "memory")}
 
 # Name parameters that mean "how many threads take part": the x axis of tables and plots.
 # The folders under bench/ (and under bench/results/json/) whose binaries this tool runs.
@@ -155,12 +165,15 @@ def parse_name(name, threads=1):
         return family, contestant, "threads", threads
 
     parts = name.split("/")
-    words = [p for p in parts if ":" not in p]
+    words = [p for p in parts if ":" not in p and not p.isdigit()]
     params = [tuple(p.split(":", 1)) for p in parts if ":" in p]
     x_name, x = "threads", threads
+    numbers = [int(p) for p in parts if p.isdigit()]
+    if numbers:  # a bare numeric argument (mutex/handoff/coro_mutex/2): the x axis
+        x_name, x = "arg", numbers[0]
     family_params = []
     for key, value in params:
-        if key in THREAD_PARAMS and x_name == "threads" and key != "threads":
+        if key in THREAD_PARAMS and x_name in ("threads", "arg") and key != "threads":
             x_name, x = key, int(value)
         else:
             family_params.append(f"{key}:{value}")
@@ -501,6 +514,8 @@ def family_table(family):
     subject = family.subject()
     baselines = [c for c in cols if role_of(family.binary, c) == "baseline"]
     peers = [c for c in cols if role_of(family.binary, c) == "peers"]
+    if (family.binary, family.name) in COUNTERS_ONLY:
+        subject = None
     ratio_cols = [(f"{subject} vs {b}", [b]) for b in baselines] if subject else []
     if subject and len(peers) == 1:
         ratio_cols.append((f"{subject} vs {peers[0]}", peers))
@@ -747,7 +762,8 @@ def echo_blocks(out_dir, sources_root):
 # ---------------------------------------------------------------------------------------
 # The README's performance block: for each headline family, fairsched against its closest
 # competitor at every point, and whether it wins there. (label, binary, family regex,
-# competitors); the closest competitor is picked per point, as in "best peer".
+# competitors[, tail percentile of a latency family, default p99]); the closest competitor is
+# picked per point, as in "best peer".
 HEADLINES = [
     ("front queue push + pop, producers write items", "mpsc_queue_bench", r"PushPop \(true\)",
      ["Moodycamel", "Locked"]),
@@ -758,8 +774,11 @@ HEADLINES = [
      ["trivial_sched", "tbb_arena", "asio_pool"]),
     ("self-re-posting tasks (w2)", "sched_bench", r"w2",
      ["trivial_sched", "tbb_arena", "asio_pool"]),
-    ("post-to-start latency", "sched_bench", r"wake/post gap_us:\d+",
+    ("post-to-start latency", "sched_bench", r"wake/post gap_us:(10|1000)",
      ["trivial_sched", "trivial_sched_spin", "tbb_arena", "asio_pool"]),
+    # 100 samples per round at 10 ms: p90 is the tail to read (p99 is the largest sample).
+    ("post-to-start latency", "sched_bench", r"wake/post gap_us:10000",
+     ["trivial_sched", "trivial_sched_spin", "tbb_arena", "asio_pool"], "p90"),
     ("timer lateness under load", "sched_bench", r"timer_lateness", ["asio_pool"]),
     ("Signal against mutex + condvar", "signal_bench", r".*", ["textbook"]),
 ]
@@ -772,7 +791,8 @@ README_PLOTS = ["mpsc_queue_bench__pushpop_true.png", "sched_bench__w1.png",
 def headline_points(all_families):
     """[(verdict, text)] for every headline point: verdict "wins", "level" or "behind"."""
     points = []
-    for label, binary, pattern, competitors in HEADLINES:
+    for label, binary, pattern, competitors, *tail in HEADLINES:
+        tail = (tail[0] if tail else "p99") + "_ns"
         for fam, _ in all_families:
             if fam.binary != binary or not re.fullmatch(pattern, fam.name):
                 continue
@@ -785,9 +805,10 @@ def headline_points(all_families):
                 if best is None:
                     continue
                 ratios, name = best
-                if isinstance(ratios, list):  # latency: p50 and the highest percentile
-                    keys = [k for k in percentiles_of(row[subject]) if k != "min_ns"]
-                    picked = [(keys[0], ratios[0]), (keys[-1], ratios[-1])][:len(keys)]
+                if isinstance(ratios, list):  # latency: p50 and the tail percentile
+                    keys = [k for k in percentiles_of(row[subject])
+                            if k in row[name]["metrics"] and k != "min_ns"]  # as round_ratios
+                    picked = [(k, r) for k, r in zip(keys, ratios) if k in ("p50_ns", tail)]
                 else:
                     picked = [("", ratios)]
                 for pct, r in picked:
@@ -858,12 +879,12 @@ def plot_family(fam, plots_dir, loads):
                 pos = j + (i - (len(cols) - 1) / 2) * width
                 keys = [k for k in percentiles_of(r) if k not in ("min_ns", "max_ns")]
                 values = [r["metrics"][k] / 1000 for k in keys]
-                # Highest percentile light, lower ones drawn over it darker: one bar shows
-                # the spread from the median to the tail.
+                # Highest percentile light, middle ones darker, the lowest solid, each drawn
+                # over the higher ones: one bar shows the spread from the median to the tail.
                 for n, v in sorted(zip(keys, values), key=lambda kv: -kv[1]):
-                    shade = 0.35 if n == keys[-1] and len(keys) > 1 else 1.0
+                    shade = 1.0 if n == keys[0] else 0.35 if n == keys[-1] else 0.65
                     ax.bar(pos, v, width * 0.9, color=color, alpha=shade,
-                           label=c if (j == 0 and shade == 1.0) else None)
+                           label=c if (j == 0 and n == keys[0]) else None)
                 if "min_ns" in r["metrics"]:
                     ax.plot(pos, max(r["metrics"]["min_ns"] / 1000, 1e-3), marker="_",
                             color="black", markersize=10)
@@ -877,7 +898,9 @@ def plot_family(fam, plots_dir, loads):
         sample = next(r for row in fam.rows.values() for r in row.values() if not r["error"])
         names = [k[:-3] for k in percentiles_of(sample) if k not in ("min_ns", "max_ns")]
         ax.set_ylabel("microseconds (log scale)")
-        note = (f"solid: {names[0]}, light: {names[-1]}" if len(names) > 1 else names[0])
+        note = names[0] if len(names) == 1 else (
+            f"solid: {names[0]}, " + "".join(f"darker: {n}, " for n in names[1:-1]) +
+            f"light: {names[-1]}")
         if any("min_ns" in r["metrics"] for row in fam.rows.values() for r in row.values()):
             note += ", black tick: min"
         ax.set_title(f"{fam.binary}: {fam.name}\n({note}; medians over rounds; lower is "
@@ -1030,6 +1053,10 @@ def main(argv=None):
                              "peers, echo, savegame; rewrites bench/results/ and README.md")
     parser.add_argument("--echo", action="store_true",
                         help="with --all: also record bench/io/echo_bench.sh (about 4 min more)")
+    parser.add_argument("--hot-path-before", metavar="TREE", default=None,
+                        help="with --all: a checkout of an older revision whose fairsched rows "
+                             "the hot-path recording runs next to the current ones "
+                             "(record_hot_path.sh's BEFORE_TREE)")
     parser.add_argument("--quick", action="store_true",
                         help="smoke test: 1 round, --benchmark_min_time=0.01 (never commit)")
     parser.add_argument("--areas", default="",

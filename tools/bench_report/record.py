@@ -56,19 +56,20 @@ PLAN = [
          min_time=0.02),
     Step("queues", "//bench/queues:timer_wheel_bench", 7, min_time=0.02),
     Step("sync", "//bench/sync:signal_bench", 2),
-    # Left out: the latency histogram's cost rows (fairsched_hist_*, a diagnostic) and the
-    # idle-CPU rows of the contestants that are neither fairsched's default nor the
-    # textbook pool or asio (1 s each). The wake-up and W1/W2 rows run a fixed amount of
-    # work per repetition, whatever the min time.
-    Step("sched", "//bench/sched:sched_bench", 72,
-         filter="-(/fairsched_hist_|^idle_cpu/(fairsched_trivial_policy|fairsched_spin100|"
-                "tbb_arena))"),
+    # Left out: the latency histogram's cost rows (fairsched_hist_*, a diagnostic), Wakeup
+    # after 1 ms (the post rows tell the same story) and the idle-CPU rows of the
+    # contestants that are neither fairsched's default nor the textbook pool or asio (1 s
+    # each). The wake-up and W1/W2 rows run a fixed amount of work per repetition, whatever
+    # the min time.
+    Step("sched", "//bench/sched:sched_bench", 70,
+         filter="-(/fairsched_hist_|^wake/wakeup/gap_us:1000/|^idle_cpu/"
+                "(fairsched_trivial_policy|fairsched_spin100|tbb_arena))"),
     Step("sched", "//bench/sched:lifecycle_bench", 1),
     Step("io", "//bench/io:io_backend_bench", 13),
 ]
 # The rest of --all: seconds per round (hot path, echo) or in all (build, savegame).
 BUILD_SECONDS = 240       # a fresh machine: the project's opt build and the two peers
-HOT_PATH_SECONDS = 45     # one round of record_hot_path.sh with HOT_PATH_ENV
+HOT_PATH_SECONDS = 55     # one round of record_hot_path.sh with HOT_PATH_ENV (Go ~15 s)
 HOT_PATH_ENV = {"YIELD_FILTER": "-yield/asio/", "SKIP_SCHED": "1"}
 HOT_PATH_TO_CORO = ("coro_bench", "mutex_bench", "yield_bench")  # copied into json/coro/
 ECHO_SECONDS_PER_POINT = 1
@@ -239,14 +240,16 @@ def share_rounds(json_root, hot_path):
     shutil.rmtree(coro, ignore_errors=True)
     os.makedirs(coro)
     for name in sorted(os.listdir(hot_path)):
-        m = bench_report_round(name)
+        m = round_of(name)
         if m and m[0] in HOT_PATH_TO_CORO:
             shutil.copyfile(os.path.join(hot_path, name), os.path.join(coro, name))
 
 
-def bench_report_round(name):
+def round_of(name):
     """(binary, round) of a raw file name <binary>_r<round>.json, else None."""
-    base, sep, rnd = name[:-len(".json")].rpartition("_r") if name.endswith(".json") else ("", "", "")
+    if not name.endswith(".json"):
+        return None
+    base, sep, rnd = name[:-len(".json")].rpartition("_r")
     return (base, int(rnd)) if sep and rnd.isdigit() else None
 
 
@@ -256,7 +259,7 @@ def clear_rounds(folder):
     if not os.path.isdir(folder):
         return
     for name in os.listdir(folder):
-        if bench_report_round(os.path.splitext(name)[0] + ".json"):
+        if round_of(os.path.splitext(name)[0] + ".json"):
             os.remove(os.path.join(folder, name))
 
 
@@ -282,7 +285,8 @@ def record_all(bench_report, root, args):
 
     hot_path = os.path.join(json_root, "hot_path")
     clear_rounds(hot_path)
-    hot_ok = run_script(root, "hot path", ["bench/coro/record_hot_path.sh", hot_path, str(reps)],
+    hot_ok = run_script(root, "hot path", ["bench/coro/record_hot_path.sh", hot_path, str(reps)] +
+                        ([args.hot_path_before] if args.hot_path_before else []),
                         failed, HOT_PATH_ENV)
     if hot_ok:
         share_rounds(json_root, hot_path)
