@@ -148,7 +148,8 @@ class BlocksTest(unittest.TestCase):
         self.assertEqual(blocks.replace_block(text, "perf", ["new", "lines"]),
                          "intro 1.5x\n<!-- perf:begin -->\nnew\nlines\n<!-- perf:end -->\n"
                          "after\n")
-        self.assertEqual(blocks.block_names(text + "<!-- a:b:begin -->"), ["perf", "a:b"])
+        self.assertEqual(blocks.block_names(text + "<!-- echo:echo/run1_results.txt:begin -->"),
+                         ["perf", "echo:echo/run1_results.txt"])
 
     def test_missing_repeated_or_reversed_markers_are_errors(self):
         for text in ("no markers\n", "<!-- perf:begin -->\n<!-- perf:begin -->\n<!-- perf:end -->",

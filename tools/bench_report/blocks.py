@@ -32,7 +32,7 @@ def replace_block(text, name, lines):
 
 def block_names(text):
     """The names of the blocks in `text`, in order of appearance."""
-    return re.findall(r"<!-- ([\w.:-]+?):begin -->", text)
+    return re.findall(r"<!-- (\S+?):begin -->", text)
 
 
 def rewrite_file(path, blocks):
