@@ -54,8 +54,9 @@ class TrivialSched {
     MutexLock lock(mutex_);
     queue_.push_back(std::move(callback));
     // Relaxed: only a hint for spinning workers, which take the mutex before they look at
-    // the queue itself; the mutex orders the callback's contents.
-    queued_.store(queue_.size(), std::memory_order_relaxed);
+    // the queue itself; the mutex orders the callback's contents. Without a spin nobody
+    // reads it, and the textbook pool stays exactly the slide's.
+    if (Spins()) queued_.store(queue_.size(), std::memory_order_relaxed);
     cond_.notify_one();
   }
 
@@ -68,7 +69,7 @@ class TrivialSched {
         bool spun = false;
         while (queue_.empty()) {
           if (stopped_) return;
-          if (!spun && spin_ > std::chrono::nanoseconds::zero()) {
+          if (!spun && Spins()) {
             spun = true;
             lock.unlock();
             SpinUntilQueued();
@@ -79,11 +80,13 @@ class TrivialSched {
         }
         callback = std::move(queue_.front());
         queue_.pop_front();
-        queued_.store(queue_.size(), std::memory_order_relaxed);  // a hint, as in Post
+        if (Spins()) queued_.store(queue_.size(), std::memory_order_relaxed);  // as in Post
       }
       callback();
     }
   }
+
+  bool Spins() const { return spin_ > std::chrono::nanoseconds::zero(); }
 
   // Polls the queue-size hint for up to spin_; returns early when something was queued.
   void SpinUntilQueued() const {
