@@ -1058,7 +1058,8 @@ def main(argv=None):
                              "the hot-path recording runs next to the current ones "
                              "(record_hot_path.sh's BEFORE_TREE)")
     parser.add_argument("--quick", action="store_true",
-                        help="smoke test: 1 round, --benchmark_min_time=0.01 (never commit)")
+                        help="smoke test: 1 round, --benchmark_min_time=0.01; writes to "
+                             "/tmp/fairsched_bench_quick unless --out is given (never commit)")
     parser.add_argument("--areas", default="",
                         help="comma-separated folders under bench/ (default: all)")
     parser.add_argument("--binaries", default="",
@@ -1086,6 +1087,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.repetitions < 1:
         parser.error("--repetitions must be at least 1")
+    if args.quick and args.out is None and not args.from_json:
+        # A smoke test must never overwrite the recorded results.
+        args.out = os.path.join(tempfile.gettempdir(), "fairsched_bench_quick")
+        print(f"bench_report: --quick writes to {args.out}", file=sys.stderr)
 
     plot = not args.no_plots
     if plot:
