@@ -43,7 +43,8 @@ if [[ -n "$before" ]]; then
   (cd "$before" && ./bazelw build --config=opt "${targets[@]}")
   before_bin=$(cd "$before" && ./bazelw info --config=opt bazel-bin 2>/dev/null)
 fi
-mapfile -t peers < <(bench/coro/peers/build.sh "$out/peers_build" | tail -n 2)
+# The peers' build goes outside OUT_DIR (OUT_DIR holds only raw files, to be committed).
+mapfile -t peers < <(bench/coro/peers/build.sh "${TMPDIR:-/tmp}/fairsched_peers_build" | tail -n 2)
 tokio=${peers[0]}
 go_yield=${peers[1]}
 
