@@ -281,13 +281,16 @@ def record_all(bench_report, root, args):
     targets = [s.target for s in PLAN]
     bench_report.bazel(root, ["build", "--config=opt"] + targets, capture=False)
     commands, failed = run_rounds(bench_report, root, PLAN, reps, min_time, json_root)
-    write_meta(bench_report, root, json_root, targets, commands, args.note)
 
     hot_path = os.path.join(json_root, "hot_path")
     clear_rounds(hot_path)
-    hot_ok = run_script(root, "hot path", ["bench/coro/record_hot_path.sh", hot_path, str(reps)] +
-                        ([args.hot_path_before] if args.hot_path_before else []),
-                        failed, HOT_PATH_ENV)
+    hot_cmd = (["bench/coro/record_hot_path.sh", hot_path, str(reps)] +
+               ([args.hot_path_before] if args.hot_path_before else []))
+    hot_ok = run_script(root, "hot path", hot_cmd, failed, HOT_PATH_ENV)
+    commands["record_hot_path.sh (json/hot_path, copied to json/coro)"] = " ".join(
+        [f"{k}={shlex.quote(v)}" for k, v in HOT_PATH_ENV.items()] +
+        ["bench/coro/record_hot_path.sh", "bench/results/json/hot_path", str(reps)])
+    write_meta(bench_report, root, json_root, targets, commands, args.note)
     if hot_ok:
         share_rounds(json_root, hot_path)
     echo_dir = os.path.join(json_root, "io", "echo")
