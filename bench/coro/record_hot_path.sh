@@ -13,6 +13,12 @@
 #                   (yield_bench naming its fairsched row "fairsched_before"); its fairsched
 #                   rows run in the same rounds, next to the current ones
 #
+# Environment (tools/bench_report/bench_report.py --all sets both to fit its time budget):
+#   YIELD_FILTER  yield_bench's --benchmark_filter, default '.' (all rows); --all passes
+#                 '-yield/asio/' (Asio's rows are ~27 s of each round)
+#   SKIP_SCHED=1  no sched_bench runs: --all copies its own interleaved sched_bench rounds,
+#                 which hold the same w2 rows, into OUT_DIR as sched_bench_r<round>.json
+#
 # Interleaving: every round runs each binary once, one repetition each, in a fixed order
 # (current, before, peers), so that slow phases of a noisy machine hit every contestant
 # alike; nothing is ever chosen as a "best run". Each run's JSON and console output are kept
@@ -37,7 +43,8 @@ if [[ -n "$before" ]]; then
   (cd "$before" && ./bazelw build --config=opt "${targets[@]}")
   before_bin=$(cd "$before" && ./bazelw info --config=opt bazel-bin 2>/dev/null)
 fi
-mapfile -t peers < <(bench/coro/peers/build.sh "$out/peers_build" | tail -n 2)
+# The peers' build goes outside OUT_DIR (OUT_DIR holds only raw files, to be committed).
+mapfile -t peers < <(bench/coro/peers/build.sh "${TMPDIR:-/tmp}/fairsched_peers_build" | tail -n 2)
 tokio=${peers[0]}
 go_yield=${peers[1]}
 
@@ -72,14 +79,16 @@ gbench() {  # gbench NAME BINARY FILTER [extra flags]
 coro_filter='spawn_complete|memory|signal_round_trip|yield_round_trip'
 for ((r = 1; r <= reps; ++r)); do
   echo "==== round $r of $reps"
-  gbench "yield_bench_r$r" "$bin/bench/coro/yield_bench" '.'
+  gbench "yield_bench_r$r" "$bin/bench/coro/yield_bench" "${YIELD_FILTER:-.}"
   [[ -n "$before" ]] && gbench "yield_bench_before_r$r" "$before_bin/bench/coro/yield_bench" 'fairsched'
   run "tokio_yield_r$r" "$tokio" --out="$out/tokio_yield_r$r.json"
   run "go_yield_r$r" "$go_yield" --out="$out/go_yield_r$r.json"
-  FAIRSCHED_BENCH_REPS=1 gbench "sched_bench_r$r" "$bin/bench/sched/sched_bench" \
-    '^(w2/workers:[12]/(fairsched|fairsched_oneshot|trivial_sched|tbb_arena|asio_pool)/|loop/w2)'
-  [[ -n "$before" ]] && FAIRSCHED_BENCH_REPS=1 gbench "sched_bench_before_r$r" \
-    "$before_bin/bench/sched/sched_bench" '^w2/workers:[12]/fairsched/'
+  if [[ ${SKIP_SCHED:-0} != 1 ]]; then
+    FAIRSCHED_BENCH_REPETITIONS=1 gbench "sched_bench_r$r" "$bin/bench/sched/sched_bench" \
+      '^(w2/workers:[12]/(fairsched|fairsched_oneshot|trivial_sched|tbb_arena|asio_pool)/|loop/w2)'
+    [[ -n "$before" ]] && FAIRSCHED_BENCH_REPETITIONS=1 gbench "sched_bench_before_r$r" \
+      "$before_bin/bench/sched/sched_bench" '^w2/workers:[12]/fairsched/'
+  fi
   gbench "coro_bench_r$r" "$bin/bench/coro/coro_bench" "$coro_filter"
   [[ -n "$before" ]] && gbench "coro_bench_before_r$r" "$before_bin/bench/coro/coro_bench" \
     "($coro_filter)/coro/"

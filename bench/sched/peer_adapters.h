@@ -56,7 +56,10 @@ class ClosureAdapter {
 class TrivialSchedAdapter : public ClosureAdapter<TrivialSchedAdapter> {
  public:
   static constexpr const char* kName = "trivial_sched";
-  explicit TrivialSchedAdapter(int workers) : sched_(workers) {}
+  // `spin`: how long an idle worker polls before it sleeps (TrivialSched's optional spin).
+  explicit TrivialSchedAdapter(int workers,
+                               std::chrono::nanoseconds spin = std::chrono::nanoseconds::zero())
+      : sched_(workers, spin) {}
   template <typename F>
   void Post(F&& f) {
     sched_.Post(std::forward<F>(f));

@@ -15,10 +15,16 @@
 //   per task), one_shot_allocs_per_task (fairsched: PostOneShot tasks the pool allocated).
 //
 //   wake/post/gap_us:G/workers:W/<c>   an outside thread posts one task after the scheduler
-//                           was idle for G us and waits for it to run; p50/p99 of post ->
-//                           start (us), and worker CPU per wake-up (us). spin_floor (1
+//                           was idle for G us and waits for it to run; p50/p90/p99 of post ->
+//                           start (us), and worker CPU per wake-up (us). G is 10 us (inside
+//                           the default 20 us spin), 1 ms and 10 ms (longer than any spin:
+//                           the headline). trivial_sched_spin is the textbook pool with the
+//                           same spin as fairsched's default spin_before_park. spin_floor (1
 //                           worker only) is no scheduler: a thread that never sleeps polls
-//                           a mailbox, the machine's floor for p50 and p99.
+//                           a mailbox, the machine's floor for p50 and p99. 1,000 samples per
+//                           repetition, 100 at 10 ms (1 s of idle gaps; there read p90: the
+//                           p99 of 100 samples is the largest one). Fewer contestants at the
+//                           long gaps (see RegisterAll).
 //   wake/wakeup/gap_us:G/workers:W/<c> the same, but the task waits (PostWait) and another
 //                           thread calls Wakeup: Wakeup -> start (fairsched only).
 //   idle_cpu/<c>            2 workers, a burst of tasks, then 1 s idle: CPU used (% of a core).
@@ -228,10 +234,22 @@ concept HasWakeup = requires(A& a, WakeJob<A>* j) {
   a.WakeJob(j);
 };
 
+// The textbook pool with the spin fairsched idles with by default: wake-up like for like.
+struct TrivialSchedSpinAdapter : TrivialSchedAdapter {
+  static constexpr const char* kName = "trivial_sched_spin";
+  explicit TrivialSchedSpinAdapter(int workers)
+      : TrivialSchedAdapter(workers, TaskSchedulerOptions{}.spin_before_park) {}
+};
+
+// Samples per repetition: 1,000 (enough for a p99), but 100 for gaps of 10 ms and more,
+// which would otherwise idle for 10 s per repetition and contestant; there p90 is the
+// highest percentile with ten samples above it, and p99 is only the largest sample.
+int WakeSamples(int gap_us) { return gap_us >= 10000 ? 100 : 1000; }
+
 // `wakeup`: the job waits (PostWait) and is woken by Wakeup; else it is posted.
 template <typename A>
 void WakeLatency(benchmark::State& state, int workers, int gap_us, bool wakeup) {
-  constexpr int kSamples = 1000;
+  const int kSamples = WakeSamples(gap_us);
   A adapter(workers);
   WakeJob<A> job;
   adapter.InitJob(&job);
@@ -264,6 +282,7 @@ void WakeLatency(benchmark::State& state, int workers, int gap_us, bool wakeup) 
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * kSamples);
   state.counters["p50_us"] = Percentile(samples, 0.50);
+  state.counters["p90_us"] = Percentile(samples, 0.90);
   state.counters["p99_us"] = Percentile(samples, 0.99);
   const double wakes = static_cast<double>(state.iterations()) * kSamples;
   state.counters["worker_cpu_us_per_wake"] = worker_cpu * 1e6 / wakes;
@@ -388,7 +407,8 @@ void RegisterAll(int reps) {
   // Idle CPU first: RUSAGE_SELF counts every thread, so nothing may linger from earlier
   // benchmarks; TBB (whose workers outlive its arena for a while) goes last.
   auto idle = [&]<typename A>(A*) {
-    Register("idle_cpu/" + std::string(A::kName), [](benchmark::State& s) { IdleCpu<A>(s); }, 3);
+    Register("idle_cpu/" + std::string(A::kName), [](benchmark::State& s) { IdleCpu<A>(s); },
+             std::min(reps, 3));
   };
   Contestants<FairschedDefault, FairschedTrivialPolicy, FairschedSpin<100>, TrivialSchedAdapter,
               AsioAdapter, TbbAdapter>::ForEach(idle);
@@ -418,7 +438,11 @@ void RegisterAll(int reps) {
   Register("loop/w1", [](benchmark::State& s) { Loop(s, kW1Tasks, 1); }, reps);
   Register("loop/w2", [](benchmark::State& s) { Loop(s, kW2Jobs, kW2Runs); }, reps);
 
-  for (int gap : {10, 1000}) {
+  // Wake-up. At 10 us (inside the default spin) every contestant, posted and woken. The
+  // headline gaps are longer than any spin: at 1 ms the default, no spin, both textbook
+  // pools and the peers; at 10 ms (100 samples of 10 ms each) the default and both textbook
+  // pools. Fewer rows at the long gaps keep the idle time per repetition bounded.
+  for (int gap : {10, 1000, 10000}) {
     for (int workers : {1, 2}) {
       const std::string suffix =
           "/gap_us:" + std::to_string(gap) + "/workers:" + std::to_string(workers) + "/";
@@ -431,12 +455,24 @@ void RegisterAll(int reps) {
                  [=](benchmark::State& s) { WakeLatency<A>(s, workers, gap, true); }, reps);
       };
       using Spins = Contestants<FairschedSpin<0>, FairschedSpin<100>>;
-      Ours::ForEach(post);
-      Spins::ForEach(post);
-      Peers::ForEach(post);
+      using TextbookPools = Contestants<TrivialSchedAdapter, TrivialSchedSpinAdapter>;
+      if (gap == 10) {
+        Ours::ForEach(post);
+        Spins::ForEach(post);
+      } else if (gap == 1000) {
+        Contestants<FairschedDefault, FairschedSpin<0>>::ForEach(post);
+      } else {
+        Contestants<FairschedDefault>::ForEach(post);
+      }
+      TextbookPools::ForEach(post);
+      if (gap <= 1000) Contestants<TbbAdapter, AsioAdapter>::ForEach(post);
       if (workers == 1) Contestants<SpinFloorAdapter>::ForEach(post);
-      Ours::ForEach(wake);
-      Spins::ForEach(wake);
+      if (gap == 10) {
+        Ours::ForEach(wake);
+        Spins::ForEach(wake);
+      } else if (gap == 1000) {
+        Contestants<FairschedDefault>::ForEach(wake);
+      }
     }
   }
 

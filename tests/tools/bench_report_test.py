@@ -1,7 +1,9 @@
-"""Tests tools/bench_report: renders a report from the tiny JSON fixture in
-testdata/bench_report/ and checks the tables (values, ratios, columns) and the plots (every
-linked PNG is written and is a valid PNG), plus the benchmark-name parser on the naming
-styles used under bench/."""
+"""Tests tools/bench_report: renders a report from the small raw-file fixture in
+testdata/bench_report/ (three interleaved rounds of two binaries, in the layout --all writes)
+and checks the tables (medians, ranges, per-round ratios, columns), the generated blocks of an
+area document and of the README (where fairsched wins and where it does not), the plots, the
+refusal of stale raw files, the block rewriting and the --all time plan, plus the
+benchmark-name parser on the naming styles used under bench/."""
 
 import os
 import struct
@@ -11,7 +13,7 @@ import tempfile
 import unittest
 import zlib
 
-from tools.bench_report import bench_report
+from tools.bench_report import bench_report, blocks, record
 
 RUNFILES = os.path.join(os.environ.get("TEST_SRCDIR", ""), "fairsched")
 TOOL = os.path.join(RUNFILES, "tools/bench_report/bench_report.py")
@@ -33,6 +35,21 @@ def check_png(test, path):
     (crc,) = struct.unpack(">I", data[16 + length:20 + length])
     test.assertEqual(crc, zlib.crc32(data[12:16 + length]) & 0xFFFFFFFF, path)
     test.assertEqual(data[-12:], b"\x00\x00\x00\x00IEND\xaeB`\x82", path)
+
+
+def png_title(path):
+    """The Title of a PNG's tEXt chunks, or None."""
+    with open(path, "rb") as f:
+        data = f.read()
+    pos = 8
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        if kind == b"tEXt":
+            key, _, value = data[pos + 8:pos + 8 + length].partition(b"\0")
+            if key == b"Title":
+                return value.decode("latin-1")
+        pos += 12 + length
+    return None
 
 
 class ParseNameTest(unittest.TestCase):
@@ -59,31 +76,141 @@ class ParseNameTest(unittest.TestCase):
             bench_report.parse_name("signal/send_when_set/textbook/real_time/threads:2"),
             ("signal/send_when_set", "textbook", "threads", 2))
 
+    def test_path_style_bare_number_is_the_argument(self):
+        self.assertEqual(bench_report.parse_name("mutex/handoff/coro_mutex/4/real_time"),
+                         ("mutex/handoff", "coro_mutex", "arg", 4))
+        self.assertEqual(
+            bench_report.parse_name("yield/fairsched/coroutines:100000/steps:100/workers:2/"
+                                    "min_time:0.500/real_time"),
+            ("yield coroutines:100000 steps:100", "fairsched", "workers", 2))
+
     def test_reference_without_contestant(self):
         self.assertEqual(bench_report.parse_name("physical_limit/body_ns:0/real_time"),
                          ("physical_limit body_ns:0", "(reference)", "threads", 1))
 
 
 class LoadResultsTest(unittest.TestCase):
+    def write(self, name, text):
+        path = os.path.join(tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR")), name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
     def test_microsecond_percentiles_become_nanoseconds(self):
         # sched_bench's wake-up benchmarks report p50_us/p99_us; the report keeps one unit.
-        path = os.path.join(tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR")),
-                            "wake_bench.json")
-        with open(path, "w") as f:
-            f.write('{"context": {}, "benchmarks": [{"name": "wake/workers:1/fairsched", '
-                    '"run_name": "wake/workers:1/fairsched", "run_type": "iteration", '
-                    '"iterations": 1, "real_time": 1.0, "cpu_time": 1.0, "time_unit": "ms", '
-                    '"p50_us": 1.5, "p99_us": 20.0, "parks_per_wake": 0.25}]}')
+        path = self.write("wake_bench.json",
+                          '{"context": {}, "benchmarks": [{"name": "wake/workers:1/fairsched", '
+                          '"run_name": "wake/workers:1/fairsched", "run_type": "iteration", '
+                          '"iterations": 1, "real_time": 1.0, "cpu_time": 1.0, "time_unit": "ms", '
+                          '"p50_us": 1.5, "p99_us": 20.0, "parks_per_wake": 0.25}]}')
         _, results = bench_report.load_results(path)
         self.assertEqual(len(results), 1)
         self.assertEqual(results[0]["metrics"]["p50_ns"], 1500.0)
         self.assertEqual(results[0]["metrics"]["p99_ns"], 20000.0)
         self.assertNotIn("p50_us", results[0]["metrics"])
 
+    def test_round_files_are_rounds_and_aggregates_are_skipped(self):
+        files, results = bench_report.load_dir(os.path.join(FIXTURE, "queues"))
+        self.assertEqual(sorted(f["round"] for f in files["mpsc_queue_bench"]), [1, 2, 3])
+        mpsc = next(r for r in results if r["contestant"] == "Mpsc" and r["x"] == 2)
+        self.assertEqual(mpsc["x_name"], "producers")
+        self.assertEqual(mpsc["rounds"]["items_per_second"], {1: 20e6, 2: 30e6, 3: 10e6})
+        self.assertEqual(mpsc["metrics"]["items_per_second"], 20e6)
+        # A legacy file written with --benchmark_report_aggregates_only: its median only.
+        path = self.write("old_bench.json", """{"context": {"load_avg": [1.5, 1, 1]},
+            "benchmarks": [
+            {"name": "w1/workers:1/fairsched_mean", "run_name": "w1/workers:1/fairsched",
+             "run_type": "aggregate", "aggregate_name": "mean", "items_per_second": 9.0},
+            {"name": "w1/workers:1/fairsched_median", "run_name": "w1/workers:1/fairsched",
+             "run_type": "aggregate", "aggregate_name": "median", "items_per_second": 7.0}]}""")
+        ctx, results = bench_report.load_results(path)
+        self.assertEqual([r["metrics"]["items_per_second"] for r in results], [7.0])
+        self.assertEqual(bench_report.file_load(ctx), [1.5])
+
+    def test_stale_benchmark_names_are_found(self):
+        # The cause of report.md showing the old Treiber queue's BM_PushPopAll under the
+        # current queue's name: a raw file from an older binary. Names no source defines
+        # any more are reported.
+        root = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
+        os.makedirs(os.path.join(root, "bench", "queues"))
+        with open(os.path.join(root, "bench", "queues", "q.cc"), "w") as f:
+            f.write('BENCHMARK_TEMPLATE(BM_PushPop, A); Register("wake/post" + s);\n')
+        results = [{"binary": "b", "run": run} for run in (
+            "BM_PushPop<MpscAdapter, true>/1/manual_time", "BM_PushPopAll<Mpsc, true>/1",
+            "wake/post/gap_us:10/workers:1/fairsched", "latency/gap_ns:1000/fairsched")]
+        self.assertEqual(bench_report.stale_benchmarks(results, root),
+                         ["b: BM_PushPopAll<Mpsc, true>/1", "b: latency/gap_ns:1000/fairsched"])
+
+
+class BlocksTest(unittest.TestCase):
+    def test_replace_keeps_the_prose_around_the_block(self):
+        text = "intro 1.5x\n<!-- perf:begin -->\nold 3.2x\n<!-- perf:end -->\nafter\n"
+        self.assertEqual(blocks.replace_block(text, "perf", ["new", "lines"]),
+                         "intro 1.5x\n<!-- perf:begin -->\nnew\nlines\n<!-- perf:end -->\n"
+                         "after\n")
+        self.assertEqual(blocks.block_names(text + "<!-- echo:echo/run1_results.txt:begin -->"),
+                         ["perf", "echo:echo/run1_results.txt"])
+
+    def test_missing_repeated_or_reversed_markers_are_errors(self):
+        for text in ("no markers\n", "<!-- perf:begin -->\n<!-- perf:begin -->\n<!-- perf:end -->",
+                     "<!-- perf:end -->\n<!-- perf:begin -->\n"):
+            with self.assertRaises(blocks.BlockError):
+                blocks.replace_block(text, "perf", ["x"])
+
+
+class RecordPlanTest(unittest.TestCase):
+    def test_the_plan_fits_the_budget_with_five_rounds_and_savegame(self):
+        lines, total = record.time_plan(record.PLAN, 5, True, True)
+        self.assertLessEqual(total, record.BUDGET_SECONDS, "\n".join(lines))
+        self.assertIn("savegame (tools/savegame/record_all.sh)", "\n".join(lines))
+        # Every area of bench/ is recorded: in the rounds, or (coro) by the hot path.
+        self.assertEqual({s.area for s in record.PLAN} | {"coro"}, set(bench_report.AREAS))
+        self.assertIn("coro_bench", record.HOT_PATH_TO_CORO)
+
+    def test_plan_filters_reach_the_command_line(self):
+        heap = next(s for s in record.PLAN if s.name == "binary_heap_bench")
+        self.assertIn("--benchmark_filter=-SetWaitQueue>/1000000", heap.flags(0.05))
+        self.assertIn("--benchmark_repetitions=1", heap.flags(0.05))
+
+
+class RecordFilesTest(unittest.TestCase):
+    def touch(self, *parts):
+        path = os.path.join(*parts)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write("{}")
+
+    def test_hot_path_rounds_are_shared_and_cleared_but_notes_stay(self):
+        root = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
+        hot = os.path.join(root, "hot_path")
+        for name in ("yield_bench_r1.json", "yield_bench_r1.txt", "go_yield_r1.json",
+                     "coro_bench_before_r2.json", "notes.md", "profile_yield.txt"):
+            self.touch(hot, name)
+        self.touch(root, "sched", "sched_bench_r1.json")
+        self.touch(root, "coro", "stale_bench_r9.json")
+        record.share_rounds(root, hot)
+        # coro.md's binaries, current code only; the sched rounds stand in for SKIP_SCHED.
+        self.assertEqual(sorted(os.listdir(os.path.join(root, "coro"))), ["yield_bench_r1.json"])
+        self.assertTrue(os.path.exists(os.path.join(hot, "sched_bench_r1.json")))
+        record.clear_rounds(hot)
+        self.assertEqual(sorted(os.listdir(hot)), ["notes.md", "profile_yield.txt"])
+
+    def test_a_full_recording_removes_the_flat_layout(self):
+        root = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
+        for name in ("mpsc_queue_bench.json", "mpsc_queue_bench.txt", "meta.json"):
+            self.touch(root, name)
+        self.touch(root, "queues", "mcsp_queue_bench_r1.json")
+        record.remove_flat_layout(root)
+        self.assertEqual(os.listdir(root), ["queues"])
+
 
 class RenderTest(unittest.TestCase):
-    def render(self, *extra):
+    def render(self, *extra, docs=None):
+        """Renders the fixture into a fresh folder holding `docs` ({file: text}) first."""
         out = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
+        for name, text in (docs or {}).items():
+            with open(os.path.join(out, name), "w") as f:
+                f.write(text)
         proc = subprocess.run([sys.executable, TOOL, "--from-json", FIXTURE, "--out", out] +
                               list(extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True)
@@ -91,39 +218,106 @@ class RenderTest(unittest.TestCase):
         with open(os.path.join(out, "report.md")) as f:
             return out, f.read()
 
-    def test_tables_have_values_ratios_and_counters(self):
+    def test_tables_have_medians_ranges_and_per_round_ratios(self):
         _, report = self.render("--no-plots")
-        # sched_bench: medians with cv, ratios against both baselines and the best peer
-        # (tbb_arena: fairsched beats it by the least), column order subject/baselines/peers.
-        self.assertIn("| workers | fairsched | fairsched_trivial_policy | trivial_sched | "
-                      "tbb_arena | asio_pool | fairsched vs fairsched_trivial_policy | "
-                      "fairsched vs trivial_sched | fairsched vs best peer |", report)
-        self.assertIn("| 1 | 8.00 ±5% | 4.00 ±5% | 2.00 ±5% | 5.00 ±5% | 1.00 ±5% | 2.00x | "
-                      "4.00x | 1.60x (tbb_arena) |", report)
-        self.assertIn("| 2 | 6.00 ±5% | 2.00 ±5% | 1.50 ±5% | 4.00 ±5% | 3.00 ±5% | 3.00x | "
-                      "4.00x | 1.50x (tbb_arena) |", report)
-        self.assertIn("| 2 | 0.25 | 0.25 |", report)  # lock_contended_per_task counters
-        # Latency: percentiles in microseconds, ratios per percentile (lower is better).
-        self.assertIn("| 1 | 2.0 / 10.0 | 4.0 / 50.0 | 2.00x / 5.00x |", report)
-        # mpsc_queue_bench: single runs (no cv), producers named by the counter, a peer
-        # that wins shows as a ratio below 1.
         self.assertIn("| producers | Mpsc | Locked | Moodycamel | Mpsc vs Locked | "
                       "Mpsc vs Moodycamel |", report)
-        self.assertIn("| 2 | 20.00 | 5.00 | 40.00 | 4.00x | 0.50x |", report)
-        self.assertIn("| 1 | 1 | 0.5 |", report)  # Locked: locks / contended per item
+        # Medians over the three rounds with their ranges; the ratio to moodycamel at 2
+        # producers is the median of the per-round ratios 0.5, 1.5 and 2.0, not the
+        # ratio of the medians (20 / 20 = 1.0).
+        self.assertIn("| 2 | 20.00 (10.00-30.00) | 5.00 (4.00-6.00) | 20.00 (5.00-40.00) | "
+                      "4.00x (2.50-5.00) | 1.50x (0.50-2.00) |", report)
+        self.assertIn("| 1 | 2 | 0.5 |", report)  # Locked: locks / contended per item
+        # sched_bench: column order subject / baselines / peers; a range that is one value
+        # shows once; best peer is the one fairsched beats by the least.
+        self.assertIn("| 1 | 8.00 | 4.00 | 2.00 | 5.00 | 1.00 | 2.00x | 4.00x | "
+                      "1.60x (tbb_arena) |", report)
+        # Latency: percentiles in microseconds, ratios per percentile (lower is better),
+        # the textbook pool with the same spin as a second peer column.
+        self.assertIn("| workers | fairsched | trivial_sched | trivial_sched_spin | "
+                      "fairsched vs trivial_sched | fairsched vs trivial_sched_spin |", report)
+        self.assertIn("| 2.00x / 4.00x / 5.00x | 1.50x (1.00-2.00) / 0.80x / 0.80x |", report)
+        self.assertIn("`mpsc_queue_bench`: 3 round(s)", report)
+        self.assertIn("load before/after each run 0.10-0.45", report)
         self.assertNotIn("![", report)  # --no-plots
 
-    def test_every_linked_plot_is_a_valid_png(self):
+    def test_area_docs_and_readme_blocks_are_rewritten(self):
+        doc = ("# Queues\n\nProse 1.\n<!-- bench_report:queues:begin -->\nstale 3.2x\n"
+               "<!-- bench_report:queues:end -->\nProse 2.\n")
+        readme_text = "# R\n<!-- perf:begin -->\nold\n<!-- perf:end -->\nend\n"
+        out = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
+        readme = os.path.join(out, "README.md")
+        with open(readme, "w") as f:
+            f.write(readme_text)
+        results = os.path.join(out, "results")
+        os.makedirs(results)
+        with open(os.path.join(results, "queues.md"), "w") as f:
+            f.write(doc)
+        proc = subprocess.run([sys.executable, TOOL, "--from-json", FIXTURE, "--out", results,
+                               "--readme", readme, "--no-plots"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        with open(os.path.join(results, "queues.md")) as f:
+            text = f.read()
+        self.assertNotIn("stale 3.2x", text)
+        self.assertTrue(text.startswith("# Queues\n\nProse 1.\n<!-- bench_report:queues:begin"))
+        self.assertTrue(text.endswith("<!-- bench_report:queues:end -->\nProse 2.\n"))
+        self.assertIn("| 2 | 20.00 (10.00-30.00) |", text)
+        self.assertNotIn("sched_bench", text)  # only the area's own binaries
+        with open(readme) as f:
+            text = f.read()
+        self.assertNotIn("\nold\n", text)
+        # Where fairsched wins and where it does not, each against its closest competitor.
+        self.assertIn("front queue push + pop, producers write items (PushPop (true), "
+                      "producers 2): 1.50x (0.50-2.00) Moodycamel", text)
+        # One list per verdict: its heading, then one line per point.
+        parts = text.split("\n\n")
+        ahead = next(p for p in parts if p.startswith("**fairsched ahead"))
+        level = next(p for p in parts if p.startswith("**level"))
+        behind = next(p for p in parts if p.startswith("**fairsched behind"))
+        self.assertIn("producers 2): 1.50x", ahead)
+        self.assertIn("producers 1): 1.10x (1.00-1.20) Moodycamel", ahead)
+        self.assertIn("one-shot posts from outside (w1) (w1, workers 2): 1.50x tbb_arena", ahead)
+        # Wake-up at 1 ms: p50 against the spinning textbook pool is 1.5x, its p99 0.8x.
+        self.assertIn("post-to-start latency (wake/post gap_us:1000, workers 1, p99): 0.80x "
+                      "trivial_sched_spin", behind)
+        self.assertEqual(level, "**level (median ratio 0.95-1.05):** none.")
+        self.assertIn("\n- front queue push + pop", ahead)  # one item per line
+        self.assertIn("1-minute load 0.10-0.90", text)
+        self.assertTrue(text.endswith("<!-- perf:end -->\nend\n"))
+
+    def test_every_linked_plot_is_a_valid_png_with_the_load_in_its_title(self):
         out, report = self.render()
         links = [line.split("](", 1)[1].rstrip(")") for line in report.splitlines()
                  if line.startswith("![")]
-        # Two throughput families over several thread counts and one latency family; the
-        # single-point throughput family (physical_limit) gets no plot.
+        # Two throughput families over several thread counts and one latency family.
         self.assertEqual(len(links), 3, links)
         written = sorted(os.listdir(os.path.join(out, "plots")))
         self.assertEqual(sorted(os.path.basename(link) for link in links), written)
         for link in links:
             check_png(self, os.path.join(out, link))
+        # Each title states the load its binary's runs were recorded at (stored in the PNG's
+        # Title text as well as drawn).
+        titles = {os.path.basename(link): png_title(os.path.join(out, link)) for link in links}
+        self.assertIn("1-min load 0.10-0.45", titles["mpsc_queue_bench__pushpop_true.png"])
+        self.assertIn("1-min load 0.50-0.90", titles["sched_bench__w1.png"])
+
+    def test_stale_raw_files_are_refused(self):
+        folder = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
+        os.makedirs(os.path.join(folder, "queues"))
+        with open(os.path.join(folder, "queues", "mpsc_queue_bench_r1.json"), "w") as f:
+            f.write('{"context": {}, "benchmarks": [{"name": "BM_PushPopAll<MpscAdapter, '
+                    'true>/1/manual_time", "run_type": "iteration", "items_per_second": 1.0}]}')
+        sources = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
+        os.makedirs(os.path.join(sources, "bench"))
+        with open(os.path.join(sources, "bench", "mpsc_queue_bench.cc"), "w") as f:
+            f.write("BENCHMARK_TEMPLATE(BM_PushPop, MpscAdapter, true);\n")
+        proc = subprocess.run([sys.executable, TOOL, "--from-json", folder, "--no-plots",
+                               "--sources", sources],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("BM_PushPopAll<MpscAdapter, true>/1/manual_time", proc.stderr)
+        self.assertFalse(os.path.exists(os.path.join(folder, "..", "report.md")))
 
     def test_empty_folder_is_a_clear_error(self):
         empty = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))

@@ -23,6 +23,12 @@ import re
 import statistics
 import sys
 
+try:
+    from tools.bench_report import blocks
+except ImportError:  # run as a script: the module next to this file
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import blocks
+
 # Benchmark-name tokens that are settings, not arguments that tell rows apart.
 SETTINGS = {"iterations", "repeats", "min_time", "real_time", "process_time"}
 
@@ -425,16 +431,11 @@ def main():
     with open(opts.out, "w") as f:
         f.write(text)
     if opts.readme:
-        with open(opts.readme) as f:
-            readme = f.read()
-        begin, end = "<!-- hot_path:begin -->", "<!-- hot_path:end -->"
-        if begin not in readme or end not in readme:
-            sys.exit(f"{opts.readme}: markers {begin} ... {end} not found")
-        head, rest = readme.split(begin, 1)
-        _, tail = rest.split(end, 1)
-        block = "\n".join(readme_block(summary, loads, opts.out))
-        with open(opts.readme, "w") as f:
-            f.write(head + begin + "\n" + block + "\n" + end + tail)
+        try:
+            blocks.rewrite_file(opts.readme,
+                                {"hot_path": readme_block(summary, loads, opts.out)})
+        except blocks.BlockError as e:
+            sys.exit(str(e))
     print(f"wrote {opts.out}" + (f" and {opts.readme}" if opts.readme else ""))
 
 
