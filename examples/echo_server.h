@@ -1,24 +1,31 @@
 // EchoServer: the talk's coroutine server on io/tcp.h. An accept loop spawns one coroutine
 // per connection that reads, processes (echo) and writes, with the limits a public server
-// needs:
-//   - idle deadline: a peer that sends nothing (or only part of a frame) for `idle_timeout`
-//     is closed (slow-loris);
-//   - write deadline: a peer that stops reading is dropped once a response has waited
-//     `write_timeout` for socket buffer space; the server's per-connection buffer never
-//     grows beyond one maximal frame, whatever the peer does;
-//   - max frame size: a frame announcing more than `max_frame` bytes disconnects the peer;
-//   - Stop: stops accepting, ends every connection (a response being written may be cut;
-//     every response counted as answered has been written completely), and closes each
+// needs, in both protocols:
+//   - idle deadline: a peer that sends nothing (or, framed, only part of a frame) for
+//     `idle_timeout` is closed (slow-loris);
+//   - write deadline: a peer that stops reading is dropped once an answer has waited
+//     `write_timeout` for socket buffer space. The server stops reading while it writes, so
+//     the per-connection buffer never grows beyond `plain_buffer` bytes (plain) or one
+//     maximal frame (framed), whatever the peer does: backpressure, not buffering;
+//   - framed only, max frame size: a frame announcing more than `max_frame` bytes
+//     disconnects the peer;
+//   - Stop: stops accepting, ends every connection (an answer being written may be cut;
+//     every answer counted as echoed has been written completely), and closes each
 //     connection gracefully (FIN after the answers) so the peer reads all answers first.
-// Protocol: a frame is a 4-byte little-endian payload length and the payload; the server
-// sends every frame back unchanged. Frames may be pipelined; complete frames in the buffer
-// are echoed with one write.
+// Protocols (EchoServerOptions::protocol):
+//   - kPlain (default): whatever bytes arrive are sent back, as they come (each Read's
+//     bytes with one Write): nc, socat or any standard echo client works.
+//   - kFramed: a frame is a 4-byte little-endian payload length and the payload; the server
+//     sends every frame back unchanged. Frames may be pipelined; complete frames in the
+//     buffer are echoed with one write.
 //
 // Thread safety: Start and Stop from a plain thread (not a task of the scheduler); the
 // counters from any thread.
 #ifndef FAIRSCHED_EXAMPLES_ECHO_SERVER_H_
 #define FAIRSCHED_EXAMPLES_ECHO_SERVER_H_
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -44,10 +51,14 @@ inline void EncodeFrameLength(std::uint32_t length, char* header) {
   for (int i = 0; i < 4; ++i) header[i] = static_cast<char>((length >> (8 * i)) & 0xff);
 }
 
+enum class EchoProtocol { kPlain, kFramed };
+
 struct EchoServerOptions {
+  EchoProtocol protocol = EchoProtocol::kPlain;
   std::chrono::nanoseconds idle_timeout = std::chrono::seconds(30);
   std::chrono::nanoseconds write_timeout = std::chrono::seconds(10);
-  std::uint32_t max_frame = 64 * 1024;  // payload bytes
+  std::uint32_t max_frame = 64 * 1024;  // kFramed: payload bytes
+  std::size_t plain_buffer = 16 * 1024;  // kPlain: the per-connection buffer (one Read's worth)
   int backlog = 4096;
 };
 
@@ -55,7 +66,8 @@ struct EchoServerOptions {
 struct EchoServerStats {
   std::int64_t accepted = 0;
   std::int64_t open = 0;
-  std::int64_t answered = 0;             // frames echoed completely
+  std::int64_t answered = 0;             // frames (kFramed) or Reads (kPlain) echoed completely
+  std::int64_t bytes_echoed = 0;         // bytes of those answers
   std::int64_t closed_by_peer = 0;       // end of stream or reset
   std::int64_t dropped_idle = 0;         // idle deadline
   std::int64_t dropped_slow_reader = 0;  // write deadline
@@ -67,7 +79,9 @@ template <typename Scheduler>
 class EchoServer {
  public:
   EchoServer(Scheduler& scheduler, EchoServerOptions options)
-      : scheduler_(scheduler), options_(options) {}
+      : scheduler_(scheduler), options_(options) {
+    FAIRSCHED_CHECK(options.plain_buffer > 0, "EchoServerOptions::plain_buffer must be > 0");
+  }
   ~EchoServer() { Stop(); }
   EchoServer(const EchoServer&) = delete;
   EchoServer& operator=(const EchoServer&) = delete;
@@ -99,6 +113,7 @@ class EchoServer {
     stats.accepted = accepted_.load(std::memory_order_relaxed);
     stats.open = open_.load(std::memory_order_relaxed);
     stats.answered = answered_.load(std::memory_order_relaxed);
+    stats.bytes_echoed = bytes_echoed_.load(std::memory_order_relaxed);
     stats.closed_by_peer = closed_by_peer_.load(std::memory_order_relaxed);
     stats.dropped_idle = dropped_idle_.load(std::memory_order_relaxed);
     stats.dropped_slow_reader = dropped_slow_reader_.load(std::memory_order_relaxed);
@@ -128,6 +143,52 @@ class EchoServer {
   }
 
   coro::Task<void> Serve(TcpStream<Scheduler> stream) {
+    // Answers are written as soon as they are complete: do not let Nagle hold a small one
+    // back while an earlier one is unacknowledged (Asio's peer does the same).
+    const int one = 1;
+    (void)::setsockopt(stream.fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    Atomic<std::int64_t>* outcome;
+    if (options_.protocol == EchoProtocol::kFramed) {
+      outcome = co_await EchoFrames(stream);
+    } else {
+      outcome = co_await EchoBytes(stream);
+    }
+    outcome->fetch_add(1, std::memory_order_relaxed);
+    // Graceful close: FIN after the answers, and discard what the peer sent but we did not
+    // read, so that close() does not answer with a reset that could destroy answers still
+    // unread on the peer's side.
+    (void)stream.Shutdown(ShutdownHow::kWrite);
+    char discard[4096];
+    while (::recv(stream.fd(), discard, sizeof(discard), MSG_DONTWAIT) > 0) {
+    }
+    stream.Close();
+    // Under mu_, notify included: Stop may return (and the server be destroyed) as soon as
+    // it sees zero.
+    MutexLock lock(mu_);
+    open_.fetch_sub(1, std::memory_order_relaxed);
+    all_closed_.notify_all();
+  }
+
+  // kPlain: echoes each Read's bytes with one Write until the connection ends; returns the
+  // counter of how it ended. The buffer is the whole per-connection state: while a Write
+  // waits for the peer to read, nothing more is read.
+  coro::Task<Atomic<std::int64_t>*> EchoBytes(TcpStream<Scheduler>& stream) {
+    std::vector<char> buffer(options_.plain_buffer);
+    while (true) {
+      IoResult<std::size_t> received =
+          co_await stream.Read(buffer, coro::DeadlineAfter(options_.idle_timeout));
+      if (!received.ok()) co_return OutcomeOf(received.error(), &dropped_idle_);
+      const IoError written =
+          co_await stream.Write(std::span<const char>(buffer.data(), received.value()),
+                                coro::DeadlineAfter(options_.write_timeout));
+      if (!written.ok()) co_return OutcomeOf(written, &dropped_slow_reader_);
+      CountAnswers(1, received.value());
+    }
+  }
+
+  // kFramed: echoes complete frames (see the file comment) until the connection ends or a
+  // frame is too large; returns the counter of how it ended.
+  coro::Task<Atomic<std::int64_t>*> EchoFrames(TcpStream<Scheduler>& stream) {
     std::vector<char> buffer(kEchoHeaderSize + 4096);
     std::size_t begin = 0;  // first byte not yet answered
     std::size_t end = 0;    // end of the received bytes
@@ -163,7 +224,7 @@ class EchoServer {
           outcome = OutcomeOf(written, &dropped_slow_reader_);
           break;
         }
-        answered_.fetch_add(frames, std::memory_order_relaxed);
+        CountAnswers(frames, scan - begin);
         begin = scan;
       }
       if (outcome != nullptr) break;
@@ -184,20 +245,13 @@ class EchoServer {
       }
       end += received.value();
     }
-    outcome->fetch_add(1, std::memory_order_relaxed);
-    // Graceful close: FIN after the answers, and discard what the peer sent but we did not
-    // read, so that close() does not answer with a reset that could destroy answers still
-    // unread on the peer's side.
-    (void)stream.Shutdown(ShutdownHow::kWrite);
-    char discard[4096];
-    while (::recv(stream.fd(), discard, sizeof(discard), MSG_DONTWAIT) > 0) {
-    }
-    stream.Close();
-    // Under mu_, notify included: Stop may return (and the server be destroyed) as soon as
-    // it sees zero.
-    MutexLock lock(mu_);
-    open_.fetch_sub(1, std::memory_order_relaxed);
-    all_closed_.notify_all();
+    co_return outcome;
+  }
+
+  // Relaxed: statistics only.
+  void CountAnswers(std::int64_t answers, std::size_t bytes) {
+    answered_.fetch_add(answers, std::memory_order_relaxed);
+    bytes_echoed_.fetch_add(static_cast<std::int64_t>(bytes), std::memory_order_relaxed);
   }
 
   // The counter for an error that ends a connection; `timeout_counter` for kTimeout.
@@ -221,6 +275,7 @@ class EchoServer {
   Atomic<std::int64_t> accepted_{0};
   Atomic<std::int64_t> open_{0};
   Atomic<std::int64_t> answered_{0};
+  Atomic<std::int64_t> bytes_echoed_{0};
   Atomic<std::int64_t> closed_by_peer_{0};
   Atomic<std::int64_t> dropped_idle_{0};
   Atomic<std::int64_t> dropped_slow_reader_{0};
