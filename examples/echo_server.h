@@ -35,6 +35,7 @@
 
 #include "coro/runtime.h"
 #include "coro/task.h"
+#include "examples/tcp_server.h"
 #include "io/tcp.h"
 #include "sync/primitives.h"
 
@@ -79,7 +80,10 @@ template <typename Scheduler>
 class EchoServer {
  public:
   EchoServer(Scheduler& scheduler, EchoServerOptions options)
-      : scheduler_(scheduler), options_(options) {
+      : options_(options),
+        server_(
+            scheduler, [this](TcpStream<Scheduler> stream) { return Serve(std::move(stream)); },
+            options.backlog) {
     FAIRSCHED_CHECK(options.plain_buffer > 0, "EchoServerOptions::plain_buffer must be > 0");
   }
   ~EchoServer() { Stop(); }
@@ -88,30 +92,16 @@ class EchoServer {
 
   // Listens on `address` and starts accepting; returns the bound address (port 0 -> the
   // port picked). Once per server.
-  IoResult<SocketAddress> Start(const SocketAddress& address) {
-    IoResult<TcpListener<Scheduler>> listener =
-        TcpListener<Scheduler>::Listen(scheduler_, address, options_.backlog);
-    if (!listener.ok()) return listener.error();
-    IoResult<SocketAddress> bound = listener.value().LocalAddress();
-    if (!bound.ok()) return bound.error();
-    acceptor_ = coro::Spawn(scheduler_, AcceptLoop(std::move(listener).value()));
-    return bound;
-  }
+  IoResult<SocketAddress> Start(const SocketAddress& address) { return server_.Start(address); }
 
   // Stops accepting, ends every connection (see the file comment) and returns when all of
   // them are closed. Idempotent.
-  void Stop() {
-    if (!acceptor_.IsValid()) return;
-    acceptor_.Cancel();  // its connections are its children: cancelled with it
-    acceptor_.Get();
-    MutexLock lock(mu_);
-    all_closed_.wait(lock, [this] { return open_.load(std::memory_order_relaxed) == 0; });
-  }
+  void Stop() { server_.Stop(); }
 
   EchoServerStats Stats() const {
     EchoServerStats stats;
-    stats.accepted = accepted_.load(std::memory_order_relaxed);
-    stats.open = open_.load(std::memory_order_relaxed);
+    stats.accepted = server_.accepted();
+    stats.open = server_.open();
     stats.answered = answered_.load(std::memory_order_relaxed);
     stats.bytes_echoed = bytes_echoed_.load(std::memory_order_relaxed);
     stats.closed_by_peer = closed_by_peer_.load(std::memory_order_relaxed);
@@ -123,25 +113,6 @@ class EchoServer {
   }
 
  private:
-  coro::Task<void> AcceptLoop(TcpListener<Scheduler> listener) {
-    while (true) {
-      IoResult<TcpStream<Scheduler>> accepted = co_await listener.Accept(kTaskDeadlineInfinite);
-      if (!accepted.ok()) {
-        const IoErrorCode code = accepted.error().code();
-        if (code == IoErrorCode::kCancelled || code == IoErrorCode::kShutdown) break;
-        // Out of fds, or a connection that died in the backlog: wait a little, go on.
-        co_await coro::SleepFor(std::chrono::milliseconds(1));
-        continue;
-      }
-      // Relaxed counters: statistics only. open_ is also the Stop condition, read under
-      // mu_ after the acceptor finished; its decrement is made under mu_ (see Serve).
-      accepted_.fetch_add(1, std::memory_order_relaxed);
-      open_.fetch_add(1, std::memory_order_relaxed);
-      // A child of this loop: Stop's cancellation of the loop reaches every connection.
-      coro::Spawn(scheduler_, Serve(std::move(accepted).value())).Detach();
-    }
-  }
-
   coro::Task<void> Serve(TcpStream<Scheduler> stream) {
     // Answers are written as soon as they are complete: do not let Nagle hold a small one
     // back while an earlier one is unacknowledged (Asio's peer does the same).
@@ -153,20 +124,9 @@ class EchoServer {
     } else {
       outcome = co_await EchoBytes(stream);
     }
+    // Relaxed: statistics (counted before the connection stops counting as open).
     outcome->fetch_add(1, std::memory_order_relaxed);
-    // Graceful close: FIN after the answers, and discard what the peer sent but we did not
-    // read, so that close() does not answer with a reset that could destroy answers still
-    // unread on the peer's side.
-    (void)stream.Shutdown(ShutdownHow::kWrite);
-    char discard[4096];
-    while (::recv(stream.fd(), discard, sizeof(discard), MSG_DONTWAIT) > 0) {
-    }
-    stream.Close();
-    // Under mu_, notify included: Stop may return (and the server be destroyed) as soon as
-    // it sees zero.
-    MutexLock lock(mu_);
-    open_.fetch_sub(1, std::memory_order_relaxed);
-    all_closed_.notify_all();
+    CloseGracefully(stream);
   }
 
   // kPlain: echoes each Read's bytes with one Write until the connection ends; returns the
@@ -256,24 +216,10 @@ class EchoServer {
 
   // The counter for an error that ends a connection; `timeout_counter` for kTimeout.
   Atomic<std::int64_t>* OutcomeOf(const IoError& error, Atomic<std::int64_t>* timeout_counter) {
-    switch (error.code()) {
-      case IoErrorCode::kTimeout:
-        return timeout_counter;
-      case IoErrorCode::kCancelled:
-      case IoErrorCode::kShutdown:
-        return &closed_by_stop_;
-      default:
-        return &closed_by_peer_;
-    }
+    return CounterOfEnd(error, timeout_counter, &closed_by_stop_, &closed_by_peer_);
   }
 
-  Scheduler& scheduler_;
   const EchoServerOptions options_;
-  coro::JoinHandle<void> acceptor_;
-  Mutex mu_;
-  ConditionVariable all_closed_;
-  Atomic<std::int64_t> accepted_{0};
-  Atomic<std::int64_t> open_{0};
   Atomic<std::int64_t> answered_{0};
   Atomic<std::int64_t> bytes_echoed_{0};
   Atomic<std::int64_t> closed_by_peer_{0};
@@ -281,6 +227,8 @@ class EchoServer {
   Atomic<std::int64_t> dropped_slow_reader_{0};
   Atomic<std::int64_t> dropped_oversized_{0};
   Atomic<std::int64_t> closed_by_stop_{0};
+  // Last: destroyed first, it stops every connection while the counters still exist.
+  TcpServer<Scheduler> server_;
 };
 
 }  // namespace fairsched::examples

@@ -14,7 +14,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,11 +22,9 @@
 #include "io/epoll_backend.h"
 #include "io/io_uring_backend.h"
 #include "io/tcp.h"
-#include "queues/binary_heap.h"
-#include "queues/mcsp_queue.h"
-#include "sched/task_scheduler.h"
 #include "tests/io/io_test_util.h"
 #include "tests/io/raw_client.h"
+#include "tests/io/server_fixture.h"
 
 namespace fairsched {
 namespace {
@@ -35,49 +32,25 @@ namespace {
 using examples::EchoServer;
 using examples::EchoServerOptions;
 using std::chrono::milliseconds;
-using testing::OpenFdCount;
 using testing::RawClient;
 using testing::WaitUntilTrue;
 
 template <typename Backend>
-class PlainEchoTest : public ::testing::Test {
+class PlainEchoTest : public testing::ServerFixture<Backend, EchoServer, EchoServerOptions> {
  protected:
-  using Sched = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, Backend>;
-
-  PlainEchoTest() : fds_at_start_(OpenFdCount()) { scheduler_->Start(2); }
-  ~PlainEchoTest() override {
-    server_.reset();
-    scheduler_.reset();
-    EXPECT_EQ(OpenFdCount(), fds_at_start_) << "a file descriptor leaked";
-  }
-
-  // Starts a server with `options` (protocol left at its default) on 127.0.0.1.
-  SocketAddress Start(EchoServerOptions options = {}) {
-    EXPECT_EQ(options.protocol, examples::EchoProtocol::kPlain) << "plain is the default";
-    server_ = std::make_unique<EchoServer<Sched>>(*scheduler_, options);
-    IoResult<SocketAddress> bound = server_->Start(SocketAddress::Parse("127.0.0.1:0").value());
-    EXPECT_TRUE(bound.ok()) << bound.error().Message();
-    return bound.value();
-  }
-
-  examples::EchoServerStats Stats() const { return server_->Stats(); }
-
   // Every connection is closed, and a new client is served.
   void ExpectStillServing(const SocketAddress& address) {
-    EXPECT_TRUE(WaitUntilTrue([&] { return Stats().open == 0; })) << "open: " << Stats().open;
+    EXPECT_TRUE(this->AllClosed()) << "open: " << this->Stats().open;
     RawClient client(address);
     EXPECT_TRUE(client.RoundTrip("still serving\n"));
   }
-
-  const int fds_at_start_;
-  std::unique_ptr<Sched> scheduler_ = std::make_unique<Sched>();
-  std::unique_ptr<EchoServer<Sched>> server_;
 };
 
 using Backends = ::testing::Types<EpollBackend, IoUringBackend>;
 TYPED_TEST_SUITE(PlainEchoTest, Backends);
 
 TYPED_TEST(PlainEchoTest, EchoesWhateverBytesArriveAsTheyCome) {
+  EXPECT_EQ(EchoServerOptions().protocol, examples::EchoProtocol::kPlain) << "the default";
   const SocketAddress address = this->Start();
   RawClient client(address);
   EXPECT_TRUE(client.RoundTrip("hello\n"));
