@@ -117,7 +117,8 @@ int Serve(const Flags& flags) {
   examples::EchoServerOptions options;
   options.idle_timeout = std::chrono::milliseconds(flags.idle_timeout_ms);
   options.write_timeout = std::chrono::milliseconds(flags.write_timeout_ms);
-  options.protocol = flags.framed ? examples::EchoProtocol::kFramed : examples::EchoProtocol::kPlain;
+  options.protocol =
+      flags.framed ? examples::EchoProtocol::kFramed : examples::EchoProtocol::kPlain;
   options.max_frame = static_cast<std::uint32_t>(flags.max_frame);
   options.plain_buffer = static_cast<std::size_t>(flags.buffer);
   examples::EchoServer<Scheduler> server(scheduler, options);
@@ -144,9 +145,8 @@ int Serve(const Flags& flags) {
       "echo_server: accepted %lld, answered %lld (%lld bytes), closed by peer %lld, idle %lld, "
       "slow reader %lld, oversized %lld, closed by stop %lld\n",
       static_cast<long long>(stats.accepted), static_cast<long long>(stats.answered),
-      static_cast<long long>(stats.bytes_echoed),
-      static_cast<long long>(stats.closed_by_peer), static_cast<long long>(stats.dropped_idle),
-      static_cast<long long>(stats.dropped_slow_reader),
+      static_cast<long long>(stats.bytes_echoed), static_cast<long long>(stats.closed_by_peer),
+      static_cast<long long>(stats.dropped_idle), static_cast<long long>(stats.dropped_slow_reader),
       static_cast<long long>(stats.dropped_oversized),
       static_cast<long long>(stats.closed_by_stop));
   return 0;

@@ -58,7 +58,7 @@ struct EchoServerOptions {
   EchoProtocol protocol = EchoProtocol::kPlain;
   std::chrono::nanoseconds idle_timeout = std::chrono::seconds(30);
   std::chrono::nanoseconds write_timeout = std::chrono::seconds(10);
-  std::uint32_t max_frame = 64 * 1024;  // kFramed: payload bytes
+  std::uint32_t max_frame = 64 * 1024;   // kFramed: payload bytes
   std::size_t plain_buffer = 16 * 1024;  // kPlain: the per-connection buffer (one Read's worth)
   int backlog = 4096;
 };

@@ -65,13 +65,13 @@ int Run(const Flags& flags) {
   server.Stop();
   scheduler.Stop();
   const examples::KvServerStats stats = server.Stats();
-  std::printf("kv_server: accepted %lld, commands %lld, closed %lld, bad input %lld, idle %lld, "
-              "slow reader %lld, stopped %lld\n",
-              static_cast<long long>(stats.accepted), static_cast<long long>(stats.commands),
-              static_cast<long long>(stats.closed), static_cast<long long>(stats.dropped_bad_input),
-              static_cast<long long>(stats.dropped_idle),
-              static_cast<long long>(stats.dropped_slow_reader),
-              static_cast<long long>(stats.closed_by_stop));
+  std::printf(
+      "kv_server: accepted %lld, commands %lld, closed %lld, bad input %lld, idle %lld, "
+      "slow reader %lld, stopped %lld\n",
+      static_cast<long long>(stats.accepted), static_cast<long long>(stats.commands),
+      static_cast<long long>(stats.closed), static_cast<long long>(stats.dropped_bad_input),
+      static_cast<long long>(stats.dropped_idle), static_cast<long long>(stats.dropped_slow_reader),
+      static_cast<long long>(stats.closed_by_stop));
   return 0;
 }
 

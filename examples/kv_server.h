@@ -62,9 +62,9 @@ class KvServer {
 
  public:
   KvServer(Scheduler& scheduler, KvServerOptions options)
-      : options_(options),
-        server_(scheduler,
-                [this](TcpStream<Scheduler> stream) { return Serve(std::move(stream)); }) {}
+      : options_(options), server_(scheduler, [this](TcpStream<Scheduler> stream) {
+          return Serve(std::move(stream));
+        }) {}
   ~KvServer() { Stop(); }
 
   IoResult<SocketAddress> Start(const SocketAddress& address) { return server_.Start(address); }
@@ -116,7 +116,8 @@ class KvServer {
       } else if (command == "SET" && !key.empty()) {
         std::size_t size = 0;
         const std::string_view length = NextWord(rest);
-        const auto [end, error] = std::from_chars(length.data(), length.data() + length.size(), size);
+        const auto [end, error] =
+            std::from_chars(length.data(), length.data() + length.size(), size);
         if (error != std::errc() || end != length.data() + length.size() || !rest.empty() ||
             size > options_.max_value) {
           co_return co_await LastAnswer(stream, "ERROR bad value\n");
@@ -126,7 +127,8 @@ class KvServer {
         if (!read.ok()) co_return EndCounter(read, &dropped_idle_);
         IoResult<std::string_view> line_end = co_await stream.ReadLine(0, idle);  // empty
         if (!line_end.ok()) {
-          if (IsTooLong(line_end.error())) co_return co_await LastAnswer(stream, "ERROR bad value\n");
+          if (IsTooLong(line_end.error()))
+            co_return co_await LastAnswer(stream, "ERROR bad value\n");
           co_return EndCounter(line_end.error(), &dropped_idle_);
         }
         answer = Set(key, std::move(value));
@@ -144,7 +146,7 @@ class KvServer {
 
   // Sends a last answer (with everything buffered before it) and ends the connection.
   coro::Task<Counter*> LastAnswer(Stream& stream, std::string_view answer,
-                              Counter* outcome = nullptr) {
+                                  Counter* outcome = nullptr) {
     if (outcome == nullptr) outcome = &dropped_bad_input_;
     IoError written = co_await stream.Write(answer, WriteDeadline());
     if (written.ok()) written = co_await stream.Flush(WriteDeadline());

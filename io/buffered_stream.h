@@ -66,7 +66,9 @@ class BufferedStream {
   static constexpr std::size_t kMaxLine = std::size_t{1} << 30;
 
   explicit BufferedStream(Stream stream, BufferedStreamOptions options = {})
-      : stream_(std::move(stream)), read_(options.read_buffer), write_capacity_(options.write_buffer) {
+      : stream_(std::move(stream)),
+        read_(options.read_buffer),
+        write_capacity_(options.write_buffer) {
     FAIRSCHED_CHECK(options.read_buffer > 0 && options.write_buffer > 0,
                     "BufferedStream buffers must not be empty");
     write_.reserve(write_capacity_);
@@ -185,9 +187,8 @@ class BufferedStream {
       FAIRSCHED_DCHECK(limit > read_.size(), "BufferedStream: full read buffer at its limit");
       read_.resize(std::min(limit, 2 * read_.size()));
     }
-    IoResult<std::size_t> n =
-        co_await stream_.ReadSome(std::span<char>(read_.data() + end_, read_.size() - end_),
-                                  deadline);
+    IoResult<std::size_t> n = co_await stream_.ReadSome(
+        std::span<char>(read_.data() + end_, read_.size() - end_), deadline);
     if (!n.ok()) co_return n.error();
     end_ += n.value();
     co_return IoError();

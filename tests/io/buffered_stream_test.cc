@@ -81,8 +81,9 @@ static_assert(ByteStream<ScriptedStream>);
 static_assert(ByteStream<BufferedStream<ScriptedStream>>);  // layers stack
 static_assert(
     ByteStream<TcpByteStream<BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, EpollBackend>>>);
-static_assert(ByteStream<
-              TcpByteStream<BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, IoUringBackend>>>);
+static_assert(
+    ByteStream<
+        TcpByteStream<BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, IoUringBackend>>>);
 
 using Buffered = BufferedStream<ScriptedStream>;
 
@@ -112,10 +113,12 @@ TEST(BufferedStreamTest, DelimiterSplitAcrossReads) {
   for (std::size_t piece : {1, 2, 3, 5, 7}) {
     SCOPED_TRACE(piece);
     Buffered in(ScriptedStream("HEAD\r\n\r\nBODY\r\n\r\n", piece));
-    IoResult<std::string_view> head = coro::RunSync(in.ReadUntil("\r\n\r\n", 64, kTaskDeadlineInfinite));
+    IoResult<std::string_view> head =
+        coro::RunSync(in.ReadUntil("\r\n\r\n", 64, kTaskDeadlineInfinite));
     ASSERT_TRUE(head.ok()) << head.error().Message();
     EXPECT_EQ(head.value(), "HEAD");
-    IoResult<std::string_view> body = coro::RunSync(in.ReadUntil("\r\n\r\n", 64, kTaskDeadlineInfinite));
+    IoResult<std::string_view> body =
+        coro::RunSync(in.ReadUntil("\r\n\r\n", 64, kTaskDeadlineInfinite));
     ASSERT_TRUE(body.ok()) << body.error().Message();
     EXPECT_EQ(body.value(), "BODY");
   }
@@ -204,6 +207,16 @@ TEST(BufferedStreamTest, AFailedFlushReportsTheError) {
   out.Close();
   EXPECT_TRUE(out.stream().closed);
 }
+
+#ifndef NDEBUG
+TEST(BufferedStreamDeathTest, MisuseIsReportedInDebugBuilds) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  Buffered in(ScriptedStream("x\n"));
+  EXPECT_DEATH((void)coro::RunSync(in.ReadUntil("", 10, kTaskDeadlineInfinite)), "empty delimiter");
+  EXPECT_DEATH((void)coro::RunSync(in.ReadLine(std::size_t{1} << 40, kTaskDeadlineInfinite)),
+               "bounds nothing");
+}
+#endif
 
 // ---- over real sockets, both backends ----
 

@@ -8,6 +8,8 @@
 // (backpressure: the server stops reading while its answer waits). After each, the server
 // must still serve a new client and, once the scheduler is gone, no fd is left open.
 // Loopback only; every wait is bounded.
+#include "examples/echo_server.h"
+
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 
@@ -18,7 +20,6 @@
 #include <thread>
 #include <vector>
 
-#include "examples/echo_server.h"
 #include "io/epoll_backend.h"
 #include "io/io_uring_backend.h"
 #include "io/tcp.h"
@@ -65,8 +66,7 @@ TYPED_TEST(PlainEchoTest, EchoesWhateverBytesArriveAsTheyCome) {
   EXPECT_EQ(client.Receive(message.size()), message);
   client.Close();
   EXPECT_TRUE(WaitUntilTrue([&] { return this->Stats().closed_by_peer == 1; }));
-  EXPECT_EQ(this->Stats().bytes_echoed,
-            static_cast<std::int64_t>(6 + 9 + message.size()));
+  EXPECT_EQ(this->Stats().bytes_echoed, static_cast<std::int64_t>(6 + 9 + message.size()));
   EXPECT_EQ(this->Stats().dropped_oversized, 0);
   this->ExpectStillServing(address);
 }

@@ -107,8 +107,8 @@ TYPED_TEST(KvServerTest, BadValuesAreRefused) {
   KvServerOptions options;
   options.max_value = 1000;
   const SocketAddress address = this->Start(options);
-  for (const char* request : {"SET k 1001\n", "SET k 12x\n", "SET k\n", "SET k 3 4\nabc\n",
-                              "SET k 3\nabcd\n"}) {
+  for (const char* request :
+       {"SET k 1001\n", "SET k 12x\n", "SET k\n", "SET k 3 4\nabc\n", "SET k 3\nabcd\n"}) {
     SCOPED_TRACE(request);
     this->ExpectLastAnswer(address, request, "ERROR bad value\n");
   }

@@ -87,7 +87,9 @@ class RawClient {
     }
   }
   // Sends `bytes` and reads as many back: whether they came back unchanged (an echo).
-  bool RoundTrip(const std::string& bytes) { return SendAll(bytes) && Receive(bytes.size()) == bytes; }
+  bool RoundTrip(const std::string& bytes) {
+    return SendAll(bytes) && Receive(bytes.size()) == bytes;
+  }
   // Reads up to and including the next '\n' (one byte at a time: tests only); shorter if
   // the stream ends, fails or times out first.
   std::string ReceiveLine() {
