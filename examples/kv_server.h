@@ -127,9 +127,8 @@ class KvServer {
         if (!read.ok()) co_return EndCounter(read, &dropped_idle_);
         IoResult<std::string_view> line_end = co_await stream.ReadLine(0, idle);  // empty
         if (!line_end.ok()) {
-          if (IsTooLong(line_end.error()))
-            co_return co_await LastAnswer(stream, "ERROR bad value\n");
-          co_return EndCounter(line_end.error(), &dropped_idle_);
+          if (!IsTooLong(line_end.error())) co_return EndCounter(line_end.error(), &dropped_idle_);
+          co_return co_await LastAnswer(stream, "ERROR bad value\n");  // not followed by "\n"
         }
         answer = Set(key, std::move(value));
       } else if (command == "DEL" && !key.empty() && rest.empty()) {
