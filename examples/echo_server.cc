@@ -1,6 +1,8 @@
 // The coroutine echo server (examples/echo_server.h) as a program:
 //   echo_server --backend=epoll|io_uring --workers=2 --address=127.0.0.1 --port=7000
-//               [--idle_timeout_ms=30000] [--write_timeout_ms=10000] [--max_frame=65536]
+//               [--framed]  (4-byte length-prefixed frames; default: plain byte echo)
+//               [--idle_timeout_ms=30000] [--write_timeout_ms=10000]
+//               [--buffer=16384] (plain: per-connection buffer) [--max_frame=65536] (framed)
 //               [--seconds=N]  (run N seconds, then Stop; default: until SIGINT/SIGTERM)
 //               [--spin_us=20] (TaskSchedulerOptions::spin_before_park, in microseconds)
 // Prints the bound address, then, at exit, the server's counters.
@@ -33,6 +35,8 @@ struct Flags {
   int port = 7000;
   long idle_timeout_ms = 30000;
   long write_timeout_ms = 10000;
+  bool framed = false;
+  long buffer = 16 * 1024;
   long max_frame = 64 * 1024;
   long seconds = 0;
   long spin_us = 20;
@@ -41,8 +45,8 @@ struct Flags {
 [[noreturn]] void Usage(const char* bad) {
   std::fprintf(stderr,
                "bad flag: %s\nusage: echo_server --backend=epoll|io_uring --workers=N "
-               "--address=IP --port=P [--idle_timeout_ms=MS] [--write_timeout_ms=MS] "
-               "[--max_frame=BYTES] [--seconds=N] [--spin_us=US]\n",
+               "--address=IP --port=P [--framed] [--idle_timeout_ms=MS] [--write_timeout_ms=MS] "
+               "[--buffer=BYTES] [--max_frame=BYTES] [--seconds=N] [--spin_us=US]\n",
                bad);
   std::exit(2);
 }
@@ -51,6 +55,10 @@ Flags ParseFlags(int argc, char** argv) {
   Flags flags;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
+    if (arg == "--framed") {
+      flags.framed = true;
+      continue;
+    }
     const std::size_t eq = arg.find('=');
     if (arg.rfind("--", 0) != 0 || eq == std::string::npos) Usage(argv[i]);
     const std::string name = arg.substr(2, eq - 2);
@@ -70,6 +78,8 @@ Flags ParseFlags(int argc, char** argv) {
       flags.idle_timeout_ms = number;
     } else if (name == "write_timeout_ms" && numeric && number > 0) {
       flags.write_timeout_ms = number;
+    } else if (name == "buffer" && numeric && number > 0 && number <= (1L << 30)) {
+      flags.buffer = number;
     } else if (name == "max_frame" && numeric && number > 0 && number <= (1L << 30)) {
       flags.max_frame = number;
     } else if (name == "seconds" && numeric && number >= 0) {
@@ -107,7 +117,10 @@ int Serve(const Flags& flags) {
   examples::EchoServerOptions options;
   options.idle_timeout = std::chrono::milliseconds(flags.idle_timeout_ms);
   options.write_timeout = std::chrono::milliseconds(flags.write_timeout_ms);
+  options.protocol =
+      flags.framed ? examples::EchoProtocol::kFramed : examples::EchoProtocol::kPlain;
   options.max_frame = static_cast<std::uint32_t>(flags.max_frame);
+  options.plain_buffer = static_cast<std::size_t>(flags.buffer);
   examples::EchoServer<Scheduler> server(scheduler, options);
   IoResult<SocketAddress> bound = server.Start(address.value());
   if (!bound.ok()) {
@@ -115,8 +128,8 @@ int Serve(const Flags& flags) {
                  bound.error().Message().c_str());
     return 1;
   }
-  std::printf("echo_server: %s, %d workers, listening on %s\n", flags.backend.c_str(),
-              flags.workers, bound.value().ToString().c_str());
+  std::printf("echo_server: %s, %s echo, %d workers, listening on %s\n", flags.backend.c_str(),
+              flags.framed ? "framed" : "plain", flags.workers, bound.value().ToString().c_str());
   std::fflush(stdout);
   if (flags.seconds > 0) {
     timespec timeout{flags.seconds, 0};
@@ -129,11 +142,11 @@ int Serve(const Flags& flags) {
   scheduler.Stop();
   const examples::EchoServerStats stats = server.Stats();
   std::printf(
-      "echo_server: accepted %lld, answered %lld, closed by peer %lld, idle %lld, "
+      "echo_server: accepted %lld, answered %lld (%lld bytes), closed by peer %lld, idle %lld, "
       "slow reader %lld, oversized %lld, closed by stop %lld\n",
       static_cast<long long>(stats.accepted), static_cast<long long>(stats.answered),
-      static_cast<long long>(stats.closed_by_peer), static_cast<long long>(stats.dropped_idle),
-      static_cast<long long>(stats.dropped_slow_reader),
+      static_cast<long long>(stats.bytes_echoed), static_cast<long long>(stats.closed_by_peer),
+      static_cast<long long>(stats.dropped_idle), static_cast<long long>(stats.dropped_slow_reader),
       static_cast<long long>(stats.dropped_oversized),
       static_cast<long long>(stats.closed_by_stop));
   return 0;

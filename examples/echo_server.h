@@ -1,24 +1,31 @@
 // EchoServer: the talk's coroutine server on io/tcp.h. An accept loop spawns one coroutine
 // per connection that reads, processes (echo) and writes, with the limits a public server
-// needs:
-//   - idle deadline: a peer that sends nothing (or only part of a frame) for `idle_timeout`
-//     is closed (slow-loris);
-//   - write deadline: a peer that stops reading is dropped once a response has waited
-//     `write_timeout` for socket buffer space; the server's per-connection buffer never
-//     grows beyond one maximal frame, whatever the peer does;
-//   - max frame size: a frame announcing more than `max_frame` bytes disconnects the peer;
-//   - Stop: stops accepting, ends every connection (a response being written may be cut;
-//     every response counted as answered has been written completely), and closes each
+// needs, in both protocols:
+//   - idle deadline: a peer that sends nothing (or, framed, only part of a frame) for
+//     `idle_timeout` is closed (slow-loris);
+//   - write deadline: a peer that stops reading is dropped once an answer has waited
+//     `write_timeout` for socket buffer space. The server stops reading while it writes, so
+//     the per-connection buffer never grows beyond `plain_buffer` bytes (plain) or one
+//     maximal frame (framed), whatever the peer does: backpressure, not buffering;
+//   - framed only, max frame size: a frame announcing more than `max_frame` bytes
+//     disconnects the peer;
+//   - Stop: stops accepting, ends every connection (an answer being written may be cut;
+//     every answer counted as echoed has been written completely), and closes each
 //     connection gracefully (FIN after the answers) so the peer reads all answers first.
-// Protocol: a frame is a 4-byte little-endian payload length and the payload; the server
-// sends every frame back unchanged. Frames may be pipelined; complete frames in the buffer
-// are echoed with one write.
+// Protocols (EchoServerOptions::protocol):
+//   - kPlain (default): whatever bytes arrive are sent back, as they come (each Read's
+//     bytes with one Write): nc, socat or any standard echo client works.
+//   - kFramed: a frame is a 4-byte little-endian payload length and the payload; the server
+//     sends every frame back unchanged. Frames may be pipelined; complete frames in the
+//     buffer are echoed with one write.
 //
 // Thread safety: Start and Stop from a plain thread (not a task of the scheduler); the
 // counters from any thread.
 #ifndef FAIRSCHED_EXAMPLES_ECHO_SERVER_H_
 #define FAIRSCHED_EXAMPLES_ECHO_SERVER_H_
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -28,6 +35,7 @@
 
 #include "coro/runtime.h"
 #include "coro/task.h"
+#include "examples/tcp_server.h"
 #include "io/tcp.h"
 #include "sync/primitives.h"
 
@@ -44,10 +52,14 @@ inline void EncodeFrameLength(std::uint32_t length, char* header) {
   for (int i = 0; i < 4; ++i) header[i] = static_cast<char>((length >> (8 * i)) & 0xff);
 }
 
+enum class EchoProtocol { kPlain, kFramed };
+
 struct EchoServerOptions {
+  EchoProtocol protocol = EchoProtocol::kPlain;
   std::chrono::nanoseconds idle_timeout = std::chrono::seconds(30);
   std::chrono::nanoseconds write_timeout = std::chrono::seconds(10);
-  std::uint32_t max_frame = 64 * 1024;  // payload bytes
+  std::uint32_t max_frame = 64 * 1024;   // kFramed: payload bytes
+  std::size_t plain_buffer = 16 * 1024;  // kPlain: the per-connection buffer (one Read's worth)
   int backlog = 4096;
 };
 
@@ -55,7 +67,8 @@ struct EchoServerOptions {
 struct EchoServerStats {
   std::int64_t accepted = 0;
   std::int64_t open = 0;
-  std::int64_t answered = 0;             // frames echoed completely
+  std::int64_t answered = 0;             // frames (kFramed) or Reads (kPlain) echoed completely
+  std::int64_t bytes_echoed = 0;         // bytes of those answers
   std::int64_t closed_by_peer = 0;       // end of stream or reset
   std::int64_t dropped_idle = 0;         // idle deadline
   std::int64_t dropped_slow_reader = 0;  // write deadline
@@ -67,38 +80,30 @@ template <typename Scheduler>
 class EchoServer {
  public:
   EchoServer(Scheduler& scheduler, EchoServerOptions options)
-      : scheduler_(scheduler), options_(options) {}
+      : options_(options),
+        server_(
+            scheduler, [this](TcpStream<Scheduler> stream) { return Serve(std::move(stream)); },
+            options.backlog) {
+    FAIRSCHED_CHECK(options.plain_buffer > 0, "EchoServerOptions::plain_buffer must be > 0");
+  }
   ~EchoServer() { Stop(); }
   EchoServer(const EchoServer&) = delete;
   EchoServer& operator=(const EchoServer&) = delete;
 
   // Listens on `address` and starts accepting; returns the bound address (port 0 -> the
   // port picked). Once per server.
-  IoResult<SocketAddress> Start(const SocketAddress& address) {
-    IoResult<TcpListener<Scheduler>> listener =
-        TcpListener<Scheduler>::Listen(scheduler_, address, options_.backlog);
-    if (!listener.ok()) return listener.error();
-    IoResult<SocketAddress> bound = listener.value().LocalAddress();
-    if (!bound.ok()) return bound.error();
-    acceptor_ = coro::Spawn(scheduler_, AcceptLoop(std::move(listener).value()));
-    return bound;
-  }
+  IoResult<SocketAddress> Start(const SocketAddress& address) { return server_.Start(address); }
 
   // Stops accepting, ends every connection (see the file comment) and returns when all of
   // them are closed. Idempotent.
-  void Stop() {
-    if (!acceptor_.IsValid()) return;
-    acceptor_.Cancel();  // its connections are its children: cancelled with it
-    acceptor_.Get();
-    MutexLock lock(mu_);
-    all_closed_.wait(lock, [this] { return open_.load(std::memory_order_relaxed) == 0; });
-  }
+  void Stop() { server_.Stop(); }
 
   EchoServerStats Stats() const {
     EchoServerStats stats;
-    stats.accepted = accepted_.load(std::memory_order_relaxed);
-    stats.open = open_.load(std::memory_order_relaxed);
+    stats.accepted = server_.accepted();
+    stats.open = server_.open();
     stats.answered = answered_.load(std::memory_order_relaxed);
+    stats.bytes_echoed = bytes_echoed_.load(std::memory_order_relaxed);
     stats.closed_by_peer = closed_by_peer_.load(std::memory_order_relaxed);
     stats.dropped_idle = dropped_idle_.load(std::memory_order_relaxed);
     stats.dropped_slow_reader = dropped_slow_reader_.load(std::memory_order_relaxed);
@@ -108,26 +113,42 @@ class EchoServer {
   }
 
  private:
-  coro::Task<void> AcceptLoop(TcpListener<Scheduler> listener) {
+  coro::Task<void> Serve(TcpStream<Scheduler> stream) {
+    // Answers are written as soon as they are complete: do not let Nagle hold a small one
+    // back while an earlier one is unacknowledged (Asio's peer does the same).
+    const int one = 1;
+    (void)::setsockopt(stream.fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    Atomic<std::int64_t>* outcome;
+    if (options_.protocol == EchoProtocol::kFramed) {
+      outcome = co_await EchoFrames(stream);
+    } else {
+      outcome = co_await EchoBytes(stream);
+    }
+    // Relaxed: statistics (counted before the connection stops counting as open).
+    outcome->fetch_add(1, std::memory_order_relaxed);
+    CloseGracefully(stream);
+  }
+
+  // kPlain: echoes each Read's bytes with one Write until the connection ends; returns the
+  // counter of how it ended. The buffer is the whole per-connection state: while a Write
+  // waits for the peer to read, nothing more is read.
+  coro::Task<Atomic<std::int64_t>*> EchoBytes(TcpStream<Scheduler>& stream) {
+    std::vector<char> buffer(options_.plain_buffer);
     while (true) {
-      IoResult<TcpStream<Scheduler>> accepted = co_await listener.Accept(kTaskDeadlineInfinite);
-      if (!accepted.ok()) {
-        const IoErrorCode code = accepted.error().code();
-        if (code == IoErrorCode::kCancelled || code == IoErrorCode::kShutdown) break;
-        // Out of fds, or a connection that died in the backlog: wait a little, go on.
-        co_await coro::SleepFor(std::chrono::milliseconds(1));
-        continue;
-      }
-      // Relaxed counters: statistics only. open_ is also the Stop condition, read under
-      // mu_ after the acceptor finished; its decrement is made under mu_ (see Serve).
-      accepted_.fetch_add(1, std::memory_order_relaxed);
-      open_.fetch_add(1, std::memory_order_relaxed);
-      // A child of this loop: Stop's cancellation of the loop reaches every connection.
-      coro::Spawn(scheduler_, Serve(std::move(accepted).value())).Detach();
+      IoResult<std::size_t> received =
+          co_await stream.Read(buffer, coro::DeadlineAfter(options_.idle_timeout));
+      if (!received.ok()) co_return OutcomeOf(received.error(), &dropped_idle_);
+      const IoError written =
+          co_await stream.Write(std::span<const char>(buffer.data(), received.value()),
+                                coro::DeadlineAfter(options_.write_timeout));
+      if (!written.ok()) co_return OutcomeOf(written, &dropped_slow_reader_);
+      CountAnswers(1, received.value());
     }
   }
 
-  coro::Task<void> Serve(TcpStream<Scheduler> stream) {
+  // kFramed: echoes complete frames (see the file comment) until the connection ends or a
+  // frame is too large; returns the counter of how it ended.
+  coro::Task<Atomic<std::int64_t>*> EchoFrames(TcpStream<Scheduler>& stream) {
     std::vector<char> buffer(kEchoHeaderSize + 4096);
     std::size_t begin = 0;  // first byte not yet answered
     std::size_t end = 0;    // end of the received bytes
@@ -163,7 +184,7 @@ class EchoServer {
           outcome = OutcomeOf(written, &dropped_slow_reader_);
           break;
         }
-        answered_.fetch_add(frames, std::memory_order_relaxed);
+        CountAnswers(frames, scan - begin);
         begin = scan;
       }
       if (outcome != nullptr) break;
@@ -184,48 +205,30 @@ class EchoServer {
       }
       end += received.value();
     }
-    outcome->fetch_add(1, std::memory_order_relaxed);
-    // Graceful close: FIN after the answers, and discard what the peer sent but we did not
-    // read, so that close() does not answer with a reset that could destroy answers still
-    // unread on the peer's side.
-    (void)stream.Shutdown(ShutdownHow::kWrite);
-    char discard[4096];
-    while (::recv(stream.fd(), discard, sizeof(discard), MSG_DONTWAIT) > 0) {
-    }
-    stream.Close();
-    // Under mu_, notify included: Stop may return (and the server be destroyed) as soon as
-    // it sees zero.
-    MutexLock lock(mu_);
-    open_.fetch_sub(1, std::memory_order_relaxed);
-    all_closed_.notify_all();
+    co_return outcome;
+  }
+
+  // Relaxed: statistics only.
+  void CountAnswers(std::int64_t answers, std::size_t bytes) {
+    answered_.fetch_add(answers, std::memory_order_relaxed);
+    bytes_echoed_.fetch_add(static_cast<std::int64_t>(bytes), std::memory_order_relaxed);
   }
 
   // The counter for an error that ends a connection; `timeout_counter` for kTimeout.
   Atomic<std::int64_t>* OutcomeOf(const IoError& error, Atomic<std::int64_t>* timeout_counter) {
-    switch (error.code()) {
-      case IoErrorCode::kTimeout:
-        return timeout_counter;
-      case IoErrorCode::kCancelled:
-      case IoErrorCode::kShutdown:
-        return &closed_by_stop_;
-      default:
-        return &closed_by_peer_;
-    }
+    return CounterOfEnd(error, timeout_counter, &closed_by_stop_, &closed_by_peer_);
   }
 
-  Scheduler& scheduler_;
   const EchoServerOptions options_;
-  coro::JoinHandle<void> acceptor_;
-  Mutex mu_;
-  ConditionVariable all_closed_;
-  Atomic<std::int64_t> accepted_{0};
-  Atomic<std::int64_t> open_{0};
   Atomic<std::int64_t> answered_{0};
+  Atomic<std::int64_t> bytes_echoed_{0};
   Atomic<std::int64_t> closed_by_peer_{0};
   Atomic<std::int64_t> dropped_idle_{0};
   Atomic<std::int64_t> dropped_slow_reader_{0};
   Atomic<std::int64_t> dropped_oversized_{0};
   Atomic<std::int64_t> closed_by_stop_{0};
+  // Last: destroyed first, it stops every connection while the counters still exist.
+  TcpServer<Scheduler> server_;
 };
 
 }  // namespace fairsched::examples

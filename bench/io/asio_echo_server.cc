@@ -1,9 +1,12 @@
 // The echo server of examples/echo_server.h written with standalone Asio (Debian
 // libasio-dev) and C++20 coroutines (asio::awaitable, co_spawn): the peer in the echo
-// benchmark (bench/io/echo_bench.sh). Same protocol (4-byte little-endian length + payload,
-// echoed unchanged, complete frames echoed with one write), same frame limit; `--workers`
+// benchmark (bench/io/echo_bench.sh). Same protocols as examples/echo_server: plain byte
+// echo by default (each read's bytes written back with one write, through a buffer of the
+// same size, --buffer), and with --framed the 4-byte little-endian length + payload frames,
+// echoed unchanged, complete frames echoed with one write, same frame limit. `--workers`
 // threads run one io_context (Asio's usual multi-threaded setup, one epoll reactor).
-//   asio_echo_server --workers=2 --address=127.0.0.1 --port=7000 [--max_frame=65536]
+//   asio_echo_server --workers=2 --address=127.0.0.1 --port=7000 [--framed]
+//                    [--buffer=16384] [--max_frame=65536]
 // Runs until SIGINT/SIGTERM. Idle and write deadlines are not implemented here: the
 // benchmark's peers are well-behaved, and timers would only add cost to this side.
 #include <asio.hpp>
@@ -20,8 +23,24 @@ namespace {
 using asio::ip::tcp;
 
 std::uint32_t g_max_frame = 64 * 1024;
+std::size_t g_buffer = 16 * 1024;
+bool g_framed = false;
 
-asio::awaitable<void> Serve(tcp::socket socket) {
+asio::awaitable<void> ServePlain(tcp::socket socket) {
+  std::vector<char> buffer(g_buffer);
+  try {
+    socket.set_option(tcp::no_delay(true));
+    while (true) {
+      const std::size_t n =
+          co_await socket.async_read_some(asio::buffer(buffer), asio::use_awaitable);
+      co_await asio::async_write(socket, asio::buffer(buffer.data(), n), asio::use_awaitable);
+    }
+  } catch (const std::exception&) {
+    // end of stream or reset: the socket closes with the coroutine
+  }
+}
+
+asio::awaitable<void> ServeFramed(tcp::socket socket) {
   std::vector<char> buffer(4 + 4096);
   std::size_t begin = 0;
   std::size_t end = 0;
@@ -68,7 +87,9 @@ asio::awaitable<void> Serve(tcp::socket socket) {
 asio::awaitable<void> Accept(tcp::acceptor acceptor) {
   while (true) {
     tcp::socket socket = co_await acceptor.async_accept(asio::use_awaitable);
-    asio::co_spawn(acceptor.get_executor(), Serve(std::move(socket)), asio::detached);
+    asio::co_spawn(acceptor.get_executor(),
+                   g_framed ? ServeFramed(std::move(socket)) : ServePlain(std::move(socket)),
+                   asio::detached);
   }
 }
 
@@ -83,7 +104,11 @@ int main(int argc, char** argv) {
     const std::size_t eq = arg.find('=');
     const std::string name = eq == std::string::npos ? arg : arg.substr(0, eq);
     const std::string value = eq == std::string::npos ? "" : arg.substr(eq + 1);
-    if (name == "--workers") {
+    if (name == "--framed" && eq == std::string::npos) {
+      g_framed = true;
+    } else if (name == "--buffer" && std::atol(value.c_str()) > 0) {
+      g_buffer = static_cast<std::size_t>(std::atol(value.c_str()));
+    } else if (name == "--workers") {
       workers = std::max(1, std::atoi(value.c_str()));
     } else if (name == "--address") {
       address = value;
@@ -92,7 +117,9 @@ int main(int argc, char** argv) {
     } else if (name == "--max_frame") {
       g_max_frame = static_cast<std::uint32_t>(std::atol(value.c_str()));
     } else {
-      std::fprintf(stderr, "usage: asio_echo_server --workers=N --address=IP --port=P\n");
+      std::fprintf(stderr,
+                   "usage: asio_echo_server --workers=N --address=IP --port=P [--framed] "
+                   "[--buffer=BYTES] [--max_frame=BYTES]\n");
       return 2;
     }
   }
@@ -100,7 +127,8 @@ int main(int argc, char** argv) {
   tcp::endpoint endpoint(asio::ip::make_address(address), static_cast<unsigned short>(port));
   tcp::acceptor acceptor(context, endpoint, /*reuse_addr=*/true);
   acceptor.listen(4096);
-  std::printf("asio_echo_server: %d workers, listening on %s:%d\n", workers, address.c_str(),
+  std::printf("asio_echo_server: %s echo, %d workers, listening on %s:%d\n",
+              g_framed ? "framed" : "plain", workers, address.c_str(),
               acceptor.local_endpoint().port());
   std::fflush(stdout);
   asio::co_spawn(context, Accept(std::move(acceptor)), asio::detached);

@@ -4,7 +4,11 @@
 # by the same load generator (tools/loadgen) in one run, interleaved, repeated.
 #   bench/io/echo_bench.sh [repeats=3] [seconds=3] [out=/tmp/echo_bench] [servers...]
 # servers: fairsched-epoll fairsched-io_uring asio (default), fairsched-epoll-nospin,
-# fairsched-io_uring-nospin (the scheduler's spin_before_park set to 0).
+# fairsched-io_uring-nospin (the scheduler's spin_before_park set to 0); any of them with
+# the suffix -framed (e.g. asio-framed) runs the 4-byte length-prefixed protocol instead.
+# Every server echoes plain bytes by default (examples/echo_server.h, EchoProtocol::kPlain):
+# loadgen's frames are just bytes to them and come back unchanged, so loadgen checks the
+# echo byte for byte in both protocols.
 # Points: 1, 64 and 1,000 connections x 64-byte and 4 KiB messages, plus the fairness pair
 # (1,000 connections of 64 bytes, without and with one connection flooding 64 frames deep).
 # Every server gets --workers=2; loadgen runs one epoll thread. Prints one RESULT line per
@@ -24,12 +28,19 @@ port=17000
 : > "$out/results.txt"
 
 start_server() {  # name -> sets server_pid
-  case "$1" in
-    fairsched-epoll) "$bin/examples/echo_server" --backend=epoll --workers=2 --port=$port & ;;
-    fairsched-io_uring) "$bin/examples/echo_server" --backend=io_uring --workers=2 --port=$port & ;;
-    fairsched-epoll-nospin) "$bin/examples/echo_server" --backend=epoll --workers=2 --spin_us=0 --port=$port & ;;
-    fairsched-io_uring-nospin) "$bin/examples/echo_server" --backend=io_uring --workers=2 --spin_us=0 --port=$port & ;;
-    asio) "$bin/bench/io/asio_echo_server" --workers=2 --port=$port & ;;
+  local name=$1
+  local protocol=()
+  if [[ $name == *-framed ]]; then
+    protocol=(--framed)
+    name=${name%-framed}
+  fi
+  case "$name" in
+    fairsched-epoll) "$bin/examples/echo_server" --backend=epoll --workers=2 --port=$port "${protocol[@]}" & ;;
+    fairsched-io_uring) "$bin/examples/echo_server" --backend=io_uring --workers=2 --port=$port "${protocol[@]}" & ;;
+    fairsched-epoll-nospin) "$bin/examples/echo_server" --backend=epoll --workers=2 --spin_us=0 --port=$port "${protocol[@]}" & ;;
+    fairsched-io_uring-nospin) "$bin/examples/echo_server" --backend=io_uring --workers=2 --spin_us=0 --port=$port "${protocol[@]}" & ;;
+    asio) "$bin/bench/io/asio_echo_server" --workers=2 --port=$port "${protocol[@]}" & ;;
+    *) echo "unknown server: $1" >&2; exit 2 ;;
   esac
   server_pid=$!
   for _ in $(seq 100); do

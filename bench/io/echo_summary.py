@@ -30,15 +30,16 @@ def cell(runs, key, fmt="{:.0f}"):
 
 def main():
     runs = load(sys.argv[1])
-    servers = [s for s in ["fairsched-epoll", "fairsched-io_uring", "fairsched-epoll-nospin",
-                           "fairsched-io_uring-nospin", "asio"]
-               if any(key[0] == s for key in runs)]
+    known = ["fairsched-epoll", "fairsched-io_uring", "fairsched-epoll-nospin",
+             "fairsched-io_uring-nospin", "asio"]
+    known += [name + "-framed" for name in known]  # the same servers on the framed protocol
+    servers = [s for s in known if any(key[0] == s for key in runs)]
     labels = [f"c{c}_s{s}" for c in (1, 64, 1000) for s in (64, 4096)]
-    ratios = [(a, b) for a, b in [("fairsched-epoll", "asio"), ("fairsched-io_uring", "asio"),
-                                  ("fairsched-io_uring", "fairsched-epoll"),
-                                  ("fairsched-epoll-nospin", "asio"),
-                                  ("fairsched-io_uring-nospin", "asio")]
-              if a in servers and b in servers]
+    pairs = [("fairsched-epoll", "asio"), ("fairsched-io_uring", "asio"),
+             ("fairsched-io_uring", "fairsched-epoll"), ("fairsched-epoll-nospin", "asio"),
+             ("fairsched-io_uring-nospin", "asio")]
+    pairs += [(a + "-framed", b + "-framed") for a, b in pairs]  # framed compared with framed
+    ratios = [(a, b) for a, b in pairs if a in servers and b in servers]
     print("| point (requests/s) | " + " | ".join(servers) + " | " +
           " | ".join(f"{a}/{b}" for a, b in ratios) + " |")
     print("|---|" + "---|" * (len(servers) + len(ratios)))

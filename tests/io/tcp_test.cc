@@ -38,6 +38,7 @@
 #include "queues/mcsp_queue.h"
 #include "sched/task_scheduler.h"
 #include "tests/io/io_test_util.h"
+#include "tests/io/raw_client.h"
 #include "tests/stress.h"
 
 namespace fairsched {
@@ -52,6 +53,7 @@ template <typename Backend>
 using Scheduler = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, Backend>;
 
 using testing::OpenFdCount;
+using testing::RawClient;
 using testing::WaitUntilTrue;
 
 std::string Frame(const std::string& payload) {
@@ -60,86 +62,9 @@ std::string Frame(const std::string& payload) {
   return frame + payload;
 }
 
-// A blocking client socket on the test thread (the misbehaving peer). Every receive has a
-// timeout, so a broken server fails the test instead of hanging it. Syscalls retry on
-// EINTR: io_uring runs a request's completion work on the thread that submitted it, and the
-// IoUringBackend constructor (on this thread) submits its first wake read, so that
-// completion can interrupt a blocking call of the test thread (seen: recv -> EINTR).
-class RawClient {
- public:
-  explicit RawClient(const SocketAddress& address) {
-    fd_ = ::socket(address.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
-    EXPECT_GE(fd_, 0);
-    timeval timeout{10, 0};
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-    ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
-    connected_ = ::connect(fd_, address.get(), address.length()) == 0;
-    if (!connected_ && errno == EINTR) {  // the connect goes on: wait for its outcome
-      pollfd entry{fd_, POLLOUT, 0};
-      while (::poll(&entry, 1, 10000) < 0 && errno == EINTR) {
-      }
-      int error = 0;
-      socklen_t length = sizeof(error);
-      ::getsockopt(fd_, SOL_SOCKET, SO_ERROR, &error, &length);
-      connected_ = (entry.revents & POLLOUT) != 0 && error == 0;
-      errno = error;
-    }
-    EXPECT_TRUE(connected_) << std::strerror(errno);
-  }
-  ~RawClient() { Close(); }
-  RawClient(const RawClient&) = delete;
-  RawClient& operator=(const RawClient&) = delete;
-
-  int fd() const { return fd_; }
-  bool SendAll(const std::string& data) {
-    std::size_t done = 0;
-    while (done < data.size()) {
-      const ssize_t n = ::send(fd_, data.data() + done, data.size() - done, MSG_NOSIGNAL);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return false;
-      done += static_cast<std::size_t>(n);
-    }
-    return true;
-  }
-  // Reads exactly `size` bytes; shorter if the stream ends, fails or times out.
-  std::string Receive(std::size_t size) {
-    std::string data(size, '\0');
-    std::size_t done = 0;
-    while (done < size) {
-      const ssize_t n = ::recv(fd_, data.data() + done, size - done, 0);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      done += static_cast<std::size_t>(n);
-    }
-    data.resize(done);
-    return data;
-  }
-  // True if the server closed the connection (end of stream or reset) within the timeout.
-  bool SeesClose() {
-    char byte;
-    while (true) {
-      const ssize_t n = ::recv(fd_, &byte, 1, 0);
-      if (n < 0 && errno == EINTR) continue;
-      if (n == 0) return true;
-      if (n < 0) {
-        EXPECT_EQ(errno, ECONNRESET) << std::strerror(errno);
-        return errno == ECONNRESET;
-      }
-    }
-  }
-  bool RoundTrip(const std::string& payload) {
-    const std::string frame = Frame(payload);
-    return SendAll(frame) && Receive(frame.size()) == frame;
-  }
-  void Close() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-  bool connected_ = false;
-};
+bool FramedRoundTrip(RawClient& client, const std::string& payload) {
+  return client.RoundTrip(Frame(payload));
+}
 
 template <typename Backend>
 class TcpTest : public ::testing::Test {
@@ -162,6 +87,8 @@ class TcpTest : public ::testing::Test {
   }
 
   SocketAddress StartServer(EchoServerOptions options = {}, const char* host = "127.0.0.1") {
+    // This suite's peers speak frames; the plain byte echo is tested in echo_server_test.cc.
+    options.protocol = examples::EchoProtocol::kFramed;
     server_ = std::make_unique<EchoServer<Sched>>(scheduler(), options);
     IoResult<SocketAddress> listen_at = SocketAddress::FromHostPort(host, 0);
     EXPECT_TRUE(listen_at.ok());
@@ -175,7 +102,7 @@ class TcpTest : public ::testing::Test {
     EXPECT_TRUE(WaitUntilTrue([&] { return server_->Stats().open == 0; }))
         << "open connections: " << server_->Stats().open;
     RawClient client(address);
-    EXPECT_TRUE(client.RoundTrip("still serving"));
+    EXPECT_TRUE(FramedRoundTrip(client, "still serving"));
   }
 
   std::unique_ptr<Sched> scheduler_;
@@ -270,7 +197,7 @@ TYPED_TEST(TcpTest, PeerDisconnectingMidMessageIsClosed) {
   const SocketAddress address = this->StartServer();
   for (int cut : {2, 4, 100}) {  // inside the header, after it, inside the payload
     RawClient client(address);
-    ASSERT_TRUE(client.RoundTrip("first"));
+    ASSERT_TRUE(FramedRoundTrip(client, "first"));
     const std::string frame = Frame(std::string(1000, 'x'));
     ASSERT_TRUE(client.SendAll(frame.substr(0, cut)));
     client.Close();
@@ -335,7 +262,7 @@ TYPED_TEST(TcpTest, OversizedFrameDisconnects) {
   options.max_frame = 1024;
   const SocketAddress address = this->StartServer(options);
   RawClient client(address);
-  ASSERT_TRUE(client.RoundTrip(std::string(1024, 'm')));  // the maximum is fine
+  ASSERT_TRUE(FramedRoundTrip(client, std::string(1024, 'm')));  // the maximum is fine
   std::string header(examples::kEchoHeaderSize, '\0');
   examples::EncodeFrameLength(1u << 30, header.data());
   ASSERT_TRUE(client.SendAll(header + "xyz"));

@@ -1,0 +1,81 @@
+// ByteStream: the interface a protocol layer is written against, so that it runs over a TCP
+// socket, a TLS session on top of one (memory BIOs), an in-memory fake in tests, or a
+// buffered stream (io/buffered_stream.h), which is a ByteStream itself.
+//
+// Contract of a type S that models ByteStream (inside a coroutine spawned on the stream's
+// scheduler, or driven by coro::RunSync for streams that never suspend):
+//   - `co_await s.ReadSome(buffer, deadline)` -> IoResult<std::size_t>: reads at least one
+//     byte and at most buffer.size() (returns how many), or fails: kEndOfStream when the
+//     peer ended the stream (no data lost), kTimeout, kCancelled, kShutdown, kResetByPeer,
+//     kSystem. An empty buffer is misuse.
+//   - `co_await s.WriteSome(data, deadline)` -> IoResult<std::size_t>: writes at least one
+//     byte of non-empty `data` and at most all of it (returns how many), or fails; after a
+//     failure the stream is broken (what reached the peer is unknown): close it.
+//   - `s.Close()`: gives the stream up; never while an operation is in progress.
+//   - One reader and one writer coroutine may use a stream at the same time; two concurrent
+//     reads (or writes) are misuse.
+// Deadlines are absolute (coro::DeadlineAfter), kTaskDeadlineInfinite for none; errors are
+// values (io/tcp.h's IoError), nothing throws.
+//
+// TcpStream (io/tcp.h) does not model it yet: its Read already is a ReadSome, but its Write
+// writes everything and returns no count. TcpByteStream below adapts it; once TcpStream
+// grows ReadSome/WriteSome of its own (issue 24, item 1), the adapter can go.
+#ifndef FAIRSCHED_IO_BYTE_STREAM_H_
+#define FAIRSCHED_IO_BYTE_STREAM_H_
+
+#include <concepts>
+#include <cstddef>
+#include <span>
+#include <utility>
+
+#include "coro/task.h"
+#include "io/tcp.h"
+#include "sched/task.h"
+
+namespace fairsched {
+
+template <typename S>
+concept ByteStream = requires(S& stream, std::span<char> into, std::span<const char> data,
+                              TaskDeadline deadline) {
+  { stream.ReadSome(into, deadline) } -> std::same_as<coro::Task<IoResult<std::size_t>>>;
+  { stream.WriteSome(data, deadline) } -> std::same_as<coro::Task<IoResult<std::size_t>>>;
+  { stream.Close() } -> std::same_as<void>;
+};
+
+// Writes all of `data` through WriteSome calls; the first failure ends it.
+template <ByteStream Stream>
+coro::Task<IoError> WriteAll(Stream& stream, std::span<const char> data, TaskDeadline deadline) {
+  while (!data.empty()) {
+    IoResult<std::size_t> written = co_await stream.WriteSome(data, deadline);
+    if (!written.ok()) co_return written.error();
+    data = data.subspan(written.value());
+  }
+  co_return IoError();
+}
+
+// A TcpStream as a ByteStream (owns it). WriteSome writes everything (TcpStream::Write)
+// and returns data.size(): a valid WriteSome that never reports a partial count.
+template <typename Scheduler>
+class TcpByteStream {
+ public:
+  explicit TcpByteStream(TcpStream<Scheduler> stream) : stream_(std::move(stream)) {}
+
+  coro::Task<IoResult<std::size_t>> ReadSome(std::span<char> into, TaskDeadline deadline) {
+    return stream_.Read(into, deadline);  // TcpStream::Read is a ReadSome
+  }
+  coro::Task<IoResult<std::size_t>> WriteSome(std::span<const char> data, TaskDeadline deadline) {
+    const IoError written = co_await stream_.Write(data, deadline);
+    if (!written.ok()) co_return written;
+    co_return data.size();
+  }
+  void Close() { stream_.Close(); }
+
+  TcpStream<Scheduler>& tcp() { return stream_; }
+
+ private:
+  TcpStream<Scheduler> stream_;
+};
+
+}  // namespace fairsched
+
+#endif  // FAIRSCHED_IO_BYTE_STREAM_H_

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Runs the network example binaries as a user would and talks to them like nc, over
+# loopback, on both backends: //examples:echo_server echoes plain bytes by default and
+# frames with --framed (where plain text is an oversized frame: dropped, nothing echoed);
+# //examples:kv_server answers a scripted session. Every read has a timeout.
+set -euo pipefail
+
+fail() { echo "FAIL: $*"; exit 1; }
+
+# start <binary> <args...>: runs it on a free port; sets pid and port.
+start() {
+  local log
+  log=$(mktemp)
+  "$@" --port=0 --seconds=30 > "$log" &
+  pid=$!
+  for _ in $(seq 200); do
+    port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$log")
+    if [ -n "$port" ]; then return; fi
+    sleep 0.05
+  done
+  fail "$* did not start: $(cat "$log")"
+}
+
+stop() {
+  kill -TERM "$pid"
+  wait "$pid" || fail "server exited with $?"
+}
+
+# exchange <bytes to send (printf format)> <bytes expected back>: one connection.
+exchange() {
+  exec 3<>"/dev/tcp/127.0.0.1/$port"
+  printf "$1" >&3
+  local got
+  got=$(timeout 5 head -c "$(printf "$2" | wc -c)" <&3 | od -An -tx1) || true
+  exec 3>&-
+  [ "$got" == "$(printf "$2" | od -An -tx1)" ] || fail "sent '$1', expected '$2', got bytes: $got"
+}
+
+# dropped <bytes to send>: the server closes the connection without answering.
+dropped() {
+  exec 3<>"/dev/tcp/127.0.0.1/$port"
+  printf "$1" >&3
+  local got status=0
+  got=$(timeout 5 cat <&3 | od -An -tx1) || status=$?
+  exec 3>&-
+  [ "$status" -eq 0 ] || fail "sent '$1': the server did not close the connection"
+  [ -z "$got" ] || fail "sent '$1': expected no answer, got bytes: $got"
+}
+
+for backend in epoll io_uring; do
+  start examples/echo_server --backend="$backend"
+  exchange 'hello nc\n' 'hello nc\n'
+  exchange '\377\377\377\377 any bytes' '\377\377\377\377 any bytes'
+  stop
+
+  start examples/echo_server --backend="$backend" --framed
+  dropped 'hello nc\n'  # "hell": a frame of 1.8 GB, over the limit
+  exchange '\005\000\000\000hello' '\005\000\000\000hello'
+  stop
+
+  start examples/kv_server --backend="$backend"
+  exchange 'SET a 2\r\nhi\r\nGET a\nGET b\nQUIT\n' 'STORED\nVALUE 2\nhi\nNOT_FOUND\nBYE\n'
+  exchange "GET $(head -c 5000 /dev/zero | tr '\0' x)\n" 'ERROR line too long\n'
+  stop
+done
+echo PASS

@@ -1,0 +1,282 @@
+// BufferedStream (io/buffered_stream.h) over an in-memory ByteStream that hands out its
+// input in scripted pieces (down to one byte per read) and accepts at most a few bytes per
+// write: delimiters split across reads, lines at and over their bound (and the memory the
+// bound allows), the stream ending mid-line, ReadExactly across the buffer, buffered writes
+// and Flush with partial writes. Those run synchronously (coro::RunSync). Then the same
+// reader over real TcpStreams (TcpByteStream) on both backends, against a raw client that
+// splits its bytes across packets.
+#include "io/buffered_stream.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <limits>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "coro/runtime.h"
+#include "coro/task.h"
+#include "io/byte_stream.h"
+#include "io/epoll_backend.h"
+#include "io/io_uring_backend.h"
+#include "io/tcp.h"
+#include "queues/binary_heap.h"
+#include "queues/mcsp_queue.h"
+#include "sched/task_scheduler.h"
+#include "tests/io/raw_client.h"
+
+namespace fairsched {
+namespace {
+
+using std::chrono::seconds;
+
+constexpr std::size_t kUnlimited = std::numeric_limits<std::size_t>::max();
+
+// Reads return `input` in order, at most `max_read` bytes per call, then end of stream.
+// Writes take at most `max_write` bytes per call, or fail with `write_error` if set. Every
+// operation completes without suspending, so coro::RunSync drives it.
+class ScriptedStream {
+ public:
+  explicit ScriptedStream(std::string input, std::size_t max_read = kUnlimited,
+                          std::size_t max_write = kUnlimited)
+      : input_(std::move(input)), max_read_(max_read), max_write_(max_write) {}
+
+  coro::Task<IoResult<std::size_t>> ReadSome(std::span<char> into, TaskDeadline) {
+    EXPECT_FALSE(into.empty());
+    if (read_ == input_.size()) co_return IoError(IoErrorCode::kEndOfStream);
+    const std::size_t n = std::min({into.size(), max_read_, input_.size() - read_});
+    std::copy_n(input_.data() + read_, n, into.data());
+    read_ += n;
+    co_return n;
+  }
+  coro::Task<IoResult<std::size_t>> WriteSome(std::span<const char> data, TaskDeadline) {
+    EXPECT_FALSE(data.empty());
+    if (!write_error.ok()) co_return write_error;
+    const std::size_t n = std::min(data.size(), max_write_);
+    written.append(data.data(), n);
+    ++writes;
+    co_return n;
+  }
+  void Close() { closed = true; }
+
+  std::size_t bytes_read() const { return read_; }
+
+  std::string written;
+  int writes = 0;
+  bool closed = false;
+  IoError write_error;
+
+ private:
+  std::string input_;
+  std::size_t read_ = 0;
+  std::size_t max_read_;
+  std::size_t max_write_;
+};
+
+static_assert(ByteStream<ScriptedStream>);
+static_assert(ByteStream<BufferedStream<ScriptedStream>>);  // layers stack
+static_assert(
+    ByteStream<TcpByteStream<BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, EpollBackend>>>);
+static_assert(
+    ByteStream<
+        TcpByteStream<BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, IoUringBackend>>>);
+
+using Buffered = BufferedStream<ScriptedStream>;
+
+// ReadLine results until the first error, each as "line", then the error's code name.
+coro::Task<std::vector<std::string>> AllLines(Buffered* in, std::size_t max) {
+  std::vector<std::string> lines;
+  while (true) {
+    IoResult<std::string_view> line = co_await in->ReadLine(max, kTaskDeadlineInfinite);
+    if (!line.ok()) {
+      lines.push_back(IsTooLong(line.error()) ? "<too long>" : ToString(line.error().code()));
+      co_return lines;
+    }
+    lines.emplace_back(line.value());
+  }
+}
+
+const std::string kEnd = ToString(IoErrorCode::kEndOfStream);
+
+TEST(BufferedStreamTest, LinesArriveOneByteAtATime) {
+  Buffered in(ScriptedStream("GET a\r\nSET b 1\n\nlast\r\n", /*max_read=*/1));
+  EXPECT_EQ(coro::RunSync(AllLines(&in, 100)),
+            (std::vector<std::string>{"GET a", "SET b 1", "", "last", kEnd}));
+  EXPECT_TRUE(in.Buffered().empty()) << "a clean end between lines";
+}
+
+TEST(BufferedStreamTest, DelimiterSplitAcrossReads) {
+  for (std::size_t piece : {1, 2, 3, 5, 7}) {
+    SCOPED_TRACE(piece);
+    Buffered in(ScriptedStream("HEAD\r\n\r\nBODY\r\n\r\n", piece));
+    IoResult<std::string_view> head =
+        coro::RunSync(in.ReadUntil("\r\n\r\n", 64, kTaskDeadlineInfinite));
+    ASSERT_TRUE(head.ok()) << head.error().Message();
+    EXPECT_EQ(head.value(), "HEAD");
+    IoResult<std::string_view> body =
+        coro::RunSync(in.ReadUntil("\r\n\r\n", 64, kTaskDeadlineInfinite));
+    ASSERT_TRUE(body.ok()) << body.error().Message();
+    EXPECT_EQ(body.value(), "BODY");
+  }
+}
+
+TEST(BufferedStreamTest, LineAtTheLimitPassesOneByteOverFails) {
+  const std::string ten(10, 'x');
+  Buffered exact(ScriptedStream(ten + "\r\n" + ten + "\n", 3));
+  EXPECT_EQ(coro::RunSync(AllLines(&exact, 10)), (std::vector<std::string>{ten, ten, kEnd}));
+  Buffered over(ScriptedStream(ten + "y\r\n", 3));
+  EXPECT_EQ(coro::RunSync(AllLines(&over, 10)), (std::vector<std::string>{"<too long>"}));
+  Buffered over_no_cr(ScriptedStream(ten + "y\n"));
+  EXPECT_EQ(coro::RunSync(AllLines(&over_no_cr, 10)), (std::vector<std::string>{"<too long>"}));
+}
+
+TEST(BufferedStreamTest, AnEndlessLineReadsNoMoreThanItsBound) {
+  // 1 MiB without a newline; a small initial buffer that ReadUntil may grow up to max + 1.
+  Buffered in(ScriptedStream(std::string(1 << 20, 'a')), {.read_buffer = 16});
+  IoResult<std::string_view> line = coro::RunSync(in.ReadUntil("\n", 1000, kTaskDeadlineInfinite));
+  ASSERT_FALSE(line.ok());
+  EXPECT_TRUE(IsTooLong(line.error())) << line.error().Message();
+  EXPECT_LE(in.stream().bytes_read(), 1001u) << "the buffer grew beyond the line's bound";
+  EXPECT_NE(line.error().Message().find("too long"), std::string::npos) << line.error().Message();
+}
+
+TEST(BufferedStreamTest, EndOfStreamMidLineKeepsThePartialLine) {
+  Buffered in(ScriptedStream("ok\npartial", 4));
+  EXPECT_EQ(coro::RunSync(AllLines(&in, 100)), (std::vector<std::string>{"ok", kEnd}));
+  EXPECT_EQ(in.Buffered(), "partial");
+}
+
+coro::Task<IoError> ReadInto(Buffered* in, std::string* out) {
+  co_return co_await in->ReadExactly(*out, kTaskDeadlineInfinite);
+}
+
+TEST(BufferedStreamTest, ReadExactlyAcrossTheBufferAndBeyondIt) {
+  std::string payload(20000, '\0');
+  for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<char>(i * 7);
+  Buffered in(ScriptedStream("SET k 20000\n" + payload + "tail", 7), {.read_buffer = 16});
+  IoResult<std::string_view> command = coro::RunSync(in.ReadLine(64, kTaskDeadlineInfinite));
+  ASSERT_TRUE(command.ok());
+  EXPECT_EQ(command.value(), "SET k 20000");
+  std::string value(payload.size(), '?');
+  const IoError read = coro::RunSync(ReadInto(&in, &value));
+  ASSERT_TRUE(read.ok()) << read.Message();
+  EXPECT_TRUE(value == payload);
+  std::string more(10, '?');  // only "tail" is left
+  EXPECT_EQ(coro::RunSync(ReadInto(&in, &more)).code(), IoErrorCode::kEndOfStream);
+}
+
+coro::Task<IoError> WriteEach(Buffered* out, std::vector<std::string> pieces, bool flush) {
+  for (const std::string& piece : pieces) {
+    IoError written = co_await out->Write(piece, kTaskDeadlineInfinite);
+    if (!written.ok()) co_return written;
+  }
+  if (!flush) co_return IoError();
+  co_return co_await out->Flush(kTaskDeadlineInfinite);
+}
+
+TEST(BufferedStreamTest, WritesWaitForFlushThenGoOutWhole) {
+  Buffered out(ScriptedStream("", kUnlimited, /*max_write=*/3));
+  ASSERT_TRUE(coro::RunSync(WriteEach(&out, {"STORED\n", "VALUE 1\n", "x\n"}, false)).ok());
+  EXPECT_EQ(out.stream().writes, 0) << "nothing is sent before Flush or a full buffer";
+  EXPECT_EQ(out.Unflushed(), 17u);
+  ASSERT_TRUE(coro::RunSync(WriteEach(&out, {}, true)).ok());
+  EXPECT_EQ(out.stream().written, "STORED\nVALUE 1\nx\n");  // partial writes of 3 bytes
+  EXPECT_EQ(out.stream().writes, 6);
+  EXPECT_EQ(out.Unflushed(), 0u);
+}
+
+TEST(BufferedStreamTest, LargeWritesGoStraightThroughInOrder) {
+  Buffered out(ScriptedStream(""), {.write_buffer = 8});
+  const std::string big(100, 'B');
+  ASSERT_TRUE(coro::RunSync(WriteEach(&out, {"abc", big, "de", "fghijkl"}, false)).ok());
+  // "abc" flushed before the big piece, which went out directly; "de" fitted, "fghijkl"
+  // did not: "de" flushed, "fghijkl" buffered.
+  EXPECT_EQ(out.stream().written, "abc" + big + "de");
+  EXPECT_EQ(out.Unflushed(), 7u);
+}
+
+TEST(BufferedStreamTest, AFailedFlushReportsTheError) {
+  Buffered out(ScriptedStream(""));
+  out.stream().write_error = IoError(IoErrorCode::kResetByPeer);
+  const IoError result = coro::RunSync(WriteEach(&out, {"answer\n"}, true));
+  EXPECT_EQ(result.code(), IoErrorCode::kResetByPeer);
+  out.Close();
+  EXPECT_TRUE(out.stream().closed);
+}
+
+#ifndef NDEBUG
+TEST(BufferedStreamDeathTest, MisuseIsReportedInDebugBuilds) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  Buffered in(ScriptedStream("x\n"));
+  EXPECT_DEATH((void)coro::RunSync(in.ReadUntil("", 10, kTaskDeadlineInfinite)), "empty delimiter");
+  EXPECT_DEATH((void)coro::RunSync(in.ReadLine(std::size_t{1} << 40, kTaskDeadlineInfinite)),
+               "bounds nothing");
+}
+#endif
+
+// ---- over real sockets, both backends ----
+
+template <typename Backend>
+class BufferedTcpTest : public ::testing::Test {
+ protected:
+  using Sched = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, Backend>;
+  BufferedTcpTest() { scheduler_.Start(2); }
+  Sched scheduler_;
+};
+
+using Backends = ::testing::Types<EpollBackend, IoUringBackend>;
+TYPED_TEST_SUITE(BufferedTcpTest, Backends);
+
+// Accepts one connection; reads two lines, a 4-digit length line and that many bytes,
+// answers "<line1>|<line2>|<bytes>\n" with one Flush; then reads one more line with a
+// bound of 16 and returns how that ended.
+template <typename Sched>
+coro::Task<IoError> ServeOne(TcpListener<Sched> listener) {
+  IoResult<TcpStream<Sched>> accepted = co_await listener.Accept(coro::DeadlineAfter(seconds(10)));
+  if (!accepted.ok()) co_return accepted.error();
+  BufferedStream in_out(TcpByteStream<Sched>(std::move(accepted).value()), {.read_buffer = 32});
+  const TaskDeadline deadline = coro::DeadlineAfter(seconds(10));
+  std::string answer;
+  for (int i = 0; i < 3; ++i) {
+    IoResult<std::string_view> line = co_await in_out.ReadLine(64, deadline);
+    if (!line.ok()) co_return line.error();
+    answer.append(line.value()).append(i < 2 ? "|" : "");
+  }
+  std::string bytes(std::stoul(answer.substr(answer.rfind('|') + 1)), '\0');
+  if (IoError read = co_await in_out.ReadExactly(bytes, deadline); !read.ok()) co_return read;
+  answer.append("|").append(bytes).append("\n");
+  if (IoError written = co_await in_out.Write(answer, deadline); !written.ok()) co_return written;
+  if (IoError flushed = co_await in_out.Flush(deadline); !flushed.ok()) co_return flushed;
+  IoResult<std::string_view> long_line = co_await in_out.ReadLine(16, deadline);
+  co_return long_line.ok() ? IoError() : long_line.error();
+}
+
+TYPED_TEST(BufferedTcpTest, LinesAndExactReadsSplitAcrossPackets) {
+  using Sched = typename TestFixture::Sched;
+  IoResult<TcpListener<Sched>> listener =
+      TcpListener<Sched>::Listen(this->scheduler_, SocketAddress::Parse("127.0.0.1:0").value());
+  ASSERT_TRUE(listener.ok());
+  const SocketAddress address = listener.value().LocalAddress().value();
+  coro::JoinHandle<IoError> server =
+      coro::Spawn(this->scheduler_, ServeOne<Sched>(std::move(listener).value()));
+  testing::RawClient client(address);
+  const std::string payload(1000, 'p');
+  for (const std::string& piece :
+       {std::string("hel"), std::string("lo\r"), std::string("\nwor"), std::string("ld\n10"),
+        std::string("00\r\n") + payload.substr(0, 10), payload.substr(10)}) {
+    ASSERT_TRUE(client.SendAll(piece));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // separate packets
+  }
+  const std::string expected = "hello|world|1000|" + payload + "\n";
+  EXPECT_EQ(client.Receive(expected.size()), expected);
+  ASSERT_TRUE(client.SendAll(std::string(100, 'L') + "\n"));
+  const IoError result = server.Get();
+  EXPECT_TRUE(IsTooLong(result)) << result.Message();
+}
+
+}  // namespace
+}  // namespace fairsched
