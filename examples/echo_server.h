@@ -190,7 +190,7 @@ class EchoServer {
     // unread on the peer's side.
     (void)stream.Shutdown(ShutdownHow::kWrite);
     char discard[4096];
-    while (::recv(stream.fd(), discard, sizeof(discard), MSG_DONTWAIT) > 0) {
+    while (internal::RecvNow(stream.fd(), discard, sizeof(discard)) > 0) {
     }
     stream.Close();
     // Under mu_, notify included: Stop may return (and the server be destroyed) as soon as

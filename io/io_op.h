@@ -38,11 +38,10 @@
 #ifndef FAIRSCHED_IO_IO_OP_H_
 #define FAIRSCHED_IO_IO_OP_H_
 
-#include <sys/socket.h>
-
 #include <cstddef>
 #include <cstdint>
 
+#include "io/socket_platform.h"
 #include "sched/task.h"
 #include "sync/primitives.h"
 
@@ -128,6 +127,9 @@ class IoOp {
 
   // Submission queue link (intrusive; not for users).
   IoOp* next = nullptr;
+  // The backend's per-operation kernel state while the op is armed (IocpBackend: its
+  // OVERLAPPED request, which CancelIoEx names); sched-role only, not for users.
+  void* backend_request = nullptr;
 
  private:
   friend class internal::IoOpRegistry;
