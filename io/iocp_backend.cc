@@ -150,7 +150,7 @@ int ErrnoOfWinsockError(int error) {
 struct IocpBackend::Request {
   OVERLAPPED overlapped{};  // first member: a packet's OVERLAPPED* is the Request*
   IoOp* op = nullptr;
-  SOCKET accepted = INVALID_SOCKET;  // Accept: the socket AcceptEx connects
+  SOCKET accepted = INVALID_SOCKET;             // Accept: the socket AcceptEx connects
   char addresses[2 * kAcceptAddressSize] = {};  // Accept: where AcceptEx puts both addresses
 };
 
@@ -227,10 +227,10 @@ void IocpBackend::Arm(IoOp* op, IoReadySink& sink) {
   const SOCKET socket = internal::SocketOf(op->fd());
   // Only an unattached socket can be associated with a port: if this succeeds, the op
   // would have waited forever for a packet.
-  FAIRSCHED_DCHECK(CreateIoCompletionPort(reinterpret_cast<HANDLE>(socket), port_, kSocketKey,
-                                          0) == nullptr,
-                   "IocpBackend: IoOp on a socket that was not attached (call Attach(fd) once "
-                   "before its first op)");
+  FAIRSCHED_DCHECK(
+      CreateIoCompletionPort(reinterpret_cast<HANDLE>(socket), port_, kSocketKey, 0) == nullptr,
+      "IocpBackend: IoOp on a socket that was not attached (call Attach(fd) once "
+      "before its first op)");
   auto* request = new Request;
   request->op = op;
   op->backend_request = request;
@@ -362,8 +362,6 @@ void IocpBackend::Reap(unsigned long timeout_ms, IoReadySink& sink) {
   }
 }
 
-void IocpBackend::PostWake() {
-  PostQueuedCompletionStatus(port_, 0, kWakeKey, nullptr);
-}
+void IocpBackend::PostWake() { PostQueuedCompletionStatus(port_, 0, kWakeKey, nullptr); }
 
 }  // namespace fairsched

@@ -14,10 +14,13 @@
 #ifndef WIN32_LEAN_AND_MEAN
 #define WIN32_LEAN_AND_MEAN
 #endif
+// Order matters: Winsock 2 before <windows.h>, <mswsock.h> after both.
+// clang-format off
 #include <winsock2.h>
 #include <ws2tcpip.h>
-#include <mswsock.h>
 #include <windows.h>
+#include <mswsock.h>
+// clang-format on
 // <winbase.h> defines Yield() as an empty macro (a Win16 leftover); it would erase
 // coro::Yield() in every file that includes this header.
 #undef Yield

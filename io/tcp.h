@@ -644,7 +644,8 @@ coro::Task<IoError> TcpStream<Scheduler>::Write(std::span<const char> data, Task
         IoError waited = co_await core->WaitReady(Core::kWriteSide, deadline);
         if (!waited.ok()) co_return waited;
       }
-      const std::ptrdiff_t n = internal::SendNow(core->fd(), data.data() + done, data.size() - done);
+      const std::ptrdiff_t n =
+          internal::SendNow(core->fd(), data.data() + done, data.size() - done);
       if (n >= 0) {
         done += static_cast<std::size_t>(n);
         if (done < data.size()) core->SetDrained(Core::kWriteSide);  // the buffer is full

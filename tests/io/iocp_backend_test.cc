@@ -329,8 +329,8 @@ TEST_F(IocpBackendTest, DISABLED_ReadDeadlineAndCancelReleaseTheOperation) {
         co_await listener.value().Accept(coro::DeadlineAfter(seconds(10)));
     if (!accepted.ok()) co_return accepted.error();
     char buffer[8];
-    IoResult<std::size_t> timed = co_await accepted.value().Read(
-        buffer, coro::DeadlineAfter(milliseconds(50)));
+    IoResult<std::size_t> timed =
+        co_await accepted.value().Read(buffer, coro::DeadlineAfter(milliseconds(50)));
     if (timed.ok() || timed.error().code() != IoErrorCode::kTimeout) {
       co_return IoError(IoErrorCode::kSystem, EPROTO);
     }
@@ -344,7 +344,8 @@ TEST_F(IocpBackendTest, DISABLED_ReadDeadlineAndCancelReleaseTheOperation) {
     if (!stream.ok()) co_return stream.error();
     char byte;
     // Waits until the server side is cancelled and the connection closes.
-    IoResult<std::size_t> read = co_await stream.value().Read({&byte, 1}, coro::DeadlineAfter(seconds(10)));
+    IoResult<std::size_t> read =
+        co_await stream.value().Read({&byte, 1}, coro::DeadlineAfter(seconds(10)));
     co_return read.ok() ? IoError() : read.error();
   };
   coro::JoinHandle<IoError> server_side = coro::Spawn(scheduler_, session());
