@@ -247,14 +247,9 @@ TEST_F(IocpBackendTest, ReadinessOpsAreNotSupported) {
 }
 
 // ---- The coroutine sockets (io/tcp.h) and the echo server over IOCP ----
-// DISABLED (run them with --gtest_also_run_disabled_tests): each passes its assertions
-// under Wine 8 (20 clients x 10 frames echoed over IPv4 and IPv6; a refused ConnectEx is
-// kRefused; a read deadline is kTimeout and a cancel kCancelled, both through CancelIoEx;
-// Stop ends a blocked AcceptEx with kShutdown), but after a scheduler that ran them is
-// stopped, a later worker thread's exit crashes in coro::FrameAllocator::~ThreadCache
-// freeing a corrupted block chain (heap corruption, cause not found yet; NoIoBackend and
-// IocpBackend schedulers running coroutines without sockets do not show it). Until that is
-// found they would make the suite crash, not fail.
+// These need coro/frame_allocator.h's Windows thread cache (a heap object deleted by a
+// pthread key): with a plain thread_local one, mingw-w64's emulated TLS freed the cache
+// before its destructor ran, and a worker that had run coroutines crashed when it exited.
 
 using examples::EchoServer;
 
@@ -281,7 +276,7 @@ coro::Task<IoError> EchoClient(Sched* scheduler, SocketAddress address, int roun
   co_return IoError();
 }
 
-TEST_F(IocpBackendTest, DISABLED_EchoServerServesCoroutineClientsOverIpv4AndIpv6) {
+TEST_F(IocpBackendTest, EchoServerServesCoroutineClientsOverIpv4AndIpv6) {
   for (const char* host : {"127.0.0.1", "::1"}) {
     EchoServer<Sched> server(scheduler_, {});
     IoResult<SocketAddress> bound = server.Start(SocketAddress::FromHostPort(host, 0).value());
@@ -300,7 +295,7 @@ TEST_F(IocpBackendTest, DISABLED_EchoServerServesCoroutineClientsOverIpv4AndIpv6
   }
 }
 
-TEST_F(IocpBackendTest, DISABLED_ConnectRefusedIsAClearError) {
+TEST_F(IocpBackendTest, ConnectRefusedIsAClearError) {
   // A port nobody listens on: bind one, close it.
   IoResult<TcpListener<Sched>> listener =
       TcpListener<Sched>::Listen(scheduler_, SocketAddress::Parse("127.0.0.1:0").value());
@@ -318,7 +313,7 @@ TEST_F(IocpBackendTest, DISABLED_ConnectRefusedIsAClearError) {
 
 // A read with nothing to read: its deadline ends it with kTimeout (CancelIoEx underneath),
 // a JoinHandle::Cancel with kCancelled, and the stream stays usable in between.
-TEST_F(IocpBackendTest, DISABLED_ReadDeadlineAndCancelReleaseTheOperation) {
+TEST_F(IocpBackendTest, ReadDeadlineAndCancelReleaseTheOperation) {
   IoResult<TcpListener<Sched>> listener =
       TcpListener<Sched>::Listen(scheduler_, SocketAddress::Parse("127.0.0.1:0").value());
   ASSERT_TRUE(listener.ok());
@@ -360,7 +355,7 @@ TEST_F(IocpBackendTest, DISABLED_ReadDeadlineAndCancelReleaseTheOperation) {
       << client_end.Message();
 }
 
-TEST_F(IocpBackendTest, DISABLED_SchedulerStopEndsABlockedAcceptWithShutdown) {
+TEST_F(IocpBackendTest, SchedulerStopEndsABlockedAcceptWithShutdown) {
   IoResult<TcpListener<Sched>> listener =
       TcpListener<Sched>::Listen(scheduler_, SocketAddress::Parse("127.0.0.1:0").value());
   ASSERT_TRUE(listener.ok());
