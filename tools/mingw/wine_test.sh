@@ -103,6 +103,8 @@ done
 rc=0
 env "${translated[@]}" "$wine64" "$test_binary" "$@" || rc=$?
 # Stop this prefix's wineserver (and any process the test left behind) now rather than
-# after its idle timeout, so nothing outlives the test.
+# after its idle timeout, so nothing outlives the test; then drop the prefix (best effort:
+# it is in TEST_TMPDIR, which Bazel clears anyway).
 "$wineserver" --kill || true
+rm -rf "$prefix" 2>/dev/null || true
 exit "$rc"
