@@ -13,6 +13,10 @@ namespace fairsched::internal {
 
 namespace {
 int LastError() { return -ErrnoOfWinsockError(WSAGetLastError()); }
+
+// Winsock is started before main, so that address parsing (inet_pton), which a program may
+// do before it creates a scheduler or a socket, never meets an uninitialised Winsock.
+const bool winsock_started = (EnsureWinsock(), true);
 }  // namespace
 
 int OpenTcpSocket(int family) {
