@@ -1,5 +1,6 @@
 // The coroutine echo server (examples/echo_server.h) as a program:
 //   echo_server --backend=epoll|io_uring --workers=2 --address=127.0.0.1 --port=7000
+//               (Windows, `--config=mingw`: --backend=iocp, the only one there)
 //               [--framed]  (4-byte length-prefixed frames; default: plain byte echo)
 //               [--idle_timeout_ms=30000] [--write_timeout_ms=10000]
 //               [--buffer=16384] (plain: per-connection buffer) [--max_frame=65536] (framed)
@@ -8,8 +9,6 @@
 // Prints the bound address, then, at exit, the server's counters.
 #include "examples/echo_server.h"
 
-#include <signal.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -17,9 +16,14 @@
 #include <string>
 #include <thread>
 
+#include "examples/stop_wait.h"
+#include "io/tcp.h"
+#ifdef _WIN32
+#include "io/iocp_backend.h"
+#else
 #include "io/epoll_backend.h"
 #include "io/io_uring_backend.h"
-#include "io/tcp.h"
+#endif
 #include "queues/binary_heap.h"
 #include "queues/mcsp_queue.h"
 #include "sched/task_scheduler.h"
@@ -28,8 +32,16 @@ namespace {
 
 using namespace fairsched;
 
+#ifdef _WIN32
+constexpr const char* kDefaultBackend = "iocp";
+bool IsBackend(const std::string& name) { return name == "iocp"; }
+#else
+constexpr const char* kDefaultBackend = "epoll";
+bool IsBackend(const std::string& name) { return name == "epoll" || name == "io_uring"; }
+#endif
+
 struct Flags {
-  std::string backend = "epoll";
+  std::string backend = kDefaultBackend;
   int workers = 2;
   std::string address = "127.0.0.1";
   int port = 7000;
@@ -66,7 +78,7 @@ Flags ParseFlags(int argc, char** argv) {
     char* end = nullptr;
     const long number = std::strtol(value.c_str(), &end, 10);
     const bool numeric = !value.empty() && *end == '\0';
-    if (name == "backend" && (value == "epoll" || value == "io_uring")) {
+    if (name == "backend" && IsBackend(value)) {
       flags.backend = value;
     } else if (name == "address") {
       flags.address = value;
@@ -103,12 +115,8 @@ int Serve(const Flags& flags) {
                  address.error().Message().c_str());
     return 2;
   }
-  // Block SIGINT/SIGTERM in every thread (the workers inherit the mask); main waits for them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // Before the workers start (POSIX: they inherit the blocked stop signals).
+  examples::PrepareStopWait();
 
   TaskSchedulerOptions scheduler_options;
   scheduler_options.spin_before_park = std::chrono::microseconds(flags.spin_us);
@@ -131,13 +139,7 @@ int Serve(const Flags& flags) {
   std::printf("echo_server: %s, %s echo, %d workers, listening on %s\n", flags.backend.c_str(),
               flags.framed ? "framed" : "plain", flags.workers, bound.value().ToString().c_str());
   std::fflush(stdout);
-  if (flags.seconds > 0) {
-    timespec timeout{flags.seconds, 0};
-    sigtimedwait(&stop_signals, nullptr, &timeout);
-  } else {
-    int signal_number = 0;
-    sigwait(&stop_signals, &signal_number);
-  }
+  examples::WaitForStop(flags.seconds);
   server.Stop();
   scheduler.Stop();
   const examples::EchoServerStats stats = server.Stats();
@@ -156,5 +158,9 @@ int Serve(const Flags& flags) {
 
 int main(int argc, char** argv) {
   const Flags flags = ParseFlags(argc, argv);
+#ifdef _WIN32
+  return Serve<IocpBackend>(flags);
+#else
   return flags.backend == "io_uring" ? Serve<IoUringBackend>(flags) : Serve<EpollBackend>(flags);
+#endif
 }

@@ -24,10 +24,6 @@
 #ifndef FAIRSCHED_EXAMPLES_ECHO_SERVER_H_
 #define FAIRSCHED_EXAMPLES_ECHO_SERVER_H_
 
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -116,8 +112,7 @@ class EchoServer {
   coro::Task<void> Serve(TcpStream<Scheduler> stream) {
     // Answers are written as soon as they are complete: do not let Nagle hold a small one
     // back while an earlier one is unacknowledged (Asio's peer does the same).
-    const int one = 1;
-    (void)::setsockopt(stream.fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    (void)stream.SetNoDelay(true);
     Atomic<std::int64_t>* outcome;
     if (options_.protocol == EchoProtocol::kFramed) {
       outcome = co_await EchoFrames(stream);

@@ -4,12 +4,11 @@
 // Try it with any line client:  printf 'SET a 2\nhi\nGET a\nQUIT\n' | nc 127.0.0.1 7001
 #include "examples/kv_server.h"
 
-#include <signal.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
 
+#include "examples/stop_wait.h"
 #include "io/epoll_backend.h"
 #include "io/io_uring_backend.h"
 #include "queues/binary_heap.h"
@@ -39,11 +38,6 @@ bool NumberFlag(std::string_view arg, std::string_view name, long low, long high
 template <typename Backend>
 int Run(const Flags& flags) {
   using Scheduler = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, Backend>;
-  sigset_t stop_signals;  // blocked in every thread (workers inherit it); main waits for them
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   Scheduler scheduler;
   scheduler.Start(static_cast<int>(flags.workers));
   examples::KvServer<Scheduler> server(scheduler, {});
@@ -55,13 +49,7 @@ int Run(const Flags& flags) {
   }
   std::printf("kv_server: listening on %s\n", bound.value().ToString().c_str());
   std::fflush(stdout);
-  timespec timeout{flags.seconds, 0};
-  int signal_number = 0;
-  if (flags.seconds > 0) {
-    sigtimedwait(&stop_signals, nullptr, &timeout);
-  } else {
-    sigwait(&stop_signals, &signal_number);
-  }
+  examples::WaitForStop(flags.seconds);
   server.Stop();
   scheduler.Stop();
   const examples::KvServerStats stats = server.Stats();

@@ -15,8 +15,6 @@
 #ifndef FAIRSCHED_EXAMPLES_TCP_SERVER_H_
 #define FAIRSCHED_EXAMPLES_TCP_SERVER_H_
 
-#include <sys/socket.h>
-
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -36,7 +34,7 @@ template <typename Scheduler>
 void CloseGracefully(TcpStream<Scheduler>& stream) {
   (void)stream.Shutdown(ShutdownHow::kWrite);
   char discard[4096];
-  while (::recv(stream.fd(), discard, sizeof(discard), MSG_DONTWAIT) > 0) {
+  while (internal::RecvNow(stream.fd(), discard, sizeof(discard)) > 0) {
   }
   stream.Close();
 }

@@ -1,6 +1,6 @@
 // IoOp: one IO registration or operation handed to an IO backend (io/epoll_backend.h,
-// io/io_uring_backend.h), and the task it wakes. The Task-level IO API; the coroutine
-// sockets build on it.
+// io/io_uring_backend.h, io/iocp_backend.h), and the task it wakes. The Task-level IO API;
+// the coroutine sockets build on it.
 //
 // Like a Task, an IoOp is an intrusive object the user owns: the backend never allocates,
 // copies or frees one. Kinds:
@@ -11,9 +11,9 @@
 //     until EAGAIN (an edge is reported once). Wakeups that land while the task runs are
 //     remembered (Task rules), so no edge is lost. A watch lasts until cancelled.
 //   - Poll (both): one-shot readiness; completes with the ready bits as result.
-//   - Read, Write, Send, Accept, Connect (io_uring only): the operation itself runs in the kernel;
-//     it completes with the syscall's result (bytes, the accepted fd, 0) or -errno. Accept
-//     returns a non-blocking, close-on-exec socket. An epoll backend completes them at once
+//   - Read, Write, Send, Accept, Connect (io_uring, IOCP): the operation itself runs in the
+//     kernel; it completes with the syscall's result (bytes, the accepted fd, 0) or -errno.
+//     Accept returns a non-blocking, close-on-exec socket. An epoll backend completes them at once
 //     with -EOPNOTSUPP (epoll reports readiness; use Watch and do the syscall in the task).
 //
 // Lifecycle, the one rule to remember: every Submit ends with exactly ONE final completion,
@@ -38,11 +38,10 @@
 #ifndef FAIRSCHED_IO_IO_OP_H_
 #define FAIRSCHED_IO_IO_OP_H_
 
-#include <sys/socket.h>
-
 #include <cstddef>
 #include <cstdint>
 
+#include "io/socket_platform.h"
 #include "sched/task.h"
 #include "sync/primitives.h"
 
@@ -128,6 +127,9 @@ class IoOp {
 
   // Submission queue link (intrusive; not for users).
   IoOp* next = nullptr;
+  // The backend's per-operation kernel state while the op is armed (IocpBackend: its
+  // OVERLAPPED request, which CancelIoEx names); sched-role only, not for users.
+  void* backend_request = nullptr;
 
  private:
   friend class internal::IoOpRegistry;

@@ -72,6 +72,9 @@ int InitRing(io_uring* ring, unsigned entries, RingInit init, io_uring_params* p
 
 class IoUringBackend {
  public:
+  // Completion-based: io/tcp.h runs each operation as one IoOp.
+  static constexpr bool kCompletionBased = true;
+
   // `entries`: submission queue size (the completion queue is twice that). Aborts with a
   // message if the kernel refuses a ring (io_uring disabled, or out of memory/fds).
   explicit IoUringBackend(unsigned entries = 256);

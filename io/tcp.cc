@@ -1,10 +1,7 @@
-// The non-template parts of the coroutine TCP sockets (io/tcp.h): error messages, address
-// parsing and printing, and the plain socket syscalls.
+// The non-template parts of the coroutine TCP sockets (io/tcp.h) that every platform
+// shares: error messages, address parsing and printing. The socket calls themselves are in
+// io/socket_ops_posix.cc and io/socket_ops_windows.cc.
 #include "io/tcp.h"
-
-#include <arpa/inet.h>
-#include <poll.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -145,26 +142,6 @@ std::string SocketAddress::ToString() const {
 
 namespace internal {
 
-int OpenTcpSocket(int family) {
-  const int fd = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
-  return fd >= 0 ? fd : -errno;
-}
-
-int OpenListeningSocket(const SocketAddress& address, int backlog) {
-  const int fd = OpenTcpSocket(address.family());
-  if (fd < 0) return fd;
-  const int on = 1;
-  if (::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) != 0 ||
-      ::bind(fd, address.get(), address.length()) != 0 || ::listen(fd, backlog) != 0) {
-    const int error = errno;
-    ::close(fd);
-    return -error;
-  }
-  return fd;
-}
-
-void CloseFd(int fd) { ::close(fd); }
-
 IoError ErrorOfResult(int result, bool timed_out) {
   if (result == -ECANCELED && timed_out) return IoError(IoErrorCode::kTimeout);
   return IoError::FromErrno(-result);
@@ -197,33 +174,19 @@ IoError CancellationError() {
   return IoError(IoErrorCode::kCancelled);
 }
 
-IoResult<SocketAddress> LocalAddressOf(int fd) {
+namespace {
+IoResult<SocketAddress> AddressOf(int fd, bool peer) {
   sockaddr_storage storage{};
   socklen_t length = sizeof(storage);
-  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&storage), &length) != 0) {
-    return IoError::FromErrno(errno);
+  if (const int error = SocketName(fd, peer, &storage, &length); error < 0) {
+    return IoError::FromErrno(-error);
   }
   return SocketAddress::FromSockaddr(reinterpret_cast<sockaddr*>(&storage), length);
 }
+}  // namespace
 
-IoResult<SocketAddress> PeerAddressOf(int fd) {
-  sockaddr_storage storage{};
-  socklen_t length = sizeof(storage);
-  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&storage), &length) != 0) {
-    return IoError::FromErrno(errno);
-  }
-  return SocketAddress::FromSockaddr(reinterpret_cast<sockaddr*>(&storage), length);
-}
-
-int ConnectProgress(int fd) {
-  pollfd entry{fd, POLLOUT, 0};
-  if (::poll(&entry, 1, 0) < 0) return -errno;
-  if ((entry.revents & (POLLOUT | POLLERR | POLLHUP)) == 0) return -EINPROGRESS;
-  int error = 0;
-  socklen_t length = sizeof(error);
-  if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0) return -errno;
-  return -error;
-}
+IoResult<SocketAddress> LocalAddressOf(int fd) { return AddressOf(fd, false); }
+IoResult<SocketAddress> PeerAddressOf(int fd) { return AddressOf(fd, true); }
 
 }  // namespace internal
 }  // namespace fairsched

@@ -1,14 +1,18 @@
 // Coroutine TCP sockets: TcpListener and TcpStream for coroutines spawned on a scheduler
 // whose IO backend is EpollBackend or IoUringBackend (io/epoll_backend.h,
-// io/io_uring_backend.h). One template per socket type, parameterised by the scheduler; the
-// backend it carries picks the strategy at compile time:
+// io/io_uring_backend.h), or on Windows IocpBackend (io/iocp_backend.h). One template per
+// socket type, parameterised by the scheduler; the backend it carries picks the strategy at
+// compile time:
 //   - epoll (readiness): each socket has ONE standing edge-triggered Watch for both
 //     directions. An operation tries the non-blocking syscall; on EAGAIN it waits for the
 //     next readiness edge and retries. After a syscall that drained the socket (EAGAIN, or a
 //     short read/write) the next operation waits for an edge first instead of making a
 //     syscall that would only fail (edge-triggered epoll reports every later arrival).
-//   - io_uring (completions): an operation is one IoOp (Read, Write, Accept, Connect) that
-//     runs in the kernel; the coroutine waits for its final completion.
+//   - io_uring and IOCP (completions): an operation is one IoOp (Read, Write, Accept,
+//     Connect) that runs in the kernel; the coroutine waits for its final completion.
+// The plain socket calls (open, bind, close, shutdown, addresses, and epoll's non-blocking
+// syscalls) sit behind the internal:: functions declared here, implemented once per
+// platform (io/socket_ops_posix.cc, io/socket_ops_windows.cc).
 //
 // Contract, for users:
 //   - Every operation is a coroutine: `co_await stream.Read(buffer, deadline)` inside a
@@ -36,9 +40,6 @@
 #ifndef FAIRSCHED_IO_TCP_H_
 #define FAIRSCHED_IO_TCP_H_
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
@@ -52,7 +53,7 @@
 #include "coro/runtime.h"
 #include "coro/task.h"
 #include "io/io_op.h"
-#include "io/io_uring_backend.h"
+#include "io/socket_platform.h"
 #include "sched/task.h"
 #include "sync/primitives.h"
 
@@ -142,16 +143,43 @@ namespace internal {
 template <typename Scheduler>
 using BackendOf = std::remove_reference_t<decltype(std::declval<Scheduler&>().io())>;
 
-// Whether the scheduler's backend runs operations to completion (io_uring) rather than
-// reporting readiness (epoll).
+// Whether the scheduler's backend runs operations to completion (io_uring, IOCP: they
+// declare kCompletionBased) rather than reporting readiness (epoll).
+template <typename Backend>
+constexpr bool IsCompletionBased() {
+  if constexpr (requires { Backend::kCompletionBased; }) {
+    return Backend::kCompletionBased;
+  } else {
+    return false;
+  }
+}
 template <typename Scheduler>
-inline constexpr bool kCompletionIo = std::is_same_v<BackendOf<Scheduler>, IoUringBackend>;
+inline constexpr bool kCompletionIo = IsCompletionBased<BackendOf<Scheduler>>();
+
+// Registers a new socket with the backend where the backend wants that (IOCP: Attach, to
+// its completion port). 0 or -errno.
+template <typename Backend>
+int AttachSocket(Backend& backend, int fd) {
+  if constexpr (requires { backend.Attach(fd); }) {
+    return backend.Attach(fd);
+  } else {
+    return 0;
+  }
+}
 
 // Plain-socket helpers (io/tcp.cc).
 // A non-blocking, close-on-exec TCP socket of `family`, or -errno.
 int OpenTcpSocket(int family);
 // socket + SO_REUSEADDR + bind + listen; a non-blocking fd or -errno.
 int OpenListeningSocket(const SocketAddress& address, int backlog);
+// One recv that does not block: bytes (0: end of stream) or -errno (-EWOULDBLOCK: nothing
+// buffered; on Windows also at the end of stream: only what FIONREAD reports is received).
+std::ptrdiff_t RecvNow(int fd, char* buffer, std::size_t size);
+// Readiness (epoll) path only, POSIX: one non-blocking send (MSG_NOSIGNAL) / accept4
+// (non-blocking, close-on-exec) / connect. Bytes, an fd or 0; -errno on failure.
+std::ptrdiff_t SendNow(int fd, const char* data, std::size_t size);
+int AcceptNow(int listen_fd);
+int ConnectNow(int fd, const SocketAddress& address);
 // After a failed operation: the error for `result` (-errno), given how the wait ended.
 IoError ErrorOfResult(int result, bool timed_out);
 IoError ErrorOfWake(coro::WakeReason reason);
@@ -404,7 +432,14 @@ void SocketCore<Scheduler>::Unref() {
 }  // namespace internal
 
 // How Shutdown ends a direction.
-enum class ShutdownHow { kRead = SHUT_RD, kWrite = SHUT_WR, kBoth = SHUT_RDWR };
+enum class ShutdownHow { kRead, kWrite, kBoth };
+
+namespace internal {
+// shutdown(2) / Winsock shutdown: 0 or -errno.
+int ShutdownSocket(int fd, ShutdownHow how);
+// setsockopt(IPPROTO_TCP, TCP_NODELAY): 0 or -errno.
+int SetTcpNoDelay(int fd, bool on);
+}  // namespace internal
 
 // A connected TCP socket. Move-only; the destructor closes it.
 template <typename Scheduler>
@@ -441,6 +476,8 @@ class TcpStream {
   // shutdown(2): kWrite sends FIN after the data already written; kRead makes this side's
   // reads (also one waiting in another coroutine) end with kEndOfStream.
   IoError Shutdown(ShutdownHow how);
+  // TCP_NODELAY: `true` sends small writes at once instead of coalescing them (Nagle).
+  IoError SetNoDelay(bool on);
   // Gives the socket up (see the file comment: not while an operation is in progress).
   void Close() {
     if (core_ != nullptr) std::exchange(core_, nullptr)->Close();
@@ -505,6 +542,8 @@ class TcpListener {
 namespace internal {
 IoResult<SocketAddress> LocalAddressOf(int fd);
 IoResult<SocketAddress> PeerAddressOf(int fd);
+// getsockname (peer false) / getpeername (peer true) into `*storage`: 0 or -errno.
+int SocketName(int fd, bool peer, sockaddr_storage* storage, socklen_t* length);
 // Non-blocking: whether a connect in progress on `fd` has finished; 0 (done, connected),
 // -EINPROGRESS (not yet) or -errno (failed).
 int ConnectProgress(int fd);
@@ -517,6 +556,10 @@ coro::Task<IoResult<TcpStream<Scheduler>>> TcpStream<Scheduler>::Connect(Schedul
   if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
   const int fd = internal::OpenTcpSocket(address.family());
   if (fd < 0) co_return IoError::FromErrno(-fd);
+  if (const int attached = internal::AttachSocket(scheduler.io(), fd); attached < 0) {
+    internal::CloseFd(fd);
+    co_return IoError::FromErrno(-attached);
+  }
   TcpStream stream(new Core(&scheduler, fd));
   Core* core = stream.core_;
   if constexpr (Core::kCompletions) {
@@ -527,8 +570,8 @@ coro::Task<IoResult<TcpStream<Scheduler>>> TcpStream<Scheduler>::Connect(Schedul
     if (!result.ok()) co_return result.error();
     if (result.value() < 0) co_return internal::ErrorOfResult(result.value(), false);
   } else {
-    if (::connect(fd, address.get(), address.length()) != 0) {
-      if (errno != EINPROGRESS) co_return IoError::FromErrno(errno);
+    if (const int started = internal::ConnectNow(fd, address); started != 0) {
+      if (started != -EINPROGRESS) co_return IoError::FromErrno(-started);
       while (true) {
         const int progress = internal::ConnectProgress(fd);
         if (progress == 0) break;
@@ -561,14 +604,14 @@ coro::Task<IoResult<std::size_t>> TcpStream<Scheduler>::Read(std::span<char> buf
         IoError waited = co_await core->WaitReady(Core::kReadSide, deadline);
         if (!waited.ok()) co_return waited;
       }
-      const ssize_t n = ::recv(core->fd(), buffer.data(), buffer.size(), MSG_DONTWAIT);
+      const std::ptrdiff_t n = internal::RecvNow(core->fd(), buffer.data(), buffer.size());
       if (n > 0) {
         if (static_cast<std::size_t>(n) < buffer.size()) core->SetDrainedAfterShortRead();
         co_return static_cast<std::size_t>(n);
       }
       if (n == 0) co_return IoError(IoErrorCode::kEndOfStream);
-      if (errno == EINTR) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) co_return IoError::FromErrno(errno);
+      if (n == -EINTR) continue;
+      if (n != -EAGAIN && n != -EWOULDBLOCK) co_return IoError::FromErrno(static_cast<int>(-n));
       core->SetDrained(Core::kReadSide);
     }
   }
@@ -605,15 +648,15 @@ coro::Task<IoError> TcpStream<Scheduler>::Write(std::span<const char> data, Task
         IoError waited = co_await core->WaitReady(Core::kWriteSide, deadline);
         if (!waited.ok()) co_return waited;
       }
-      const ssize_t n =
-          ::send(core->fd(), data.data() + done, data.size() - done, MSG_DONTWAIT | MSG_NOSIGNAL);
+      const std::ptrdiff_t n =
+          internal::SendNow(core->fd(), data.data() + done, data.size() - done);
       if (n >= 0) {
         done += static_cast<std::size_t>(n);
         if (done < data.size()) core->SetDrained(Core::kWriteSide);  // the buffer is full
         continue;
       }
-      if (errno == EINTR) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) co_return IoError::FromErrno(errno);
+      if (n == -EINTR) continue;
+      if (n != -EAGAIN && n != -EWOULDBLOCK) co_return IoError::FromErrno(static_cast<int>(-n));
       core->SetDrained(Core::kWriteSide);
     }
   }
@@ -622,8 +665,14 @@ coro::Task<IoError> TcpStream<Scheduler>::Write(std::span<const char> data, Task
 
 template <typename Scheduler>
 IoError TcpStream<Scheduler>::Shutdown(ShutdownHow how) {
-  if (::shutdown(Checked()->fd(), static_cast<int>(how)) != 0) return IoError::FromErrno(errno);
-  return IoError();
+  const int result = internal::ShutdownSocket(Checked()->fd(), how);
+  return result < 0 ? IoError::FromErrno(-result) : IoError();
+}
+
+template <typename Scheduler>
+IoError TcpStream<Scheduler>::SetNoDelay(bool on) {
+  const int result = internal::SetTcpNoDelay(Checked()->fd(), on);
+  return result < 0 ? IoError::FromErrno(-result) : IoError();
 }
 
 template <typename Scheduler>
@@ -641,6 +690,10 @@ IoResult<TcpListener<Scheduler>> TcpListener<Scheduler>::Listen(Scheduler& sched
                                                                 int backlog) {
   const int fd = internal::OpenListeningSocket(address, backlog);
   if (fd < 0) return IoError::FromErrno(-fd);
+  if (const int attached = internal::AttachSocket(scheduler.io(), fd); attached < 0) {
+    internal::CloseFd(fd);
+    return IoError::FromErrno(-attached);
+  }
   return TcpListener(new Core(&scheduler, fd));
 }
 
@@ -665,10 +718,10 @@ coro::Task<IoResult<TcpStream<Scheduler>>> TcpListener<Scheduler>::Accept(TaskDe
         IoError waited = co_await core->WaitReady(Core::kReadSide, deadline);
         if (!waited.ok()) co_return waited;
       }
-      fd = ::accept4(core->fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      fd = internal::AcceptNow(core->fd());
       if (fd < 0) {
-        if (errno == EINTR) continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK) co_return IoError::FromErrno(errno);
+        if (fd == -EINTR) continue;
+        if (fd != -EAGAIN && fd != -EWOULDBLOCK) co_return IoError::FromErrno(-fd);
         core->SetDrained(Core::kReadSide);
         continue;
       }

@@ -47,11 +47,11 @@
 //     itself once it sees the signal).
 //
 // Completion-based backends fit the same shape: io_uring (io/io_uring_backend.h) reaps its
-// completion queue in Poll/WaitUntil; a Windows IOCP backend (designed for, not built) would
-// call GetQueuedCompletionStatusEx with a zero timeout in Poll and with the deadline in
-// WaitUntil, turn each completion packet into a Wake, implement Notify with
+// completion queue in Poll/WaitUntil; the Windows IOCP backend (io/iocp_backend.h) calls
+// GetQueuedCompletionStatusEx with a zero timeout in Poll and with the deadline in
+// WaitUntil, turns each completion packet into a Wake, implements Notify with
 // PostQueuedCompletionStatus behind the same "is the holder asleep" flag, and CancelAll with
-// CancelIoEx. Any worker may issue IOCP operations directly (the port is thread-safe).
+// CancelIoEx.
 #ifndef FAIRSCHED_SCHED_IO_BACKEND_H_
 #define FAIRSCHED_SCHED_IO_BACKEND_H_
 

@@ -5,7 +5,8 @@
 // instrumented build (for example one that records every atomic access, or replaces the
 // mutex with a checker's) swaps the definitions here and nothing else changes. Keep this
 // header free of logic: it is a naming layer, not an abstraction (the futex wrappers only
-// spell the system call).
+// spell the system call; on Windows they are declared here and spelled in
+// futex_windows.cc).
 //
 // With FAIRSCHED_EXPLORE defined (only the interleaving-explorer tests under tests/explore
 // set it, for their own translation units) the names come from sync/explore/primitives.h
@@ -123,7 +124,23 @@ inline void FutexWake(Atomic<std::uint32_t>* word, int count) {
   syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAKE_PRIVATE, count, nullptr,
           nullptr, 0);
 }
-#endif  // __linux__
+#elif defined(_WIN32)
+// The futex's twin on Windows 8 and later: WaitOnAddress / WakeByAddressSingle, out of line
+// in sync/futex_windows.cc so that <windows.h> and its macros stay out of every includer
+// (the target links synchronization.lib). Same contract as the Linux functions above:
+// FutexWait sleeps while *word == expected (the compare is atomic with queueing the caller
+// against a wake of the same address) and may return early or spuriously; the caller
+// re-checks its condition and the clock.
+static_assert(sizeof(Atomic<std::uint32_t>) == sizeof(std::uint32_t) &&
+              Atomic<std::uint32_t>::is_always_lock_free);
+
+void FutexWait(Atomic<std::uint32_t>* word, std::uint32_t expected,
+               SteadyClock::time_point deadline);
+
+// Wakes one thread sleeping in FutexWait on `word` when `count` is 1, every one otherwise
+// (Windows wakes one or all; waking more than asked is a spurious return to the others).
+void FutexWake(Atomic<std::uint32_t>* word, int count);
+#endif  // __linux__, _WIN32
 
 }  // namespace fairsched
 

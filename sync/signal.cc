@@ -71,12 +71,13 @@ bool Signal::TryReceive() { return TryClear(); }
 
 #if FAIRSCHED_SIGNAL_USES_FUTEX
 
-// The futex word is flag_ itself (sync/primitives.h FutexWait/FutexWake: the syscalls, or
-// the interleaving explorer's model of them).
+// The futex word is flag_ itself (sync/primitives.h FutexWait/FutexWake: the syscalls,
+// WaitOnAddress/WakeByAddressSingle on Windows, or the interleaving explorer's model).
 void Signal::SleepWhileClear(Clock::time_point deadline) {
   // The kernel compares the word with 0 atomically with queueing us: a Send that set the bit
-  // after our re-check makes this return at once (EAGAIN). EINTR, EAGAIN and ETIMEDOUT all
-  // mean "look at the bit and the clock again", which the caller's loop does.
+  // after our re-check makes this return at once (EAGAIN). EINTR, EAGAIN and ETIMEDOUT (and
+  // every return of WaitOnAddress) all mean "look at the bit and the clock again", which the
+  // caller's loop does.
   FutexWait(&flag_, 0u, deadline);
 }
 

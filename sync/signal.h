@@ -18,6 +18,8 @@
 //     wake-up is the sender's futex_wake plus the receiver's return from futex_wait (the
 //     mutex + condition variable version costs a condition-variable wait, its internal
 //     futexes, and a mutex round trip on both sides).
+//   - Windows 8+: the same on the bit with WaitOnAddress / WakeByAddressSingle, the futex's
+//     twin (sync/futex_windows.cc).
 //   - elsewhere: a mutex and a condition variable, taken only on those slow paths.
 //
 // Lost-wakeup protection (a receiver decides to sleep while a sender takes its fast path):
@@ -27,7 +29,8 @@
 // after the Send's exchange (and sees the bit: no sleep), or the sender's load comes after
 // the receiver's registration (and the sender wakes it). The wake cannot fall into the gap
 // between the re-check and the sleep: with futex, FUTEX_WAIT itself re-reads the bit in
-// the kernel, atomically with queueing the sleeper, and returns at once if it is set; with
+// the kernel, atomically with queueing the sleeper, and returns at once if it is set
+// (WaitOnAddress gives the same guarantee against WakeByAddressSingle); with
 // the condition variable, the receiver holds the mutex from its registration until it is
 // inside the wait, and the sender takes that mutex before notifying. This is the Dekker
 // pattern; with acquire/release alone both sides could read the stale value and the
@@ -54,7 +57,8 @@
 // (FutexWait/FutexWake of sync/primitives.h). The interleaving explorer's build
 // (FAIRSCHED_EXPLORE, sync/explore/) takes the portable path unless the target also defines
 // FAIRSCHED_EXPLORE_FUTEX: then it runs the futex path against the explorer's futex model.
-#if defined(__linux__) && (!defined(FAIRSCHED_EXPLORE) || defined(FAIRSCHED_EXPLORE_FUTEX))
+#if (defined(__linux__) || defined(_WIN32)) && \
+    (!defined(FAIRSCHED_EXPLORE) || defined(FAIRSCHED_EXPLORE_FUTEX))
 #define FAIRSCHED_SIGNAL_USES_FUTEX 1
 #else
 #define FAIRSCHED_SIGNAL_USES_FUTEX 0
@@ -109,7 +113,7 @@ class Signal {
   void SleepWhileClear(Clock::time_point deadline);
 #endif
 
-  // The bit, 0 or 1. 32 bits wide because it is also the futex word on Linux.
+  // The bit, 0 or 1. 32 bits wide because it is also the futex word (Linux, Windows).
   Atomic<std::uint32_t> flag_{0};
   Atomic<std::uint32_t> waiters_{0};  // receivers inside the slow path
 #if !FAIRSCHED_SIGNAL_USES_FUTEX

@@ -486,6 +486,32 @@ TYPED_TEST(TcpTest, WritingToAResetConnectionFailsWithoutSigpipe) {
               ::testing::ExitedWithCode(0), "");
 }
 
+// SetNoDelay's value as the kernel reports it after each of SetNoDelay(true), (false).
+template <typename Sched>
+coro::Task<std::vector<int>> NoDelayAfterEachSet(Sched* scheduler, SocketAddress address) {
+  std::vector<int> seen;
+  IoResult<TcpStream<Sched>> connected =
+      co_await TcpStream<Sched>::Connect(*scheduler, address, coro::DeadlineAfter(seconds(10)));
+  if (!connected.ok()) co_return seen;
+  TcpStream<Sched> stream = std::move(connected).value();
+  for (const bool on : {true, false}) {
+    if (!stream.SetNoDelay(on).ok()) co_return seen;
+    int value = -1;
+    socklen_t length = sizeof(value);
+    if (::getsockopt(stream.fd(), IPPROTO_TCP, TCP_NODELAY, &value, &length) != 0) co_return seen;
+    seen.push_back(value != 0 ? 1 : 0);
+  }
+  co_return seen;
+}
+
+TYPED_TEST(TcpTest, SetNoDelayReachesTheSocket) {
+  SilentPeer peer;
+  const std::vector<int> seen =
+      coro::Spawn(this->scheduler(), NoDelayAfterEachSet(&this->scheduler(), peer.address()))
+          .Get();
+  EXPECT_EQ(seen, (std::vector<int>{1, 0}));
+}
+
 TYPED_TEST(TcpTest, ReadDeadlineIsATimeout) {
   SilentPeer peer;
   std::atomic<bool> reading{false};

@@ -6,7 +6,12 @@
 #include "sched/task_scheduler.h"
 
 #include <gtest/gtest.h>
+
+#if defined(_WIN32)
+#include <windows.h>  // GetProcessTimes (libstdc++ defines NOMINMAX: no min/max macros)
+#else
 #include <sys/resource.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -338,10 +343,16 @@ TYPED_TEST(SchedulerTest, WorkSpreadsOverAllWorkers) {
   constexpr int kWorkers = 4;
   sched.Start(kWorkers);
   constexpr int kTasks = 400;
+  // Sleeping tasks: each one frees its core, so on a machine with fewer cores than workers
+  // every worker still gets to run. Windows sleeps in whole milliseconds: there (and under
+  // Wine) a shorter sleep_for is Sleep(0), a mere yield, and the tasks would not sleep.
+#if defined(_WIN32)
+  static constexpr auto kTaskSleep = milliseconds(1);
+#else
+  static constexpr auto kTaskSleep = std::chrono::microseconds(200);
+#endif
   for (int i = 0; i < kTasks; ++i) {
-    // Sleeping tasks: each one frees its core, so on a machine with fewer cores than
-    // workers every worker still gets to run.
-    sched.PostOneShot([] { std::this_thread::sleep_for(std::chrono::microseconds(200)); });
+    sched.PostOneShot([] { std::this_thread::sleep_for(kTaskSleep); });
   }
   ASSERT_TRUE(sched.WaitEmpty(seconds(60)));
   const std::vector<WorkerStats> stats = sched.Stats();
@@ -360,17 +371,30 @@ TYPED_TEST(SchedulerTest, WorkSpreadsOverAllWorkers) {
 // Idle workers sleep (ready signal) and the role holder sleeps until the nearest deadline:
 // an idle scheduler costs nothing. Measured as the process's CPU time (counting role takes
 // would let a worker spinning on a failed TryLock pass).
+// On Windows: GetProcessTimes (under Wine this counts the threads of the test process;
+// work Wine's own wineserver process does for it is not counted, but a polling worker
+// would be).
 double ProcessCpuSeconds() {
+#if defined(_WIN32)
+  FILETIME created, exited, kernel, user;
+  GetProcessTimes(GetCurrentProcess(), &created, &exited, &kernel, &user);
+  const auto ticks = [](FILETIME t) {  // 100 ns units
+    return static_cast<double>((static_cast<std::uint64_t>(t.dwHighDateTime) << 32) |
+                               t.dwLowDateTime);
+  };
+  return (ticks(kernel) + ticks(user)) * 100e-9;
+#else
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
          static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+#endif
 }
 TYPED_TEST(SchedulerTest, IdleSchedulerUsesNoCpu) {
   TypeParam sched;
   sched.Start(2);
-  Task far([](Task*) {});
-  sched.PostDelay(&far, seconds(5));                       // a deadline to sleep towards
+  Task distant([](Task*) {});  // not `far`: <windows.h> defines that as a macro
+  sched.PostDelay(&distant, seconds(5));                   // a deadline to sleep towards
   for (int i = 0; i < 100; ++i) sched.PostOneShot([] {});  // some work, then idle
   std::this_thread::sleep_for(milliseconds(50));
   const double before = ProcessCpuSeconds();
@@ -378,7 +402,7 @@ TYPED_TEST(SchedulerTest, IdleSchedulerUsesNoCpu) {
   const double used = ProcessCpuSeconds() - before;
   // < 1% of one core; sanitizer runtimes run background threads of their own: 5% there.
   EXPECT_LT(used, testing::kSanitized ? 0.05 : 0.01) << used << " s of CPU in 1 s idle";
-  sched.Wakeup(&far);
+  sched.Wakeup(&distant);
   ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
 }
 

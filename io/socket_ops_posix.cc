@@ -1,0 +1,81 @@
+// The socket calls of io/tcp.h on POSIX (Linux): non-blocking, close-on-exec sockets, the
+// epoll path's non-blocking syscalls, and errors as -errno. io/socket_ops_windows.cc is the
+// Windows twin.
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "io/tcp.h"
+
+namespace fairsched::internal {
+
+int OpenTcpSocket(int family) {
+  const int fd = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+  return fd >= 0 ? fd : -errno;
+}
+
+int OpenListeningSocket(const SocketAddress& address, int backlog) {
+  const int fd = OpenTcpSocket(address.family());
+  if (fd < 0) return fd;
+  const int on = 1;
+  if (::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) != 0 ||
+      ::bind(fd, address.get(), address.length()) != 0 || ::listen(fd, backlog) != 0) {
+    const int error = errno;
+    ::close(fd);
+    return -error;
+  }
+  return fd;
+}
+
+void CloseFd(int fd) { ::close(fd); }
+
+int ShutdownSocket(int fd, ShutdownHow how) {
+  const int posix_how = how == ShutdownHow::kRead    ? SHUT_RD
+                        : how == ShutdownHow::kWrite ? SHUT_WR
+                                                     : SHUT_RDWR;
+  return ::shutdown(fd, posix_how) == 0 ? 0 : -errno;
+}
+
+int SetTcpNoDelay(int fd, bool on) {
+  const int value = on ? 1 : 0;
+  return ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &value, sizeof(value)) == 0 ? 0 : -errno;
+}
+
+int SocketName(int fd, bool peer, sockaddr_storage* storage, socklen_t* length) {
+  auto* address = reinterpret_cast<sockaddr*>(storage);
+  const int status = peer ? ::getpeername(fd, address, length) : ::getsockname(fd, address, length);
+  return status == 0 ? 0 : -errno;
+}
+
+std::ptrdiff_t RecvNow(int fd, char* buffer, std::size_t size) {
+  const ssize_t n = ::recv(fd, buffer, size, MSG_DONTWAIT);
+  return n >= 0 ? n : -errno;
+}
+
+std::ptrdiff_t SendNow(int fd, const char* data, std::size_t size) {
+  const ssize_t n = ::send(fd, data, size, MSG_DONTWAIT | MSG_NOSIGNAL);
+  return n >= 0 ? n : -errno;
+}
+
+int AcceptNow(int listen_fd) {
+  const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  return fd >= 0 ? fd : -errno;
+}
+
+int ConnectNow(int fd, const SocketAddress& address) {
+  return ::connect(fd, address.get(), address.length()) == 0 ? 0 : -errno;
+}
+
+int ConnectProgress(int fd) {
+  pollfd entry{fd, POLLOUT, 0};
+  if (::poll(&entry, 1, 0) < 0) return -errno;
+  if ((entry.revents & (POLLOUT | POLLERR | POLLHUP)) == 0) return -EINPROGRESS;
+  int error = 0;
+  socklen_t length = sizeof(error);
+  if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0) return -errno;
+  return -error;
+}
+
+}  // namespace fairsched::internal

@@ -1,0 +1,81 @@
+// The socket calls of io/tcp.h on Windows (Winsock 2): overlapped, non-inheritable sockets
+// for IocpBackend, with Winsock errors mapped to -errno (internal::ErrnoOfWinsockError).
+// Only the completion path exists here: the epoll path's non-blocking syscalls (SendNow,
+// AcceptNow, ConnectNow, ConnectProgress) are POSIX-only and not defined.
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+
+#include "io/iocp_backend.h"
+#include "io/tcp.h"
+
+namespace fairsched::internal {
+
+namespace {
+int LastError() { return -ErrnoOfWinsockError(WSAGetLastError()); }
+
+// Winsock is started before main, so that address parsing (inet_pton), which a program may
+// do before it creates a scheduler or a socket, never meets an uninitialised Winsock.
+const bool winsock_started = (EnsureWinsock(), true);
+}  // namespace
+
+int OpenTcpSocket(int family) {
+  EnsureWinsock();
+  const SOCKET socket = WSASocketW(family, SOCK_STREAM, IPPROTO_TCP, nullptr, 0,
+                                   WSA_FLAG_OVERLAPPED | WSA_FLAG_NO_HANDLE_INHERIT);
+  if (socket == INVALID_SOCKET) return LastError();
+  FAIRSCHED_CHECK(socket <= static_cast<SOCKET>(INT_MAX),
+                  "a Winsock socket handle does not fit in an int");
+  return static_cast<int>(socket);
+}
+
+int OpenListeningSocket(const SocketAddress& address, int backlog) {
+  const int fd = OpenTcpSocket(address.family());
+  if (fd < 0) return fd;
+  // No SO_REUSEADDR: on Windows it lets another socket steal a bound port. A listening
+  // port in TIME_WAIT can be bound again anyway.
+  if (::bind(SocketOf(fd), address.get(), address.length()) != 0 ||
+      ::listen(SocketOf(fd), backlog) != 0) {
+    const int error = LastError();
+    ::closesocket(SocketOf(fd));
+    return error;
+  }
+  return fd;
+}
+
+void CloseFd(int fd) { ::closesocket(SocketOf(fd)); }
+
+int ShutdownSocket(int fd, ShutdownHow how) {
+  const int windows_how = how == ShutdownHow::kRead    ? SD_RECEIVE
+                          : how == ShutdownHow::kWrite ? SD_SEND
+                                                       : SD_BOTH;
+  return ::shutdown(SocketOf(fd), windows_how) == 0 ? 0 : LastError();
+}
+
+int SetTcpNoDelay(int fd, bool on) {
+  const BOOL value = on ? TRUE : FALSE;
+  return ::setsockopt(SocketOf(fd), IPPROTO_TCP, TCP_NODELAY,
+                      reinterpret_cast<const char*>(&value), sizeof(value)) == 0
+             ? 0
+             : LastError();
+}
+
+int SocketName(int fd, bool peer, sockaddr_storage* storage, socklen_t* length) {
+  auto* address = reinterpret_cast<sockaddr*>(storage);
+  const int status = peer ? ::getpeername(SocketOf(fd), address, length)
+                          : ::getsockname(SocketOf(fd), address, length);
+  return status == 0 ? 0 : LastError();
+}
+
+std::ptrdiff_t RecvNow(int fd, char* buffer, std::size_t size) {
+  // The sockets are blocking for plain calls (overlapped calls never block); a recv of no
+  // more than what is buffered returns at once.
+  u_long buffered = 0;
+  if (::ioctlsocket(SocketOf(fd), FIONREAD, &buffered) != 0) return LastError();
+  if (buffered == 0) return -EWOULDBLOCK;
+  const int length = static_cast<int>(std::min<std::size_t>({size, buffered, INT_MAX}));
+  const int n = ::recv(SocketOf(fd), buffer, length, 0);
+  return n >= 0 ? n : LastError();
+}
+
+}  // namespace fairsched::internal
