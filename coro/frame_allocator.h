@@ -37,6 +37,7 @@
 #include <new>
 #include <vector>
 
+#include "sync/per_thread.h"
 #include "sync/primitives.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -164,10 +165,9 @@ class FrameAllocator {
     static GlobalPool pool;
     return pool;
   }
-  static ThreadCache& Cache() {
-    thread_local ThreadCache cache;
-    return cache;
-  }
+  // The calling thread's cache (a thread_local, except in the Windows build: see
+  // sync/per_thread.h).
+  static ThreadCache& Cache() { return PerThread<ThreadCache>(); }
 
   // Moves kBatchSize blocks from the thread's list to the global pool.
   static void Spill(FreeList& list, std::size_t index) {
