@@ -37,10 +37,7 @@
 #include <new>
 #include <vector>
 
-#if defined(_WIN32)
-#include <pthread.h>
-#endif
-
+#include "sync/per_thread.h"
 #include "sync/primitives.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -168,35 +165,9 @@ class FrameAllocator {
     static GlobalPool pool;
     return pool;
   }
-#if defined(_WIN32)
-  // Windows (mingw-w64): emulated TLS over winpthreads frees a thread_local object's storage
-  // BEFORE its destructor runs at thread exit (the destructor then reads freed memory; seen
-  // as a crash in FreeChain under Wine). So the cache lives on the heap: the thread_local is
-  // a plain pointer, and a pthread key's destructor, which receives the pointer as its
-  // argument and reads no TLS, deletes it at thread exit.
-  static ThreadCache& Cache() {
-    thread_local ThreadCache* cache = nullptr;
-    if (cache == nullptr) {
-      // Created once per process (a function-local static); if the process ran out of keys,
-      // the caches would only leak at thread exit.
-      static const pthread_key_t key = [] {
-        pthread_key_t created{};
-        pthread_key_create(&created, [](void* thread_cache) {
-          delete static_cast<ThreadCache*>(thread_cache);
-        });
-        return created;
-      }();
-      cache = new ThreadCache;
-      pthread_setspecific(key, cache);
-    }
-    return *cache;
-  }
-#else
-  static ThreadCache& Cache() {
-    thread_local ThreadCache cache;
-    return cache;
-  }
-#endif
+  // The calling thread's cache (a thread_local, except in the Windows build: see
+  // sync/per_thread.h).
+  static ThreadCache& Cache() { return PerThread<ThreadCache>(); }
 
   // Moves kBatchSize blocks from the thread's list to the global pool.
   static void Spill(FreeList& list, std::size_t index) {

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "sched/task.h"
+#include "sync/per_thread.h"
 #include "sync/primitives.h"
 
 namespace fairsched {
@@ -77,11 +78,9 @@ class TaskPool {
   TaskPool& operator=(const TaskPool&) = delete;
   ~TaskPool() { ReleaseShared(); }
 
-  // The calling thread's cache for threads that are not workers of a scheduler.
-  static Cache& ThreadCache() {
-    static thread_local Cache cache;
-    return cache;
-  }
+  // The calling thread's cache for threads that are not workers of a scheduler (a
+  // thread_local, except in the Windows build: see sync/per_thread.h).
+  static Cache& ThreadCache() { return PerThread<Cache>(); }
 
   // A blank task: from `cache`, else one shared batch moved into `cache`, else the heap.
   Task* Take(Cache& cache) {

@@ -72,6 +72,13 @@ if [[ ! -d "$template" ]]; then
   fi
   exec 9>&-
 fi
+# A template that lost files (a /tmp cleaner, a hand-made mess) would make every test fail
+# in a confusing way; say what to do instead.
+if [[ ! -f "$template/system.reg" || ! -f "$template/drive_c/windows/system32/kernel32.dll" ]]; then
+  echo "wine_test.sh: error: the template Wine prefix ${template} is incomplete; delete it" \
+       "and the next test makes a new one" >&2
+  exit 1
+fi
 
 # --- This test's prefix.
 prefix="${TEST_TMPDIR:?wine_test.sh runs under bazel test}/wineprefix"
