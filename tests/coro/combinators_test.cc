@@ -522,8 +522,14 @@ Task<int> Racer(int value, int yields, [[maybe_unused]] Alive parameter) {
   co_return value;
 }
 
+Task<void> CancelAfterYields(CancelSource source, int yields) {
+  for (int i = 0; i < yields; ++i) co_await Yield();
+  source.Cancel();
+}
+
 // One round: a WhenAny of racers, a WithTimeout with a deadline close to the work, and a
-// WhenAll whose first exception races the others. After each, no child may be alive.
+// WhenAll whose first exception races the others; a WithCancel racing its source's Cancel;
+// a timed join racing the end. After each, no child may be alive.
 Task<int> StressRound(int seed, std::atomic<int>* failures) {
   std::atomic<int> live{0};
   const int a = seed % 5, b = (seed / 5) % 5;
@@ -546,6 +552,24 @@ Task<int> StressRound(int seed, std::atomic<int>* failures) {
   } catch (const std::runtime_error&) {
   }
   if (live.load() != 0) failures->fetch_add(1);
+
+  // A source cancelled by another coroutine while (or before, or after) its operation runs.
+  CancelSource source;
+  JoinHandle<void> canceller = SpawnHere(CancelAfterYields(source, seed % 3));
+  const int cancellable = co_await WithCancel(Racer(5, b, Alive(&live)), source.Token());
+  if (cancellable != 5 || live.load() != 0) failures->fetch_add(1);
+  co_await std::move(canceller);
+
+  // A timed join racing the coroutine's end; after a timeout the handle joins again.
+  JoinHandle<int> joined = SpawnHere(Racer(6, a, Alive(&live)));
+  TimeoutOr<int> timed_join = co_await JoinFor(joined, std::chrono::microseconds(seed % 30));
+  int join_value = 0;
+  if (timed_join) {
+    join_value = *timed_join;
+  } else {
+    join_value = co_await std::move(joined);
+  }
+  if (join_value != 6) failures->fetch_add(1);
   co_return 0;
 }
 
