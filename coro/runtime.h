@@ -73,7 +73,9 @@
 // keeps Stop from returning, like a task that re-posts itself forever.
 //
 // Results: `co_await std::move(handle)` inside a coroutine, or handle.Get() / WaitFor() on a
-// plain thread, returns the value or rethrows the coroutine's exception. A coroutine whose
+// plain thread, returns the value or rethrows the coroutine's exception. With a deadline:
+// `co_await handle.Finished(deadline)` in a coroutine, WaitUntil on a plain thread; neither
+// takes the result nor cancels the coroutine when the deadline comes first. A coroutine whose
 // handle is let go (Detach(), or the handle destroyed) without taking its result, and that
 // ends with an exception, aborts the process with a message: nobody could ever see it. The
 // same whether it finished before or after the handle went.
@@ -1181,6 +1183,17 @@ class [[nodiscard]] JoinHandle {
     return state->template TakeResult<T>();
   }
 
+  // await_ready of both join awaiters: true if `state` is done; else opens an uncancellable
+  // wait of the calling coroutine (*joiner) that its completion ends, and is true only if
+  // that wait is already closed.
+  static bool JoinReady(State* state, internal::CoroutineState** joiner) {
+    if (state->IsDone()) return true;
+    *joiner = internal::RequireCurrentState("co_await of a JoinHandle outside a coroutine");
+    if (!state->SetJoinWaker(*joiner)) return true;  // finished meanwhile
+    WakeReason ignored;
+    return (*joiner)->TakeClosedWait(&ignored);
+  }
+
   class JoinAwaiter {
    public:
     explicit JoinAwaiter(State* state) : state_(state) {}
@@ -1188,13 +1201,7 @@ class [[nodiscard]] JoinHandle {
     ~JoinAwaiter() {
       if (state_ != nullptr) state_->Unref();
     }
-    bool await_ready() {
-      if (state_->IsDone()) return true;
-      joiner_ = internal::RequireCurrentState("co_await of a JoinHandle outside a coroutine");
-      if (!state_->SetJoinWaker(joiner_)) return true;  // finished meanwhile
-      WakeReason ignored;
-      return joiner_->TakeClosedWait(&ignored);
-    }
+    bool await_ready() { return JoinReady(state_, &joiner_); }
     void await_suspend(std::coroutine_handle<> handle) {
       joiner_->SuspendForWait(handle, kTaskDeadlineInfinite);
     }
@@ -1216,13 +1223,7 @@ class [[nodiscard]] JoinHandle {
   class FinishedAwaiter {
    public:
     FinishedAwaiter(State* state, TaskDeadline deadline) : state_(state), deadline_(deadline) {}
-    bool await_ready() {
-      if (state_->IsDone()) return true;
-      joiner_ = internal::RequireCurrentState("co_await of Finished outside a coroutine");
-      if (!state_->SetJoinWaker(joiner_)) return true;  // finished meanwhile
-      WakeReason ignored;
-      return joiner_->TakeClosedWait(&ignored);
-    }
+    bool await_ready() { return JoinReady(state_, &joiner_); }
     void await_suspend(std::coroutine_handle<> handle) {
       suspended_ = true;
       joiner_->SuspendForWait(handle, deadline_);
