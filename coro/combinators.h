@@ -292,8 +292,8 @@ inline Task<std::size_t> SettleAny(ChildGroup& group) {
 template <typename Variant, typename Slots, std::size_t... Is>
 Variant TakeWinner(Slots& slots, std::size_t winner, std::index_sequence<Is...>) {
   std::optional<Variant> result;
-  ((winner == Is ? static_cast<void>(result.emplace(std::in_place_index<Is>,
-                                                     std::move(*std::get<Is>(slots))))
+  ((winner == Is ? static_cast<void>(
+                       result.emplace(std::in_place_index<Is>, std::move(*std::get<Is>(slots))))
                  : static_cast<void>(0)),
    ...);
   return std::move(*result);
@@ -338,7 +338,7 @@ Task<std::variant<ValueOf<Ts>...>> WhenAny(Task<Ts>... tasks) {
   internal::StartAll(group, slots, std::index_sequence_for<Ts...>(), std::move(tasks)...);
   const std::size_t winner = co_await internal::SettleAny(group);
   co_return internal::TakeWinner<std::variant<ValueOf<Ts>...>>(slots, winner,
-                                                              std::index_sequence_for<Ts...>());
+                                                               std::index_sequence_for<Ts...>());
 }
 
 // co_await WhenAny(std::move(tasks)) -> WhenAnyResult<T>{index, value}.

@@ -198,7 +198,8 @@ struct AnyRecord {
 };
 Task<int> AnyWithLoser(AnyRecord* record) {
   auto token = std::make_shared<int>(0);
-  auto loser = []([[maybe_unused]] std::shared_ptr<int> held, std::atomic<int>* live) -> Task<std::string> {
+  auto loser = []([[maybe_unused]] std::shared_ptr<int> held,
+                  std::atomic<int>* live) -> Task<std::string> {
     Alive local(live);
     co_await SleepFor(kLongTime);
     co_return "loser";
@@ -223,7 +224,8 @@ TEST(WhenAnyTest, ReturnsTheFirstAndTheLoserIsDestroyedBeforeItReturns) {
 
 // Same types twice: the variant's index says which one won.
 Task<std::size_t> SameTypeRace() {
-  std::variant<int, int> result = co_await WhenAny(ValueAfterSleep(1, kLongTime), ValueAfterYields(2, 0));
+  std::variant<int, int> result =
+      co_await WhenAny(ValueAfterSleep(1, kLongTime), ValueAfterYields(2, 0));
   co_return result.index() * 10 + static_cast<std::size_t>(std::get<1>(result));
 }
 
@@ -347,7 +349,8 @@ Task<int> CountTimeouts(std::atomic<int>* live) {
     if (result.timed_out()) ++timeouts;
   }
   // A deadline already passed: timed out, although the task does not wait at all.
-  TimeoutOr<int> late = co_await WithTimeout(ValueAfterYields(1, 0), DeadlineAfter(milliseconds(0)));
+  TimeoutOr<int> late =
+      co_await WithTimeout(ValueAfterYields(1, 0), DeadlineAfter(milliseconds(0)));
   if (late.timed_out()) ++timeouts;
   co_return timeouts;
 }
@@ -387,12 +390,13 @@ TEST(WithTimeoutTest, ValueOfATimeoutAbortsWithAMessage) {
 // --- Nested: WhenAll of WithTimeout and WhenAny, inside WithTimeout. ---
 
 Task<int> AnyOfTwo() {
-  std::variant<int, int> result = co_await WhenAny(ValueAfterYields(4, 1), ValueAfterSleep(8, kLongTime));
+  std::variant<int, int> result =
+      co_await WhenAny(ValueAfterYields(4, 1), ValueAfterSleep(8, kLongTime));
   co_return std::get<0>(result);
 }
 Task<int> Nested(std::atomic<int>* live) {
-  auto [slow, any] = co_await WhenAll(WithTimeout(Sleeper(kLongTime, Alive(live), live), milliseconds(5)),
-                                      AnyOfTwo());
+  auto [slow, any] = co_await WhenAll(
+      WithTimeout(Sleeper(kLongTime, Alive(live), live), milliseconds(5)), AnyOfTwo());
   TimeoutOr<int> outer = co_await WithTimeout(ValueAfterYields(any, 1), seconds(60));
   co_return (slow.timed_out() ? 100 : 0) + *outer + live->load();
 }
@@ -533,15 +537,14 @@ Task<void> CancelAfterYields(CancelSource source, int yields) {
 Task<int> StressRound(int seed, std::atomic<int>* failures) {
   std::atomic<int> live{0};
   const int a = seed % 5, b = (seed / 5) % 5;
-  std::variant<int, int, int> any =
-      co_await WhenAny(Racer(0, a, Alive(&live)), Racer(1, b, Alive(&live)),
-                       Racer(2, (a + b) % 5, Alive(&live)));
+  std::variant<int, int, int> any = co_await WhenAny(
+      Racer(0, a, Alive(&live)), Racer(1, b, Alive(&live)), Racer(2, (a + b) % 5, Alive(&live)));
   if (live.load() != 0) failures->fetch_add(1);
   const int winner_value = std::visit([](int v) { return v; }, any);
   if (winner_value != static_cast<int>(any.index())) failures->fetch_add(1);
 
-  TimeoutOr<int> timed = co_await WithTimeout(
-      Racer(7, seed % 20, Alive(&live)), DeadlineAfter(std::chrono::microseconds(seed % 50)));
+  TimeoutOr<int> timed = co_await WithTimeout(Racer(7, seed % 20, Alive(&live)),
+                                              DeadlineAfter(std::chrono::microseconds(seed % 50)));
   if (live.load() != 0) failures->fetch_add(1);
   if (!timed.timed_out() && *timed != 7) failures->fetch_add(1);
 
