@@ -73,7 +73,9 @@
 // keeps Stop from returning, like a task that re-posts itself forever.
 //
 // Results: `co_await std::move(handle)` inside a coroutine, or handle.Get() / WaitFor() on a
-// plain thread, returns the value or rethrows the coroutine's exception. A coroutine whose
+// plain thread, returns the value or rethrows the coroutine's exception. With a deadline:
+// `co_await handle.Finished(deadline)` in a coroutine, WaitUntil on a plain thread; neither
+// takes the result nor cancels the coroutine when the deadline comes first. A coroutine whose
 // handle is let go (Detach(), or the handle destroyed) without taking its result, and that
 // ends with an exception, aborts the process with a message: nobody could ever see it. The
 // same whether it finished before or after the handle went.
@@ -172,6 +174,8 @@ class JoinHandle;
 class CancelCallback;
 template <typename Scheduler, typename T>
 JoinHandle<T> Spawn(Scheduler& scheduler, Task<T> task, SpawnOptions options = {});
+template <typename T>
+JoinHandle<T> SpawnHere(Task<T> task, SpawnOptions options = {});
 
 namespace internal {
 
@@ -354,6 +358,9 @@ class alignas(64) CoroutineState {
   }
 
   void Start() { ops_->post(scheduler_, &task_, kTaskDeadlineNow, /*through_stop=*/false); }
+  // The scheduler that runs this coroutine (SpawnHere starts another one on it). Fixed.
+  void* scheduler() const { return scheduler_; }
+  const SchedulerOps* scheduler_ops() const { return ops_; }
   // Instead of Start: runs the coroutine's first step on the calling thread (a plain thread
   // that helps, see coro/task_list.h), as the task callback would on a worker. The task has
   // never been posted, so a wakeup that lands during this step is remembered by the
@@ -606,6 +613,10 @@ class alignas(64) CoroutineState {
   // uncancellable wait of `joiner` that this one's completion ends. Under the extension's
   // mutex, so completion cannot slip in between the check and the registration.
   bool SetJoinWaker(CoroutineState* joiner);
+  // Coroutine thread of `joiner`, after its join wait ended at its deadline (a timed join,
+  // JoinHandle::Finished): withdraws the join waker, so that the coroutine may be joined
+  // again. A no-op if Finish already took it (its wakeup of the stale epoch does nothing).
+  void ClearJoinWaker(CoroutineState* joiner);
   // The JoinHandle let go. A coroutine that already finished with an exception nobody took
   // reports it now, as one that finishes later will (see "Results"): the RMW decides which
   // of Detach and Finish sees the other.
@@ -909,6 +920,16 @@ inline bool CoroutineState::SetJoinWaker(CoroutineState* joiner) {
   return true;
 }
 
+inline void CoroutineState::ClearJoinWaker(CoroutineState* joiner) {
+  StateExtension* ext = Ext();  // installed by SetJoinWaker
+  CoroutineState* dropped = nullptr;
+  {
+    MutexLock lock(ext->mu);
+    if (ext->joiner == joiner) dropped = std::exchange(ext->joiner, nullptr);
+  }
+  if (dropped != nullptr) dropped->Unref();  // not the last reference: the joiner runs
+}
+
 // The running spawned coroutine on this thread, or null. Not inlined: a coroutine may move
 // to another thread across a suspension, and the compiler must not reuse a thread-local
 // address computed before it.
@@ -1121,6 +1142,16 @@ class [[nodiscard]] JoinHandle {
     return JoinAwaiter(std::exchange(state_, nullptr));
   }
 
+  // Inside a spawned coroutine: `co_await handle.Finished(deadline)` waits until the
+  // coroutine finished (true; `co_await std::move(handle)` then returns at once) or until
+  // `deadline` (false). Does not consume the handle, and a timeout does not cancel the
+  // coroutine: it keeps running, and the caller may Cancel it, wait again or detach it.
+  // Uncancellable, like the join (it ends at its deadline).
+  auto Finished(TaskDeadline deadline) {
+    Checked();
+    return FinishedAwaiter(state_, deadline);
+  }
+
   // Lets it run on its own. (An exception it then ends with aborts the process.)
   void Detach() {
     if (state_ == nullptr) return;
@@ -1152,6 +1183,17 @@ class [[nodiscard]] JoinHandle {
     return state->template TakeResult<T>();
   }
 
+  // await_ready of both join awaiters: true if `state` is done; else opens an uncancellable
+  // wait of the calling coroutine (*joiner) that its completion ends, and is true only if
+  // that wait is already closed.
+  static bool JoinReady(State* state, internal::CoroutineState** joiner) {
+    if (state->IsDone()) return true;
+    *joiner = internal::RequireCurrentState("co_await of a JoinHandle outside a coroutine");
+    if (!state->SetJoinWaker(*joiner)) return true;  // finished meanwhile
+    WakeReason ignored;
+    return (*joiner)->TakeClosedWait(&ignored);
+  }
+
   class JoinAwaiter {
    public:
     explicit JoinAwaiter(State* state) : state_(state) {}
@@ -1159,13 +1201,7 @@ class [[nodiscard]] JoinHandle {
     ~JoinAwaiter() {
       if (state_ != nullptr) state_->Unref();
     }
-    bool await_ready() {
-      if (state_->IsDone()) return true;
-      joiner_ = internal::RequireCurrentState("co_await of a JoinHandle outside a coroutine");
-      if (!state_->SetJoinWaker(joiner_)) return true;  // finished meanwhile
-      WakeReason ignored;
-      return joiner_->TakeClosedWait(&ignored);
-    }
+    bool await_ready() { return JoinReady(state_, &joiner_); }
     void await_suspend(std::coroutine_handle<> handle) {
       joiner_->SuspendForWait(handle, kTaskDeadlineInfinite);
     }
@@ -1184,6 +1220,33 @@ class [[nodiscard]] JoinHandle {
     internal::CoroutineState* joiner_ = nullptr;
   };
 
+  class FinishedAwaiter {
+   public:
+    FinishedAwaiter(State* state, TaskDeadline deadline) : state_(state), deadline_(deadline) {}
+    bool await_ready() { return JoinReady(state_, &joiner_); }
+    void await_suspend(std::coroutine_handle<> handle) {
+      suspended_ = true;
+      joiner_->SuspendForWait(handle, deadline_);
+    }
+    bool await_resume() {
+      // Only Finish (kWakeup) or the deadline end this uncancellable wait. After the
+      // deadline the join waker is withdrawn; the coroutine may have finished right then.
+      if (suspended_ && joiner_->LastWakeReason() == WakeReason::kDeadline) {
+        state_->ClearJoinWaker(joiner_);
+      }
+      return state_->IsDone();
+    }
+
+   private:
+    State* state_;  // the handle's reference keeps it
+    TaskDeadline deadline_;
+    internal::CoroutineState* joiner_ = nullptr;
+    bool suspended_ = false;
+  };
+
+  template <typename U>
+  friend JoinHandle<U> SpawnHere(Task<U> task, SpawnOptions options);
+
   State* state_ = nullptr;
 };
 
@@ -1195,6 +1258,19 @@ JoinHandle<T> Spawn(Scheduler& scheduler, Task<T> task, SpawnOptions options) {
   FAIRSCHED_DCHECK(task.IsValid() && !task.IsDone(), "Spawn of an empty or started task");
   internal::CoroutineState* state = internal::CoroutineState::Create(
       &scheduler, &internal::kSchedulerOps<Scheduler>, std::move(task), options);
+  state->Start();
+  return JoinHandle<T>(state);
+}
+
+// Inside a spawned coroutine: Spawn on the scheduler that runs it (for combinators that
+// start children without naming the scheduler, coro/combinators.h).
+template <typename T>
+JoinHandle<T> SpawnHere(Task<T> task, SpawnOptions options) {
+  FAIRSCHED_DCHECK(task.IsValid() && !task.IsDone(), "SpawnHere of an empty or started task");
+  const internal::CoroutineState* current =
+      internal::RequireCurrentState("SpawnHere outside a spawned coroutine");
+  internal::CoroutineState* state = internal::CoroutineState::Create(
+      current->scheduler(), current->scheduler_ops(), std::move(task), options);
   state->Start();
   return JoinHandle<T>(state);
 }
