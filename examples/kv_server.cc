@@ -38,6 +38,7 @@ bool NumberFlag(std::string_view arg, std::string_view name, long low, long high
 template <typename Backend>
 int Run(const Flags& flags) {
   using Scheduler = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, Backend>;
+  examples::PrepareStopWait();  // before any thread starts: they inherit the blocked signals
   Scheduler scheduler;
   scheduler.Start(static_cast<int>(flags.workers));
   examples::KvServer<Scheduler> server(scheduler, {});
