@@ -12,6 +12,7 @@
 // Prints the bound address, then, at exit, how many connections ended how.
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -39,17 +40,25 @@ using std::chrono::milliseconds;
 
 // --name=value flags; every value a string, numbers parsed where used.
 std::map<std::string, std::string> ParseFlags(int argc, char** argv) {
-  std::map<std::string, std::string> flags = {
-      {"backend", "epoll"},         {"workers", "2"},       {"address", "127.0.0.1"},
-      {"port", "7443"},             {"cert", ""},           {"key", ""},
-      {"handshake_timeout_ms", "5000"}, {"idle_timeout_ms", "30000"},
-      {"write_timeout_ms", "10000"}, {"seconds", "0"}};
+  std::map<std::string, std::string> flags = {{"backend", "epoll"},
+                                              {"workers", "2"},
+                                              {"address", "127.0.0.1"},
+                                              {"port", "7443"},
+                                              {"cert", ""},
+                                              {"key", ""},
+                                              {"handshake_timeout_ms", "5000"},
+                                              {"idle_timeout_ms", "30000"},
+                                              {"write_timeout_ms", "10000"},
+                                              {"seconds", "0"}};
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const std::size_t eq = arg.find('=');
-    if (arg.rfind("--", 0) != 0 || eq == std::string::npos || !flags.contains(arg.substr(2, eq - 2))) {
-      std::fprintf(stderr, "tls_echo_server: unknown flag %s (see the comment at the top of "
-                           "examples/tls_echo_server.cc)\n", argv[i]);
+    if (arg.rfind("--", 0) != 0 || eq == std::string::npos ||
+        !flags.contains(arg.substr(2, eq - 2))) {
+      std::fprintf(stderr,
+                   "tls_echo_server: unknown flag %s (see the comment at the top of "
+                   "examples/tls_echo_server.cc)\n",
+                   argv[i]);
       std::exit(2);
     }
     flags[arg.substr(2, eq - 2)] = arg.substr(eq + 1);
@@ -78,10 +87,10 @@ struct Limits {
 
 // How connections ended (relaxed counters: statistics).
 struct Endings {
-  Atomic<std::int64_t> clean{0};        // the client's close_notify
-  Atomic<std::int64_t> tls_failed{0};   // handshake failure, bad record, no close_notify
-  Atomic<std::int64_t> timed_out{0};    // handshake, idle or write deadline
-  Atomic<std::int64_t> other{0};        // reset, stop, ...
+  Atomic<std::int64_t> clean{0};       // the client's close_notify
+  Atomic<std::int64_t> tls_failed{0};  // handshake failure, bad record, no close_notify
+  Atomic<std::int64_t> timed_out{0};   // handshake, idle or write deadline
+  Atomic<std::int64_t> other{0};       // reset, stop, ...
 };
 
 template <typename Scheduler>
@@ -92,7 +101,8 @@ coro::Task<void> EchoOverTls(TcpStream<Scheduler> tcp, const TlsContext* context
   IoError error = co_await tls.Handshake(coro::DeadlineAfter(limits.handshake));
   std::vector<char> buffer(16 * 1024);
   while (error.ok()) {
-    IoResult<std::size_t> received = co_await tls.ReadSome(buffer, coro::DeadlineAfter(limits.idle));
+    IoResult<std::size_t> received =
+        co_await tls.ReadSome(buffer, coro::DeadlineAfter(limits.idle));
     if (!received.ok()) {
       error = received.error();
       break;
@@ -165,12 +175,13 @@ int Serve(const std::map<std::string, std::string>& flags) {
     server.Stop();
   }
   scheduler.Stop();
-  std::printf("tls_echo_server: connections ended cleanly %lld, TLS failure %lld, timeout %lld, "
-              "other %lld\n",
-              static_cast<long long>(endings.clean.load(std::memory_order_relaxed)),
-              static_cast<long long>(endings.tls_failed.load(std::memory_order_relaxed)),
-              static_cast<long long>(endings.timed_out.load(std::memory_order_relaxed)),
-              static_cast<long long>(endings.other.load(std::memory_order_relaxed)));
+  std::printf(
+      "tls_echo_server: connections ended cleanly %lld, TLS failure %lld, timeout %lld, "
+      "other %lld\n",
+      static_cast<long long>(endings.clean.load(std::memory_order_relaxed)),
+      static_cast<long long>(endings.tls_failed.load(std::memory_order_relaxed)),
+      static_cast<long long>(endings.timed_out.load(std::memory_order_relaxed)),
+      static_cast<long long>(endings.other.load(std::memory_order_relaxed)));
   return 0;
 }
 

@@ -84,8 +84,9 @@ TlsContext TlsContext::Client(const std::string& ca_file) {
     error = Failure("SSL_CTX_new");
   } else if (SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) != 1) {
     error = Failure("TLS 1.2 minimum");
-  } else if (ca_file.empty() ? SSL_CTX_set_default_verify_paths(context) != 1
-                             : SSL_CTX_load_verify_locations(context, ca_file.c_str(), nullptr) != 1) {
+  } else if (ca_file.empty()
+                 ? SSL_CTX_set_default_verify_paths(context) != 1
+                 : SSL_CTX_load_verify_locations(context, ca_file.c_str(), nullptr) != 1) {
     error = Failure(ca_file.empty() ? std::string("system trust store") : "CA file " + ca_file);
   }
   if (!error.empty()) {
@@ -143,7 +144,8 @@ TlsEngine::Outcome TlsEngine::Run(Operation operation, std::span<char> into,
       result = SSL_do_handshake(ssl);
       break;
     case Operation::kRead:
-      result = SSL_read(ssl, into.data(), static_cast<int>(std::min<std::size_t>(into.size(), INT_MAX)));
+      result =
+          SSL_read(ssl, into.data(), static_cast<int>(std::min<std::size_t>(into.size(), INT_MAX)));
       break;
     case Operation::kWrite:
       FAIRSCHED_DCHECK(!data.empty() && data.size() <= kMaxRecord, "TlsEngine: bad write size");
@@ -157,12 +159,14 @@ TlsEngine::Outcome TlsEngine::Run(Operation operation, std::span<char> into,
       break;
   }
   established_ = established_ || SSL_is_init_finished(ssl) == 1;
-  if (result > 0) return {Status::kDone, operation == Operation::kShutdown ? 0 : static_cast<std::size_t>(result)};
+  if (result > 0)
+    return {Status::kDone,
+            operation == Operation::kShutdown ? 0 : static_cast<std::size_t>(result)};
   switch (SSL_get_error(ssl, result)) {
     case SSL_ERROR_WANT_READ:
       if (!input_ended_) return {Status::kWantInput, 0};
       Fail(established_ ? "the peer ended the connection without close_notify"
-                                     : "the peer ended the connection during the handshake");
+                        : "the peer ended the connection during the handshake");
       return {Status::kFailed, 0};
     case SSL_ERROR_ZERO_RETURN:
       return {Status::kEnd, 0};
@@ -178,9 +182,7 @@ TlsEngine::Outcome TlsEngine::Run(Operation operation, std::span<char> into,
   }
 }
 
-void TlsEngine::Fail(std::string_view what) {
-  message_ = Failure(what);
-}
+void TlsEngine::Fail(std::string_view what) { message_ = Failure(what); }
 
 std::size_t TlsEngine::TakeOutput(std::span<char> into) {
   const int n = BIO_read(ssl_->output, into.data(),

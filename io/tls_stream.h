@@ -3,10 +3,10 @@
 //
 //   TlsContext context = TlsContext::Server("cert.pem", "key.pem");   // once per program
 //   if (!context.ok()) Fail(context.error());
-//   TlsStream tls = TlsStream<TcpByteStream<Sched>>::Server(context, TcpByteStream(std::move(tcp)));
-//   if (IoError e = co_await tls.Handshake(deadline); !e.ok()) Log(tls.ErrorMessage());
-//   co_await tls.ReadSome(buffer, deadline);  co_await WriteAll(tls, answer, deadline);
-//   co_await tls.Shutdown(deadline);          // close_notify
+//   TlsStream tls = TlsStream<TcpByteStream<Sched>>::Server(context,
+//   TcpByteStream(std::move(tcp))); if (IoError e = co_await tls.Handshake(deadline); !e.ok())
+//   Log(tls.ErrorMessage()); co_await tls.ReadSome(buffer, deadline);  co_await WriteAll(tls,
+//   answer, deadline); co_await tls.Shutdown(deadline);          // close_notify
 //
 // How: OpenSSL never sees a socket. The SSL object reads ciphertext from one memory BIO and
 // writes ciphertext to another; each operation runs OpenSSL until it is done or needs more
@@ -22,9 +22,9 @@
 //     OpenSSL's reason ("certificate verify failed: self-signed certificate", "wrong version
 //     number", ...). A read or handshake that timed out waiting for the peer leaves the
 //     session usable (call again, or Shutdown). After any other failure the session is
-//     broken: every later call returns the same error at once; close the stream. A misbehaving peer never crashes or hangs it:
-//     every wait has the caller's deadline, and the memory held is bounded (one TLS record in
-//     each direction plus OpenSSL's own state).
+//     broken: every later call returns the same error at once; close the stream. A misbehaving peer
+//     never crashes or hangs it: every wait has the caller's deadline, and the memory held is
+//     bounded (one TLS record in each direction plus OpenSSL's own state).
 //   - Handshake(deadline) runs the handshake (server or client, chosen at construction).
 //     ReadSome/WriteSome run it implicitly if it has not completed, under their deadline;
 //     calling it first gives the handshake a deadline of its own.
@@ -162,12 +162,14 @@ class TlsStream {
  public:
   // The server side of a session on `stream`; `context` must be a server context.
   static TlsStream Server(const TlsContext& context, Stream stream) {
-    FAIRSCHED_CHECK(context.ok() && context.is_server(), "TlsStream::Server needs a server TlsContext");
+    FAIRSCHED_CHECK(context.ok() && context.is_server(),
+                    "TlsStream::Server needs a server TlsContext");
     return TlsStream(context, std::move(stream), {});
   }
   // The client side; `server_name` is sent as SNI and the certificate must be valid for it.
   static TlsStream Client(const TlsContext& context, Stream stream, std::string_view server_name) {
-    FAIRSCHED_CHECK(context.ok() && !context.is_server(), "TlsStream::Client needs a client TlsContext");
+    FAIRSCHED_CHECK(context.ok() && !context.is_server(),
+                    "TlsStream::Client needs a client TlsContext");
     FAIRSCHED_CHECK(!server_name.empty(), "TlsStream::Client needs the server's name");
     return TlsStream(context, std::move(stream), server_name);
   }

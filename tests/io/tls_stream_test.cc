@@ -102,6 +102,33 @@ TEST(TlsContextTest, ReportsWhyItCannotBeCreated) {
   EXPECT_TRUE(TlsContext::Server(ServerFiles().certificate, ServerFiles().key).ok());
 }
 
+// A ByteStream for the misuse checks, which fire before any IO.
+struct NoStream {
+  coro::Task<IoResult<std::size_t>> ReadSome(std::span<char>, TaskDeadline) {
+    co_return IoError(IoErrorCode::kEndOfStream);
+  }
+  coro::Task<IoResult<std::size_t>> WriteSome(std::span<const char>, TaskDeadline) {
+    co_return IoError(IoErrorCode::kEndOfStream);
+  }
+  void Close() {}
+};
+
+TEST(TlsStreamDeathTest, MisuseIsReported) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const TlsContext client = TlsContext::Client(ServerFiles().certificate);
+  const TlsContext server = TlsContext::Server(ServerFiles().certificate, ServerFiles().key);
+  const TlsContext failed = TlsContext::Server("/nonexistent/cert.pem", "/nonexistent/key.pem");
+  EXPECT_DEATH(TlsStream<NoStream>::Server(client, NoStream()), "needs a server TlsContext");
+  EXPECT_DEATH(TlsStream<NoStream>::Server(failed, NoStream()), "needs a server TlsContext");
+  EXPECT_DEATH(TlsStream<NoStream>::Client(server, NoStream(), "localhost"),
+               "needs a client TlsContext");
+  EXPECT_DEATH(TlsStream<NoStream>::Client(client, NoStream(), ""), "needs the server's name");
+#ifndef NDEBUG
+  TlsStream<NoStream> tls = TlsStream<NoStream>::Server(server, NoStream());
+  EXPECT_DEATH((void)tls.ReadSome({}, kTaskDeadlineInfinite), "into an empty buffer");
+#endif
+}
+
 // ---- over loopback TCP, both backends ----
 
 // How a coroutine's session ended: the error (success: none) and the TLS message.
@@ -135,7 +162,8 @@ coro::Task<Ending> ServeEcho(TcpListener<Sched>* listener, const TlsContext* con
   char buffer[40000];
   milliseconds read_timeout = limits.first_read;
   while (ending.error.ok()) {
-    IoResult<std::size_t> received = co_await in_out.ReadSome(buffer, coro::DeadlineAfter(read_timeout));
+    IoResult<std::size_t> received =
+        co_await in_out.ReadSome(buffer, coro::DeadlineAfter(read_timeout));
     read_timeout = seconds(10);
     if (!received.ok() && received.error().code() == IoErrorCode::kTimeout &&
         !ending.first_read_timed_out) {
@@ -173,12 +201,14 @@ template <typename Sched>
 coro::Task<Ending> RunClient(Sched* scheduler, SocketAddress address, const TlsContext* context,
                              ClientScript script) {
   const TaskDeadline deadline = coro::DeadlineAfter(seconds(20));
-  IoResult<TcpStream<Sched>> connected = co_await TcpStream<Sched>::Connect(*scheduler, address, deadline);
+  IoResult<TcpStream<Sched>> connected =
+      co_await TcpStream<Sched>::Connect(*scheduler, address, deadline);
   if (!connected.ok()) co_return Ending{connected.error(), "connect"};
   Tls<Sched> tls =
       Tls<Sched>::Client(*context, TcpByteStream<Sched>(std::move(connected).value()), "localhost");
   IoError error = co_await tls.Handshake(deadline);
-  if (!error.ok() || script == ClientScript::kHandshake) co_return Ending{error, tls.ErrorMessage()};
+  if (!error.ok() || script == ClientScript::kHandshake)
+    co_return Ending{error, tls.ErrorMessage()};
   if (script == ClientScript::kPauseThenEcho) co_await coro::SleepFor(milliseconds(300));
   if (script == ClientScript::kGarbageAfterHandshake) {
     const std::string garbage(64, 'x');
@@ -197,7 +227,8 @@ coro::Task<Ending> RunClient(Sched* scheduler, SocketAddress address, const TlsC
     error = co_await WriteAll(tls, chunk, deadline);
     if (!error.ok()) co_return Ending{error, tls.ErrorMessage()};
     for (std::size_t got = 0; got < round;) {
-      IoResult<std::size_t> n = co_await tls.ReadSome(std::span<char>(echoed).subspan(got), deadline);
+      IoResult<std::size_t> n =
+          co_await tls.ReadSome(std::span<char>(echoed).subspan(got), deadline);
       if (!n.ok()) co_return Ending{n.error(), tls.ErrorMessage()};
       got += n.value();
     }
@@ -222,7 +253,8 @@ class TlsStreamTest : public ::testing::Test {
   TlsStreamTest() {
     scheduler_.Start(2);
     listener_ = std::move(
-        TcpListener<Sched>::Listen(scheduler_, SocketAddress::Parse("127.0.0.1:0").value()).value());
+        TcpListener<Sched>::Listen(scheduler_, SocketAddress::Parse("127.0.0.1:0").value())
+            .value());
     address_ = listener_.LocalAddress().value();
   }
 
@@ -236,7 +268,8 @@ class TlsStreamTest : public ::testing::Test {
   Sched scheduler_;  // first: destroyed after the sockets
   TcpListener<Sched> listener_;
   SocketAddress address_;
-  const TlsContext server_context_ = TlsContext::Server(ServerFiles().certificate, ServerFiles().key);
+  const TlsContext server_context_ =
+      TlsContext::Server(ServerFiles().certificate, ServerFiles().key);
   const TlsContext client_context_ = TlsContext::Client(ServerFiles().certificate);
 };
 
@@ -248,7 +281,8 @@ TYPED_TEST(TlsStreamTest, LargeEchoAndCloseNotifyBothWays) {
   coro::JoinHandle<Ending> server = this->StartServer();
   const Ending client = this->Client(this->client_context_, ClientScript::kEchoLarge);
   // The client's last read saw the server's close_notify: a clean end of stream.
-  EXPECT_EQ(client.error.code(), IoErrorCode::kEndOfStream) << client.error.Message() << " " << client.message;
+  EXPECT_EQ(client.error.code(), IoErrorCode::kEndOfStream)
+      << client.error.Message() << " " << client.message;
   const Ending served = server.Get();
   EXPECT_TRUE(served.error.ok()) << served.error.Message() << " " << served.message;
 }
@@ -299,7 +333,8 @@ TYPED_TEST(TlsStreamTest, HandshakeDeadlineEndsASilentPeer) {
 TYPED_TEST(TlsStreamTest, AReadTimeoutLeavesTheSessionUsable) {
   coro::JoinHandle<Ending> server = this->StartServer({.first_read = milliseconds(50)});
   const Ending client = this->Client(this->client_context_, ClientScript::kPauseThenEcho);
-  EXPECT_EQ(client.error.code(), IoErrorCode::kEndOfStream) << client.error.Message() << " " << client.message;
+  EXPECT_EQ(client.error.code(), IoErrorCode::kEndOfStream)
+      << client.error.Message() << " " << client.message;
   const Ending served = server.Get();
   EXPECT_TRUE(served.first_read_timed_out);
   EXPECT_TRUE(served.error.ok()) << served.error.Message() << " " << served.message;
