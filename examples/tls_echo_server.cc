@@ -13,6 +13,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -126,6 +127,27 @@ coro::Task<void> EchoOverTls(TcpStream<Scheduler> tcp, const TlsContext* context
   examples::CloseGracefully(tls.stream().tcp());
 }
 
+// Returns after `seconds` (0: never) or at one of `signals`, whichever comes first. The
+// wait is retried after EINTR: io_uring runs completion work on the thread that submitted
+// the request (the scheduler's constructor, on this thread, submits one), which interrupts
+// a blocking call here.
+void WaitForStop(const sigset_t& signals, long seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (true) {
+    if (seconds == 0) {
+      int signal_number = 0;
+      if (sigwait(&signals, &signal_number) == 0) return;
+      continue;
+    }
+    const auto left = end - std::chrono::steady_clock::now();
+    if (left <= std::chrono::nanoseconds(0)) return;
+    const timespec timeout{
+        std::chrono::duration_cast<std::chrono::seconds>(left).count(),
+        static_cast<long>((left % std::chrono::seconds(1)) / std::chrono::nanoseconds(1))};
+    if (sigtimedwait(&signals, nullptr, &timeout) >= 0 || errno != EINTR) return;
+  }
+}
+
 template <typename Backend>
 int Serve(const std::map<std::string, std::string>& flags) {
   using Scheduler = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, Backend>;
@@ -165,13 +187,7 @@ int Serve(const std::map<std::string, std::string>& flags) {
     std::printf("tls_echo_server: %s, listening on %s\n", flags.at("backend").c_str(),
                 bound.value().ToString().c_str());
     std::fflush(stdout);
-    const timespec run_for{Number(flags, "seconds"), 0};
-    if (run_for.tv_sec > 0) {
-      sigtimedwait(&stop_signals, nullptr, &run_for);
-    } else {
-      int signal_number = 0;
-      sigwait(&stop_signals, &signal_number);
-    }
+    WaitForStop(stop_signals, Number(flags, "seconds"));
     server.Stop();
   }
   scheduler.Stop();

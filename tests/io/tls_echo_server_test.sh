@@ -22,6 +22,7 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 \
 # makes the server end each session (close_notify, then close) 1 s after the last bytes,
 # which ends s_client's read loop: no sleeps decide what was received.
 start() {
+  : > "$dir/server.log"  # emptied here, before the server starts: no stale port from the last run
   examples/tls_echo_server --cert="$dir/cert.pem" --key="$dir/key.pem" --port=0 --seconds=60 \
     --idle_timeout_ms=1000 "$@" > "$dir/server.log" 2>&1 &
   pid=$!
@@ -43,8 +44,9 @@ exchange() {
   local got
   got=$(printf '%s' "$2" | timeout 20 openssl s_client "$1" -quiet -verify_return_error \
           -CAfile "$dir/cert.pem" -verify_hostname localhost -connect "127.0.0.1:$port" \
-          2> "$dir/client.log") || fail "s_client $1 failed: $(cat "$dir/client.log")"
-  [ "$got" == "$2" ] || fail "s_client $1: sent '$2', got '$got' ($(cat "$dir/client.log"))"
+          2> "$dir/client.log") || fail "s_client $1 failed (${#2} bytes): $(cat "$dir/client.log"); server: $(cat "$dir/server.log")"
+  [ "$got" == "$2" ] ||
+    fail "s_client $1: sent ${#2} bytes '${2:0:40}...', got ${#got} '${got:0:40}...' ($(cat "$dir/client.log"))"
 }
 
 big=$(head -c 100000 /dev/zero | tr '\0' 'z')
