@@ -204,8 +204,8 @@ class TlsStream {
   }
 
   // Why the session failed (empty while it has not).
-  const std::string& ErrorMessage() const { return engine_->Message(); }
-  bool HandshakeDone() const { return engine_->HandshakeDone(); }
+  const std::string& ErrorMessage() const { return Checked().Message(); }
+  bool HandshakeDone() const { return Checked().HandshakeDone(); }
   Stream& stream() { return stream_; }
 
  private:
@@ -220,11 +220,17 @@ class TlsStream {
   coro::Task<IoResult<std::size_t>> Drive(Operation operation, std::span<char> into,
                                           std::span<const char> data, TaskDeadline deadline) {
     FAIRSCHED_DCHECK(!busy_, "two concurrent operations on a TlsStream (one at a time)");
+    (void)Checked();
     if (!broken_.ok()) co_return broken_;
     busy_ = true;
     IoResult<std::size_t> result = co_await DriveSteps(operation, into, data, deadline);
     busy_ = false;
     co_return result;
+  }
+
+  const Engine& Checked() const {
+    FAIRSCHED_CHECK(engine_ != nullptr, "use of a moved-from TlsStream");
+    return *engine_;
   }
 
   // Records a failure that breaks the session and returns it.

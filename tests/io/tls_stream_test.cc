@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "coro/runtime.h"
@@ -128,6 +129,46 @@ TEST(TlsStreamDeathTest, MisuseIsReported) {
   EXPECT_DEATH((void)tls.ReadSome({}, kTaskDeadlineInfinite), "into an empty buffer");
 #endif
 }
+
+#ifndef NDEBUG
+using EpollSched = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, EpollBackend>;
+
+// (Spawned tasks return IoError and TcpStream, not an IoResult: coro/runtime.h's report of a
+// detached coroutine's exception does not compile for a [[nodiscard]] result type.)
+coro::Task<IoError> ReadOnce(TlsStream<TcpByteStream<EpollSched>>* tls) {
+  char byte;
+  IoResult<std::size_t> read =
+      co_await tls->ReadSome(std::span<char>(&byte, 1), coro::DeadlineAfter(seconds(10)));
+  co_return read.ok() ? IoError() : read.error();
+}
+
+coro::Task<TcpStream<EpollSched>> AcceptOne(TcpListener<EpollSched>* listener) {
+  IoResult<TcpStream<EpollSched>> accepted =
+      co_await listener->Accept(coro::DeadlineAfter(seconds(10)));
+  co_return std::move(accepted).value();
+}
+
+// A reader waits inside the handshake (the peer is silent) when a second operation starts.
+void StartTwoOperationsAtOnce() {
+  EpollSched scheduler;
+  scheduler.Start(2);
+  TcpListener<EpollSched> listener =
+      TcpListener<EpollSched>::Listen(scheduler, SocketAddress::Parse("127.0.0.1:0").value())
+          .value();
+  testing::RawClient silent(listener.LocalAddress().value());
+  const TlsContext context = TlsContext::Server(ServerFiles().certificate, ServerFiles().key);
+  TlsStream<TcpByteStream<EpollSched>> tls = TlsStream<TcpByteStream<EpollSched>>::Server(
+      context, TcpByteStream<EpollSched>(coro::Spawn(scheduler, AcceptOne(&listener)).Get()));
+  coro::JoinHandle<IoError> first = coro::Spawn(scheduler, ReadOnce(&tls));
+  std::this_thread::sleep_for(milliseconds(200));
+  (void)coro::Spawn(scheduler, ReadOnce(&tls)).Get();
+}
+
+TEST(TlsStreamDeathTest, TwoOperationsAtOnceAreReported) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(StartTwoOperationsAtOnce(), "two concurrent operations on a TlsStream");
+}
+#endif
 
 // ---- over loopback TCP, both backends ----
 
