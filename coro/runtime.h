@@ -261,7 +261,7 @@ struct RootOpsFor {
   static bool Failed(void* frame) { return PromiseOf(frame).HasException(); }
   [[noreturn]] static void Report(void* frame) {
     try {
-      PromiseOf(frame).TakeResult();
+      (void)PromiseOf(frame).TakeResult();  // only to rethrow: T may be [[nodiscard]]
     } catch (const std::exception& e) {
       std::fprintf(stderr, "fairsched: a detached coroutine threw: %s\n", e.what());
     } catch (...) {

@@ -33,6 +33,20 @@ TEST(RuntimeTest, SpawnRunsAndGetReturnsTheValue) {
   EXPECT_FALSE(handle.IsValid());
 }
 
+// A result type that must not be ignored (like IoResult): spawning such a coroutine must
+// compile (the runtime's exception report for detached coroutines takes the result only to
+// rethrow, and must say it discards it).
+struct [[nodiscard]] MustUse {
+  int value;
+};
+Task<MustUse> MustUseAnswer() { co_return MustUse{7}; }
+
+TEST(RuntimeTest, SpawnOfANodiscardResultCompilesAndReturnsIt) {
+  TaskScheduler sched;
+  sched.Start(1);
+  EXPECT_EQ(Spawn(sched, MustUseAnswer()).Get().value, 7);
+}
+
 TEST(RuntimeTest, SpawnBeforeStartRunsAfterStart) {
   TaskScheduler sched;
   JoinHandle<int> handle = Spawn(sched, Answer());

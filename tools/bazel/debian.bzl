@@ -116,6 +116,14 @@ def _peers_impl(rctx):
 
 _peers = repository_rule(implementation = _peers_impl, local = True)
 
+def _openssl_impl(rctx):
+    # OpenSSL for //io:tls (TLS 1.2/1.3 over memory BIOs). libcrypto is listed too: the
+    # error-queue and X509 functions io/tls_stream.cc calls live there.
+    rctx.file("WORKSPACE", 'workspace(name = "openssl")\n')
+    rctx.file("BUILD", _HEADER.format(pkg = "libssl-dev") + _system_cc_library("ssl", ["ssl", "crypto"]))
+
+_openssl = repository_rule(implementation = _openssl_impl, local = True)
+
 def fairsched_debian_dependencies():
     """Declares every external repository fairsched needs. Call it from WORKSPACE.
 
@@ -146,3 +154,5 @@ def fairsched_debian_dependencies():
         _benchmark(name = "com_google_benchmark")
     if "fairsched_peers" not in existing:
         _peers(name = "fairsched_peers")
+    if "openssl" not in existing:
+        _openssl(name = "openssl")
