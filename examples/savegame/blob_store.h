@@ -118,13 +118,15 @@ class BlobStore {
         std::string blob(request->blob);
         request->blob = blob;
         if (options_.latency.count() > 0) {
-          if (co_await coro::SleepFor(options_.latency) != coro::WakeReason::kDeadline) break;
+          const coro::WakeReason slept = co_await coro::SleepFor(options_.latency);
+          if (slept != coro::WakeReason::kDeadline) break;
         }
         Apply(*request, &out);
         if (options_.fault > 0 && unit(random) < options_.fault) {
           faults_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
           if (unit(random) < 0.5) continue;                 // drop the answer
-          if (co_await coro::SleepFor(options_.fault_delay) != coro::WakeReason::kDeadline) break;
+          const coro::WakeReason slept = co_await coro::SleepFor(options_.fault_delay);
+          if (slept != coro::WakeReason::kDeadline) break;
         }
       }
       const IoError written =

@@ -247,7 +247,8 @@ TEST(BlockingPoolStressTest, EveryCallRunsOnceOrIsReportedCancelled) {
         return i * 10 + k;
       };
       try {
-        if (co_await RunBlocking(pool, call) != i * 10 + k) wrong.fetch_add(1);
+        const int result = co_await RunBlocking(pool, call);
+        if (result != i * 10 + k) wrong.fetch_add(1);
         got_result.fetch_add(1);
       } catch (const BlockingCallCancelled&) {
         got_cancelled.fetch_add(1);

@@ -279,10 +279,9 @@ TEST(MutexStressTest, MutualExclusionOnFourWorkers) {
       } else if (how == 1) {
         if (!mutex.TryLock()) continue;
       } else if (how == 2) {
-        if (co_await mutex.TryLockUntil(DeadlineAfter(microseconds(random() % 100))) !=
-            WaitStatus::kOk) {
-          continue;
-        }
+        const WaitStatus locked =
+            co_await mutex.TryLockUntil(DeadlineAfter(microseconds(random() % 100)));
+        if (locked != WaitStatus::kOk) continue;
       } else {
         (co_await mutex.LockGuard()).Release();
       }
@@ -378,9 +377,8 @@ Task<> Add(std::string key) {
 }
 
 Task<bool> AddWithin(std::string key, std::chrono::milliseconds budget) {
-  if (co_await readme_mutex.TryLockUntil(DeadlineAfter(budget)) != WaitStatus::kOk) {
-    co_return false;
-  }
+  const WaitStatus locked = co_await readme_mutex.TryLockUntil(DeadlineAfter(budget));
+  if (locked != WaitStatus::kOk) co_return false;
   MutexGuard guard(readme_mutex, std::adopt_lock);
   ++readme_table[key];
   co_return true;

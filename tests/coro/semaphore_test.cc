@@ -174,9 +174,10 @@ TEST(SemaphoreStressTest, BoundsConcurrencyWithRacingTimeoutsAndCancellation) {
         co_await semaphore.Acquire(n);
       } else if (how == 1) {
         if (!semaphore.TryAcquire(n)) continue;
-      } else if (co_await semaphore.AcquireUntil(DeadlineAfter(microseconds(random() % 100)), n) !=
-                 WaitStatus::kOk) {
-        continue;
+      } else {
+        const WaitStatus acquired =
+            co_await semaphore.AcquireUntil(DeadlineAfter(microseconds(random() % 100)), n);
+        if (acquired != WaitStatus::kOk) continue;
       }
       const std::int64_t now = in_use.fetch_add(n) + n;
       std::int64_t max = max_in_use.load();

@@ -259,7 +259,8 @@ TEST(TaskListTest, CancellingTheWaiterCancelsRunningTasksAndDropsTheRest) {
   std::atomic<int> started{0}, saw_cancelled{0};
   auto sleeper = [](std::atomic<int>* s, std::atomic<int>* c) -> Task<void> {
     s->fetch_add(1);
-    if (co_await SleepFor(seconds(60)) == WakeReason::kCancelled) c->fetch_add(1);
+    const WakeReason woke = co_await SleepFor(seconds(60));
+    if (woke == WakeReason::kCancelled) c->fetch_add(1);
   };
   auto job = [&]() -> Task<std::size_t> {
     TaskList<void> list(sched, TaskListOptions{.max_parallel = 2});
