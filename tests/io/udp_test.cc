@@ -419,5 +419,12 @@ TYPED_TEST(UdpTest, BindToAnAddressInUseFails) {
   EXPECT_EQ(second.error().sys_errno(), EADDRINUSE);
 }
 
+TYPED_TEST(UdpTest, UseOfAClosedSocketAbortsWithAMessage) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  typename TestFixture::Socket closed;
+  EXPECT_FALSE(closed.IsOpen());
+  EXPECT_DEATH((void)closed.fd(), "closed or moved-from UdpSocket");
+}
+
 }  // namespace
 }  // namespace fairsched
