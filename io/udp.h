@@ -1,0 +1,201 @@
+// Coroutine UDP sockets: UdpSocket<Scheduler> sends and receives datagrams from coroutines
+// spawned on a scheduler whose IO backend is EpollBackend or IoUringBackend (Linux only for
+// now: IOCP has no readiness operations and WSASendTo/WSARecvFrom are not wired up yet).
+//
+// It reuses the TCP layer's socket core (io/tcp.h: internal::SocketCore, its relay tasks,
+// IoError/IoResult, SocketAddress). Both backends use readiness here, because IoOp has no
+// sendmsg/recvmsg kinds:
+//   - epoll: the core's standing edge-triggered watch; the non-blocking recvfrom/sendto is
+//     tried first and a wait for the next edge happens only on EAGAIN (as TcpStream does).
+//   - io_uring: the non-blocking syscall is tried first; on EAGAIN a one-shot Poll IoOp
+//     (IORING_OP_POLL_ADD) is run to its final completion, then the syscall is retried.
+//
+// Contract, for users:
+//   - A datagram is sent whole or not at all: SendTo returns data.size() or an error (one
+//     larger than the protocol allows fails with kSystem/EMSGSIZE). UDP may drop datagrams
+//     (a full receive buffer, the network); nothing here retransmits.
+//   - ReceiveFrom never cuts a datagram silently: UdpDatagram::datagram_size is the
+//     datagram's full length, and truncated() says that only `size` bytes of it fit in the
+//     buffer (the rest is discarded by the kernel, as recvfrom does).
+//   - Deadlines, cancellation, Stop, errors as values: as for TcpStream (io/tcp.h): kTimeout,
+//     kCancelled, kShutdown; the operation is released before the call returns.
+//   - One receiving and one sending coroutine may use a socket at the same time; two
+//     concurrent receives (or sends) are misuse, checked in debug builds. Close must not race
+//     with an operation. Close sockets before the scheduler is destroyed.
+//   - ICMP errors (Linux): a connected socket (Connect) reports a "port unreachable" for an
+//     earlier datagram as kRefused (ECONNREFUSED) from its next receive or send; an unbound
+//     peer is not reported to an unconnected socket (Bind) at all: its datagrams vanish.
+#ifndef FAIRSCHED_IO_UDP_H_
+#define FAIRSCHED_IO_UDP_H_
+
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <utility>
+
+#include "coro/runtime.h"
+#include "coro/task.h"
+#include "io/io_op.h"
+#include "io/socket_platform.h"
+#include "io/tcp.h"
+#include "sched/task.h"
+#include "sync/primitives.h"
+
+namespace fairsched {
+
+// What ReceiveFrom got.
+struct UdpDatagram {
+  std::size_t size = 0;           // bytes stored in the buffer
+  std::size_t datagram_size = 0;  // the datagram's full length (>= size)
+  SocketAddress from;             // the sender
+  bool truncated() const { return datagram_size > size; }
+};
+
+namespace internal {
+// The UDP socket calls (io/udp.cc, POSIX). Each returns its result or -errno.
+// A non-blocking, close-on-exec UDP socket of `family`.
+int OpenUdpSocket(int family);
+// bind(2).
+int BindSocket(int fd, const SocketAddress& address);
+// One non-blocking recvfrom: the datagram's full length (MSG_TRUNC: may exceed `size`, of
+// which only `size` bytes were stored), its sender in `*from`.
+std::ptrdiff_t ReceiveFromNow(int fd, char* buffer, std::size_t size, SocketAddress* from);
+// One non-blocking sendto (MSG_NOSIGNAL) to `to`, or to the connected peer if `to` is null.
+std::ptrdiff_t SendToNow(int fd, const char* data, std::size_t size, const SocketAddress* to);
+}  // namespace internal
+
+// A UDP socket. Move-only; the destructor closes it.
+template <typename Scheduler>
+class UdpSocket {
+  using Core = internal::SocketCore<Scheduler>;
+
+ public:
+  UdpSocket() = default;
+  UdpSocket(UdpSocket&& other) noexcept : core_(std::exchange(other.core_, nullptr)) {}
+  UdpSocket& operator=(UdpSocket&& other) noexcept {
+    if (this != &other) {
+      Close();
+      core_ = std::exchange(other.core_, nullptr);
+    }
+    return *this;
+  }
+  ~UdpSocket() { Close(); }
+
+  // A socket bound to `local` ("0.0.0.0:0": any address, any free port; see LocalAddress).
+  // Any thread. Receives from anyone; sends with SendTo.
+  static IoResult<UdpSocket> Bind(Scheduler& scheduler, const SocketAddress& local) {
+    return Open(scheduler, local, /*connect=*/false);
+  }
+  // A socket connected to `remote` (bound to a free local port): Send goes there, only
+  // `remote`'s datagrams are received, and ICMP errors are reported (kRefused). Any thread;
+  // connecting a UDP socket sends nothing, so it does not wait.
+  static IoResult<UdpSocket> Connect(Scheduler& scheduler, const SocketAddress& remote) {
+    return Open(scheduler, remote, /*connect=*/true);
+  }
+
+  // Sends `data` as one datagram to `to`: data.size(), or kTimeout, kCancelled, kShutdown,
+  // kSystem (EMSGSIZE: too large), kRefused (connected socket, see the file comment).
+  coro::Task<IoResult<std::size_t>> SendTo(std::span<const char> data, SocketAddress to,
+                                           TaskDeadline deadline) {
+    auto send = [&](int fd) { return internal::SendToNow(fd, data.data(), data.size(), &to); };
+    co_return co_await Transfer(Core::kWriteSide, deadline, send);
+  }
+  // Connected sockets: sends `data` as one datagram to the peer.
+  coro::Task<IoResult<std::size_t>> Send(std::span<const char> data, TaskDeadline deadline) {
+    auto send = [&](int fd) { return internal::SendToNow(fd, data.data(), data.size(), nullptr); };
+    co_return co_await Transfer(Core::kWriteSide, deadline, send);
+  }
+  // Waits for the next datagram and stores (the start of) it in `buffer`; see UdpDatagram.
+  // An empty datagram is a success with size 0.
+  coro::Task<IoResult<UdpDatagram>> ReceiveFrom(std::span<char> buffer, TaskDeadline deadline) {
+    UdpDatagram datagram;
+    auto receive = [&](int fd) {
+      return internal::ReceiveFromNow(fd, buffer.data(), buffer.size(), &datagram.from);
+    };
+    IoResult<std::size_t> length = co_await Transfer(Core::kReadSide, deadline, receive);
+    if (!length.ok()) co_return length.error();
+    datagram.datagram_size = length.value();
+    datagram.size = std::min(length.value(), buffer.size());
+    co_return datagram;
+  }
+
+  IoResult<SocketAddress> LocalAddress() const { return internal::LocalAddressOf(Checked()->fd()); }
+  // Connected sockets: the peer.
+  IoResult<SocketAddress> PeerAddress() const { return internal::PeerAddressOf(Checked()->fd()); }
+  bool IsOpen() const { return core_ != nullptr; }
+  int fd() const { return Checked()->fd(); }
+  // Gives the socket up (not while an operation is in progress; see io/tcp.h's Close).
+  void Close() {
+    if (core_ != nullptr) std::exchange(core_, nullptr)->Close();
+  }
+
+ private:
+  explicit UdpSocket(Core* core) : core_(core) {}
+  Core* Checked() const {
+    FAIRSCHED_CHECK(core_ != nullptr, "use of a closed or moved-from UdpSocket");
+    return core_;
+  }
+
+  static IoResult<UdpSocket> Open(Scheduler& scheduler, const SocketAddress& address,
+                                  bool connect) {
+    const int fd = internal::OpenUdpSocket(address.family());
+    if (fd < 0) return IoError::FromErrno(-fd);
+    int result = connect ? internal::ConnectNow(fd, address) : internal::BindSocket(fd, address);
+    if (result == 0) result = internal::AttachSocket(scheduler.io(), fd);
+    if (result < 0) {
+      internal::CloseFd(fd);
+      return IoError::FromErrno(-result);
+    }
+    return UdpSocket(new Core(&scheduler, fd));
+  }
+
+  // (Callers name their lambdas before the co_await: gcc 12 destroys a lambda written
+  // inside a co_await expression twice.)
+  // Runs `syscall(fd)` (a non-blocking recvfrom/sendto: a length or -errno) in direction
+  // `side` until it does not report EAGAIN, waiting for readiness in between; its length,
+  // or the error that ended it.
+  template <typename Syscall>
+  coro::Task<IoResult<std::size_t>> Transfer(typename Core::Direction side, TaskDeadline deadline,
+                                             Syscall syscall) {
+    Core* core = Checked();
+    if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
+    while (true) {
+      if constexpr (!Core::kCompletions) {
+        if (core->Drained(side)) {
+          IoError waited = co_await core->WaitReady(side, deadline);
+          if (!waited.ok()) co_return waited;
+        }
+      }
+      const std::ptrdiff_t n = syscall(core->fd());
+      if (n >= 0) co_return static_cast<std::size_t>(n);
+      if (n == -EINTR) continue;
+      if (n != -EAGAIN && n != -EWOULDBLOCK) co_return IoError::FromErrno(static_cast<int>(-n));
+      if constexpr (Core::kCompletions) {
+        IoError waited = co_await PollReady(core, side, deadline);
+        if (!waited.ok()) co_return waited;
+      } else {
+        core->SetDrained(side);  // the next round waits for an edge first
+      }
+    }
+  }
+
+  // io_uring: one-shot readiness of `side` (a Poll IoOp run to its final completion).
+  static coro::Task<IoError> PollReady(Core* core, typename Core::Direction side,
+                                       TaskDeadline deadline) {
+    const std::uint32_t interest = side == Core::kReadSide ? kIoReadable : kIoWritable;
+    core->op(side).PreparePoll(core->fd(), interest, core->relay(side));
+    IoResult<std::int32_t> result = co_await core->RunOp(side, deadline);
+    if (!result.ok()) co_return result.error();
+    // An error or hangup bit is a success here: the retried syscall reports the error.
+    if (result.value() < 0) co_return internal::ErrorOfResult(result.value(), false);
+    co_return IoError();
+  }
+
+  Core* core_ = nullptr;
+};
+
+}  // namespace fairsched
+
+#endif  // FAIRSCHED_IO_UDP_H_
