@@ -401,7 +401,14 @@ TYPED_TEST(SchedulerTest, IdleSchedulerUsesNoCpu) {
   std::this_thread::sleep_for(seconds(1));
   const double used = ProcessCpuSeconds() - before;
   // < 1% of one core; sanitizer runtimes run background threads of their own: 5% there.
-  EXPECT_LT(used, testing::kSanitized ? 0.05 : 0.01) << used << " s of CPU in 1 s idle";
+  // Windows counts CPU time in whole scheduler ticks (15.6 ms; 10 ms under Wine), so one
+  // tick landing in the window is already 1%: allow two there (a polling worker uses 100%).
+#if defined(_WIN32)
+  constexpr double kLimit = 0.035;
+#else
+  constexpr double kLimit = testing::kSanitized ? 0.05 : 0.01;
+#endif
+  EXPECT_LT(used, kLimit) << used << " s of CPU in 1 s idle";
   sched.Wakeup(&distant);
   ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
 }
