@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "io/epoll_backend.h"
 #include "io/io_op.h"
 #include "io/io_uring_backend.h"
 #include "queues/binary_heap.h"
@@ -395,6 +396,28 @@ TEST(MultishotMisuseDeathTest, ReleasingABufferNotHeldAborts) {
   ASSERT_NE(ring, nullptr);
   EXPECT_DEATH(sched.io().ReleaseBuffer(ring, 1), "released twice, or never delivered");
   EXPECT_DEATH(sched.io().ReleaseBuffer(ring, 4), "out of range");
+}
+
+// Epoll has no multishot operations: a clear error result, once, not a hang.
+TEST(MultishotOnEpollTest, IsRefusedWithEopnotsupp) {
+  BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, EpollBackend> sched;
+  sched.Start(1);
+  std::atomic<int> finals{0};
+  std::atomic<std::int32_t> result{0};
+  IoOp op;
+  IoEventQueue events;
+  Task task([&](Task* self) {
+    if (!self->ReceiveSignal()) return;
+    result = op.Result();
+    finals.fetch_add(1);
+  });
+  op.PrepareAcceptMultishot(0, &events, &task);
+  sched.PostDeadlineThroughStop(&task, kTaskDeadlineInfinite);
+  sched.io().Submit(&op);
+  ASSERT_TRUE(WaitUntilTrue([&] { return finals.load() == 1; }));
+  EXPECT_EQ(result.load(), -EOPNOTSUPP);
+  sched.Stop();
+  EXPECT_EQ(finals.load(), 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, MultishotTest, ::testing::Values(true, false),
