@@ -15,6 +15,18 @@
 //     kernel; it completes with the syscall's result (bytes, the accepted fd, 0) or -errno.
 //     Accept returns a non-blocking, close-on-exec socket. An epoll backend completes them at once
 //     with -EOPNOTSUPP (epoll reports readiness; use Watch and do the syscall in the task).
+//   - AcceptMultishot, RecvMultishot (io_uring only; the others complete them at once with
+//     -EOPNOTSUPP): one Submit, many results. Each result is an INTERMEDIATE completion: the
+//     backend appends an IoEvent to the op's IoEventQueue and wakes the task as Wakeup (so
+//     several may be drained by one run). AcceptMultishot's events are accepted sockets
+//     (non-blocking, close-on-exec; the task owns and closes them) or -errno for one failed
+//     accept; RecvMultishot's are byte counts in a buffer of an IoBufferRing
+//     (io/io_uring_backend.h) that the task hands back with ReleaseBuffer when it is done
+//     with the bytes. The op runs until cancelled, until the peer ends the stream
+//     (RecvMultishot: final result 0) or until an error the backend cannot re-arm past
+//     (final result -errno); the FINAL completion is then the usual Signal, once, after the
+//     last event was queued. Events queued before the final Signal are still in the queue
+//     when the task sees it: drain the queue at every run, the final one included.
 //
 // Lifecycle, the one rule to remember: every Submit ends with exactly ONE final completion,
 // a Signal to the op's task (ReceiveSignal() true in its callback). Before it, the op (and
@@ -40,6 +52,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "io/socket_platform.h"
 #include "sched/task.h"
@@ -53,11 +66,62 @@ inline constexpr std::uint32_t kIoWritable = 2;
 inline constexpr std::uint32_t kIoHangup = 4;  // readiness only: peer closed (or half-closed)
 inline constexpr std::uint32_t kIoError = 8;   // readiness only: error pending on the fd
 
-enum class IoOpKind : std::uint8_t { kWatch, kPoll, kRead, kWrite, kSend, kAccept, kConnect };
+enum class IoOpKind : std::uint8_t {
+  kWatch,
+  kPoll,
+  kRead,
+  kWrite,
+  kSend,
+  kAccept,
+  kConnect,
+  kAcceptMultishot,
+  kRecvMultishot,
+};
+
+inline bool IsMultishot(IoOpKind kind) {
+  return kind == IoOpKind::kAcceptMultishot || kind == IoOpKind::kRecvMultishot;
+}
 
 namespace internal {
 class IoOpRegistry;
 }  // namespace internal
+
+class IoBufferRing;  // io/io_uring_backend.h
+
+// One intermediate completion of a multishot op. `result`: AcceptMultishot: the accepted fd,
+// or -errno; RecvMultishot: bytes (> 0) in buffer `buffer_id` of the op's IoBufferRing.
+struct IoEvent {
+  std::int32_t result = 0;
+  std::uint16_t buffer_id = 0;
+  bool has_buffer = false;  // RecvMultishot data: hand buffer_id back with ReleaseBuffer
+};
+
+// The queue a multishot op's intermediate completions go into, in kernel order. User-owned
+// like the op; alive until the op's final completion. The sched-role appends, the op's task
+// takes; a mutex (held for a push_back or a swap) keeps them apart, because the two run on
+// different workers at the same time. Unbounded on purpose: dropping an accepted socket or a
+// received buffer would lose data, and a RecvMultishot queue never holds more events than
+// its ring has buffers (each data event holds one until it is released).
+class IoEventQueue {
+ public:
+  // Sched-role.
+  void Push(const IoEvent& event) {
+    MutexLock lock(mutex_);
+    events_.push_back(event);
+  }
+  // The task: moves every queued event to the end of `out` (cleared first) and returns how
+  // many. Swapping keeps both vectors' capacity: no allocation once they have grown.
+  std::size_t TakeAll(std::vector<IoEvent>& out) {
+    out.clear();
+    MutexLock lock(mutex_);
+    out.swap(events_);
+    return out.size();
+  }
+
+ private:
+  Mutex mutex_;
+  std::vector<IoEvent> events_;
+};
 
 class IoOp {
  public:
@@ -106,6 +170,19 @@ class IoOp {
     address_length_ = length;
   }
 
+  // Multishot (io_uring): every accepted socket of `listen_fd` becomes an event in `events`.
+  void PrepareAcceptMultishot(int listen_fd, IoEventQueue* events, Task* task) {
+    Prepare(IoOpKind::kAcceptMultishot, listen_fd, task);
+    events_ = events;
+  }
+  // Multishot (io_uring): every chunk of bytes received on `fd` lands in a buffer of `ring`
+  // chosen by the kernel and becomes an event in `events`.
+  void PrepareRecvMultishot(int fd, IoBufferRing* ring, IoEventQueue* events, Task* task) {
+    Prepare(IoOpKind::kRecvMultishot, fd, task);
+    buffer_ring_ = ring;
+    events_ = events;
+  }
+
   IoOpKind kind() const { return kind_; }
   int fd() const { return fd_; }
   Task* task() const { return task_; }
@@ -114,6 +191,8 @@ class IoOp {
   std::size_t length() const { return length_; }
   const sockaddr* address() const { return address_; }
   socklen_t address_length() const { return address_length_; }
+  IoEventQueue* events() const { return events_; }
+  IoBufferRing* buffer_ring() const { return buffer_ring_; }
 
   // After the final completion: >= 0 success, -errno failure (-ECANCELED: cancelled).
   std::int32_t Result() const { return result_; }
@@ -130,6 +209,9 @@ class IoOp {
   // The backend's per-operation kernel state while the op is armed (IocpBackend: its
   // OVERLAPPED request, which CancelIoEx names); sched-role only, not for users.
   void* backend_request = nullptr;
+  // A multishot op the backend holds out of the kernel until it can re-arm it (IoUring: a
+  // RecvMultishot that ran out of ring buffers); sched-role only, not for users.
+  bool backend_parked = false;
 
  private:
   friend class internal::IoOpRegistry;
@@ -150,6 +232,8 @@ class IoOp {
     length_ = 0;
     address_ = nullptr;
     address_length_ = 0;
+    events_ = nullptr;
+    buffer_ring_ = nullptr;
   }
 
   // Inputs (written by the owner before Submit; read by the sched-role).
@@ -161,6 +245,8 @@ class IoOp {
   std::size_t length_ = 0;
   const sockaddr* address_ = nullptr;
   socklen_t address_length_ = 0;
+  IoEventQueue* events_ = nullptr;
+  IoBufferRing* buffer_ring_ = nullptr;
   // Outputs.
   std::int32_t result_ = 0;
   Atomic<std::uint32_t> readiness_{0};

@@ -153,6 +153,11 @@ class IoOpRegistry {
   // A Watch's edge: adds the bits and wakes the task as Wakeup.
   void Ready(IoOp* op, std::uint32_t readiness, IoReadySink& sink) {
     AddReadiness(op, readiness);
+    Wake(op, sink);
+  }
+  // An intermediate completion (a Watch's edge, a multishot op's queued event): wakes the
+  // task as Wakeup; the op stays armed.
+  void Wake(IoOp* op, IoReadySink& sink) {
     ++woken_;
     sink.Wake(op->task_, IoWake::kWakeup);
   }

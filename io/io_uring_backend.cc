@@ -8,9 +8,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 
 namespace fairsched {
@@ -69,6 +72,7 @@ IoUringBackend::IoUringBackend(unsigned entries) : ring_(std::make_unique<io_uri
   // instead of waiting for data.
   wake_fd_ = eventfd(0, EFD_CLOEXEC);
   FAIRSCHED_CHECK(wake_fd_ >= 0, "IoUringBackend: eventfd failed (out of file descriptors?)");
+  ProbeMultishot();
   ArmWakeRead();
   SubmitPending();
 }
@@ -77,9 +81,159 @@ IoUringBackend::~IoUringBackend() {
   FAIRSCHED_DCHECK(registry_.LiveCount() == 0,
                    "IoUringBackend destroyed with IoOps still submitted (cancel them and wait "
                    "for their final completion before destroying the scheduler)");
+  for (const std::unique_ptr<IoBufferRing>& ring : rings_) {
+    io_uring_unregister_buf_ring(ring_.get(), ring->group_);
+  }
   // Cancels what is still in the ring (the eventfd read) and frees the ring.
   io_uring_queue_exit(ring_.get());
   close(wake_fd_);
+}
+
+void IoUringBackend::ProbeMultishot() {
+  io_uring_probe* probe = io_uring_get_probe_ring(ring_.get());
+  if (probe == nullptr) {
+    multishot_note_ = "the kernel's opcode probe failed: single-shot fallbacks, no buffer rings";
+    return;
+  }
+  // Multishot accept and buffer rings came with Linux 5.19 (as did IORING_OP_SOCKET),
+  // multishot recv with 6.0 (as did IORING_OP_SEND_ZC); neither has a probe of its own.
+  buffer_rings_ = multishot_accept_ = io_uring_opcode_supported(probe, IORING_OP_SOCKET) != 0;
+  multishot_recv_ = io_uring_opcode_supported(probe, IORING_OP_SEND_ZC) != 0;
+  io_uring_free_probe(probe);
+  if (!multishot_accept_) {
+    multishot_note_ = "kernel before 5.19: single-shot accept fallback, no buffer rings";
+  } else if (!multishot_recv_) {
+    multishot_note_ = "kernel before 6.0: single-shot buffer-select recv fallback";
+  }
+}
+
+void IoUringBackend::SetMultishot(bool enabled) {
+  if (enabled) {
+    multishot_note_.clear();
+    ProbeMultishot();
+    return;
+  }
+  multishot_accept_ = multishot_recv_ = false;
+  multishot_note_ = "multishot disabled by SetMultishot(false): single-shot fallbacks";
+}
+
+IoBufferRing::IoBufferRing(unsigned count, std::size_t buffer_size, std::uint16_t group)
+    : count_(count),
+      buffer_size_(buffer_size),
+      group_(group),
+      storage_(new char[std::size_t{count} * buffer_size]),
+      user_owned_(new Atomic<std::uint64_t>[(count + kBitsPerWord - 1) / kBitsPerWord]{}),
+      returned_(new Atomic<std::uint64_t>[(count + kBitsPerWord - 1) / kBitsPerWord]{}) {}
+
+IoBufferRing::~IoBufferRing() { std::free(kernel_ring_); }
+
+IoBufferRing* IoUringBackend::CreateBufferRing(unsigned count, std::size_t buffer_size,
+                                               std::string* error) {
+  const auto fail = [&](std::string why) -> IoBufferRing* {
+    if (error != nullptr) *error = std::move(why);
+    return nullptr;
+  };
+  if (!buffer_rings_) return fail("io_uring buffer rings need Linux 5.19+");
+  if (count == 0 || count > 32768 || !std::has_single_bit(count)) {
+    return fail("buffer ring count must be a power of two in [1, 32768]");
+  }
+  if (buffer_size == 0 || buffer_size > std::numeric_limits<std::int32_t>::max()) {
+    return fail("buffer ring buffer size must be in [1, 2^31)");
+  }
+  MutexLock lock(rings_mutex_);
+  if (rings_.size() > std::numeric_limits<std::uint16_t>::max()) {
+    return fail("too many buffer rings");
+  }
+  std::unique_ptr<IoBufferRing> ring(new IoBufferRing(count, buffer_size, next_group_));
+  // The kernel wants the ring's memory page-aligned.
+  constexpr std::size_t kPage = 4096;
+  const std::size_t bytes = (count * sizeof(io_uring_buf) + kPage - 1) / kPage * kPage;
+  ring->kernel_ring_ = static_cast<io_uring_buf_ring*>(std::aligned_alloc(kPage, bytes));
+  if (ring->kernel_ring_ == nullptr) return fail("out of memory for the buffer ring");
+  std::memset(ring->kernel_ring_, 0, bytes);
+  io_uring_buf_reg registration{};
+  registration.ring_addr = reinterpret_cast<std::uintptr_t>(ring->kernel_ring_);
+  registration.ring_entries = count;
+  registration.bgid = ring->group_;
+  const int result = io_uring_register_buf_ring(ring_.get(), &registration, 0);
+  if (result < 0) {
+    return fail(std::string("io_uring_register_buf_ring failed: ") + std::strerror(-result));
+  }
+  // Filled before any op can use it, so this thread is the ring's only producer now; the
+  // role is from here on (ReturnToKernel).
+  io_uring_buf_ring_init(ring->kernel_ring_);
+  for (unsigned id = 0; id < count; ++id) {
+    io_uring_buf_ring_add(ring->kernel_ring_, ring->Buffer(static_cast<std::uint16_t>(id)),
+                          static_cast<unsigned>(buffer_size), static_cast<std::uint16_t>(id),
+                          io_uring_buf_ring_mask(count), static_cast<int>(id));
+  }
+  io_uring_buf_ring_advance(ring->kernel_ring_, static_cast<int>(count));
+  ring->available_ = count;
+  ++next_group_;
+  rings_.push_back(std::move(ring));
+  // The op that names the ring is submitted after this returns: its Submit's push publishes
+  // the ring (and available_) to the role.
+  return rings_.back().get();
+}
+
+void IoUringBackend::ReleaseBuffer(IoBufferRing* ring, std::uint16_t id) {
+  FAIRSCHED_CHECK(id < ring->count_, "ReleaseBuffer: buffer id out of range");
+  const std::uint64_t bit = std::uint64_t{1} << (id % IoBufferRing::kBitsPerWord);
+  // Relaxed: the check only; the bit was set by the role before the Wakeup that delivered
+  // the event to us, which published it.
+  const std::uint64_t owned =
+      ring->user_owned_[id / IoBufferRing::kBitsPerWord].fetch_and(~bit,
+                                                                   std::memory_order_relaxed);
+  FAIRSCHED_CHECK((owned & bit) != 0,
+                  "ReleaseBuffer: buffer released twice, or never delivered by an event");
+  // Release: our reads of the buffer happen before the role's acquire exchange that gives it
+  // back to the kernel, which may then overwrite it.
+  ring->returned_[id / IoBufferRing::kBitsPerWord].fetch_or(bit, std::memory_order_release);
+  // Release, after the bit: a role that takes the flag (acquire) then sees the bit; a role
+  // that took it earlier finds it set again next time.
+  returns_pending_.store(true, std::memory_order_release);
+  Notify();  // a starved op may be waiting for this buffer while the holder sleeps
+}
+
+void IoUringBackend::ReturnToKernel(IoBufferRing* ring, std::uint16_t id) {
+  io_uring_buf_ring_add(ring->kernel_ring_, ring->Buffer(id),
+                        static_cast<unsigned>(ring->buffer_size_), id,
+                        io_uring_buf_ring_mask(ring->count_), 0);
+  // Publishes the entry to the kernel (liburing's store-release of the ring's tail).
+  io_uring_buf_ring_advance(ring->kernel_ring_, 1);
+  ++ring->available_;
+}
+
+void IoUringBackend::ReclaimReturnedBuffers() {
+  // Acquire: pairs with ReleaseBuffer's release store (see there).
+  if (!returns_pending_.exchange(false, std::memory_order_acquire)) return;
+  MutexLock lock(rings_mutex_);
+  for (const std::unique_ptr<IoBufferRing>& ring : rings_) {
+    const unsigned words = (ring->count_ + IoBufferRing::kBitsPerWord - 1) /
+                           IoBufferRing::kBitsPerWord;
+    for (unsigned word = 0; word < words; ++word) {
+      // Acquire: the releasing task's reads of these buffers come before the kernel's writes.
+      std::uint64_t bits = ring->returned_[word].exchange(0, std::memory_order_acquire);
+      while (bits != 0) {
+        const unsigned bit = static_cast<unsigned>(std::countr_zero(bits));
+        bits &= bits - 1;
+        ReturnToKernel(ring.get(),
+                       static_cast<std::uint16_t>(word * IoBufferRing::kBitsPerWord + bit));
+      }
+    }
+    if (ring->available_ == 0 || ring->starved_.empty()) continue;
+    std::vector<IoOp*> starved;
+    starved.swap(ring->starved_);
+    for (IoOp* op : starved) {
+      op->backend_parked = false;
+      Arm(op);
+    }
+  }
+}
+
+void IoUringBackend::Park(IoOp* op) {
+  op->backend_parked = true;
+  op->buffer_ring()->starved_.push_back(op);
 }
 
 bool IoUringBackend::EventsReady() { return io_uring_cq_ready(ring_.get()) > 0; }
@@ -118,16 +272,27 @@ void IoUringBackend::WaitUntil(TaskDeadline deadline, IoReadySink& sink) {
 
 void IoUringBackend::CancelAll(IoReadySink& sink) {
   Drain(sink);
-  registry_.CancelAll([&](IoOp* op) { Disarm(op); });
+  registry_.CancelAll([&](IoOp* op) { Disarm(op, sink); });
   SubmitPending();
 }
 
 void IoUringBackend::Drain(IoReadySink& sink) {
+  ReclaimReturnedBuffers();
   registry_.Drain(
-      sink, [&](IoOp* op) { Arm(op); }, [&](IoOp* op) { Disarm(op); });
+      sink, [&](IoOp* op) { Arm(op); }, [&](IoOp* op) { Disarm(op, sink); });
 }
 
 void IoUringBackend::Arm(IoOp* op) {
+  if (op->kind() == IoOpKind::kRecvMultishot) {
+    FAIRSCHED_CHECK(op->buffer_ring() != nullptr && op->events() != nullptr,
+                    "RecvMultishot needs a buffer ring and an event queue");
+    if (op->buffer_ring()->available_ == 0) {
+      Park(op);  // the kernel would only answer -ENOBUFS
+      return;
+    }
+  }
+  FAIRSCHED_CHECK(!IsMultishot(op->kind()) || op->events() != nullptr,
+                  "a multishot IoOp needs an event queue");
   io_uring_sqe* sqe = GetSqe();
   const unsigned length = static_cast<unsigned>(
       std::min<std::size_t>(op->length(), std::numeric_limits<unsigned>::max()));
@@ -154,11 +319,39 @@ void IoUringBackend::Arm(IoOp* op) {
     case IoOpKind::kConnect:
       io_uring_prep_connect(sqe, op->fd(), op->address(), op->address_length());
       break;
+    case IoOpKind::kAcceptMultishot:
+      if (multishot_accept_) {
+        io_uring_prep_multishot_accept(sqe, op->fd(), nullptr, nullptr,
+                                       SOCK_NONBLOCK | SOCK_CLOEXEC);
+      } else {
+        io_uring_prep_accept(sqe, op->fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      }
+      break;
+    case IoOpKind::kRecvMultishot: {
+      const IoBufferRing& ring = *op->buffer_ring();
+      if (multishot_recv_) {
+        io_uring_prep_recv_multishot(sqe, op->fd(), nullptr, 0, 0);
+      } else {
+        io_uring_prep_recv(sqe, op->fd(), nullptr, static_cast<std::size_t>(ring.buffer_size_),
+                           0);
+      }
+      sqe->flags |= IOSQE_BUFFER_SELECT;  // the kernel takes a buffer from the ring
+      sqe->buf_group = ring.group_;
+      break;
+    }
   }
   io_uring_sqe_set_data(sqe, op);
 }
 
-void IoUringBackend::Disarm(IoOp* op) {
+void IoUringBackend::Disarm(IoOp* op, IoReadySink& sink) {
+  if (op->backend_parked) {
+    // Not in the kernel: nothing to cancel there.
+    std::vector<IoOp*>& starved = op->buffer_ring()->starved_;
+    starved.erase(std::find(starved.begin(), starved.end(), op));
+    op->backend_parked = false;
+    registry_.Complete(op, -ECANCELED, sink);
+    return;
+  }
   // Asynchronous: the op's own CQE (-ECANCELED, or its real result if it won the race)
   // brings the final completion.
   io_uring_sqe* sqe = GetSqe();
@@ -204,9 +397,50 @@ void IoUringBackend::Handle(const io_uring_cqe& cqe, IoReadySink& sink) {
         registry_.Complete(op, result, sink);
       }
       return;
+    case IoOpKind::kAcceptMultishot:
+    case IoOpKind::kRecvMultishot:
+      HandleMultishot(op, cqe, sink);
+      return;
     default:
       registry_.Complete(op, result, sink);
       return;
+  }
+}
+
+void IoUringBackend::HandleMultishot(IoOp* op, const io_uring_cqe& cqe, IoReadySink& sink) {
+  const std::int32_t result = cqe.res;
+  const bool more = (cqe.flags & IORING_CQE_F_MORE) != 0;
+  bool delivered = false;
+  if (op->kind() == IoOpKind::kRecvMultishot) {
+    IoBufferRing* ring = op->buffer_ring();
+    if ((cqe.flags & IORING_CQE_F_BUFFER) != 0) {
+      const auto id = static_cast<std::uint16_t>(cqe.flags >> IORING_CQE_BUFFER_SHIFT);
+      --ring->available_;
+      if (result > 0) {
+        // Relaxed: published to the task by the Wakeup below (see ReleaseBuffer).
+        ring->user_owned_[id / IoBufferRing::kBitsPerWord].fetch_or(
+            std::uint64_t{1} << (id % IoBufferRing::kBitsPerWord), std::memory_order_relaxed);
+        op->events()->Push(IoEvent{result, id, true});
+        delivered = true;
+      } else {
+        ReturnToKernel(ring, id);  // a buffer with no bytes in it goes straight back
+      }
+    }
+  } else if (result >= 0 || more) {
+    op->events()->Push(IoEvent{result, 0, false});  // an accepted fd, or one failed accept
+    delivered = true;
+  }
+  if (delivered) registry_.Wake(op, sink);
+  if (more) return;  // still armed in the kernel
+  // The op's last CQE: finish it, or arm it again.
+  const bool starved = op->kind() == IoOpKind::kRecvMultishot && result == -ENOBUFS;
+  const bool ended = !delivered && !starved;  // end of stream (0) or an error
+  if (ended) {
+    registry_.Complete(op, result, sink);
+  } else if (internal::IoOpRegistry::CancelSeen(op)) {
+    registry_.Complete(op, -ECANCELED, sink);
+  } else {
+    Arm(op);  // parks a starved op until ReleaseBuffer returns a buffer
   }
 }
 

@@ -220,8 +220,10 @@ void IocpBackend::Drain(IoReadySink& sink) {
 }
 
 void IocpBackend::Arm(IoOp* op, IoReadySink& sink) {
-  if (op->kind() == IoOpKind::kWatch || op->kind() == IoOpKind::kPoll) {
-    registry_.Complete(op, -EOPNOTSUPP, sink);  // IOCP reports completions, not readiness
+  if (op->kind() == IoOpKind::kWatch || op->kind() == IoOpKind::kPoll ||
+      IsMultishot(op->kind())) {
+    // IOCP reports completions, not readiness, and has no multishot operations.
+    registry_.Complete(op, -EOPNOTSUPP, sink);
     return;
   }
   const SOCKET socket = internal::SocketOf(op->fd());
@@ -277,6 +279,8 @@ void IocpBackend::Arm(IoOp* op, IoReadySink& sink) {
     }
     case IoOpKind::kWatch:
     case IoOpKind::kPoll:
+    case IoOpKind::kAcceptMultishot:
+    case IoOpKind::kRecvMultishot:
       break;  // handled above
   }
   AfterIssue(request, done, done ? 0 : WSAGetLastError(), sink);
