@@ -352,6 +352,30 @@ class SocketCore {
     co_return IoError();
   }
 
+  // ---- the idle deadline (TcpStream::SetIdleTimeout) ----
+  // Both atomics relaxed: a timestamp and a setting, read and written by the reader, the
+  // writer and SetIdleTimeout's thread; each is a value by itself (no other data is
+  // published through them), and a slightly stale one only moves a deadline by that much.
+  void SetIdleTimeout(std::chrono::nanoseconds idle) {
+    last_activity_.store(TaskClock::now().time_since_epoch().count(), std::memory_order_relaxed);
+    idle_.store(std::chrono::duration_cast<TaskClock::duration>(idle).count(),
+                std::memory_order_relaxed);
+  }
+  // `deadline`, or the last activity + the idle timeout if that is earlier.
+  TaskDeadline IdleBound(TaskDeadline deadline) const {
+    const TaskClock::rep idle = idle_.load(std::memory_order_relaxed);
+    if (idle <= 0) return deadline;
+    const TaskClock::rep last = last_activity_.load(std::memory_order_relaxed);
+    if (idle > TaskClock::duration::max().count() - last) return deadline;  // never
+    const TaskDeadline bound(TaskClock::duration(last + idle));
+    return bound < deadline ? bound : deadline;
+  }
+  // An operation moved bytes: the idle deadline starts again (a clock read only when set).
+  void Touch() {
+    if (idle_.load(std::memory_order_relaxed) <= 0) return;
+    last_activity_.store(TaskClock::now().time_since_epoch().count(), std::memory_order_relaxed);
+  }
+
   // ---- io_uring: run the op of `side` (prepared by the caller) to its final completion ----
   // Returns the op's result (>= 0, or -errno), or the error that ended the wait first
   // (cancelled, shutdown, timeout) once the op is released.
@@ -474,6 +498,8 @@ class SocketCore {
   bool drained_[2] = {};        // epoll, owned by the operating coroutine (see Drained)
   Atomic<bool> hangup_{false};  // epoll: the watch reported a hangup or an error (sticky)
   bool busy_[2] = {};           // io_uring, guarded by mu_: the op is submitted
+  Atomic<TaskClock::rep> idle_{0};           // the idle timeout (TaskClock ticks), 0: none
+  Atomic<TaskClock::rep> last_activity_{0};  // TaskClock time of the last bytes moved
 };
 
 void CloseFd(int fd);
@@ -558,6 +584,13 @@ class TcpStream {
   void Close() {
     if (core_ != nullptr) std::exchange(core_, nullptr)->Close();
   }
+  // A per-connection idle deadline: from now on every Read / Write / *Some also ends
+  // (kTimeout) at the time of the last bytes moved in either direction (or of this call)
+  // plus `idle`, when that comes before its own deadline. Each operation that moves bytes
+  // starts the idle time again (a long Write that keeps moving never idles out). A wait
+  // already in progress keeps the bound it computed when it began. 0 turns it off. Any
+  // thread.
+  void SetIdleTimeout(std::chrono::nanoseconds idle) { Checked()->SetIdleTimeout(idle); }
 
   IoResult<SocketAddress> LocalAddress() const;
   IoResult<SocketAddress> PeerAddress() const;
@@ -692,19 +725,22 @@ coro::Task<IoResult<std::size_t>> TcpStream<Scheduler>::Read(std::span<char> buf
   if constexpr (Core::kCompletions) {
     core->op(Core::kReadSide)
         .PrepareRead(core->fd(), buffer.data(), buffer.size(), core->relay(Core::kReadSide));
-    IoResult<std::int32_t> result = co_await core->RunOp(Core::kReadSide, deadline);
+    IoResult<std::int32_t> result =
+        co_await core->RunOp(Core::kReadSide, core->IdleBound(deadline));
     if (!result.ok()) co_return result.error();
     if (result.value() == 0) co_return IoError(IoErrorCode::kEndOfStream);
     if (result.value() < 0) co_return internal::ErrorOfResult(result.value(), false);
+    core->Touch();
     co_return static_cast<std::size_t>(result.value());
   } else {
     while (true) {
       if (core->Drained(Core::kReadSide)) {
-        IoError waited = co_await core->WaitReady(Core::kReadSide, deadline);
+        IoError waited = co_await core->WaitReady(Core::kReadSide, core->IdleBound(deadline));
         if (!waited.ok()) co_return waited;
       }
       const std::ptrdiff_t n = internal::RecvNow(core->fd(), buffer.data(), buffer.size());
       if (n > 0) {
+        core->Touch();
         if (static_cast<std::size_t>(n) < buffer.size()) core->SetDrainedAfterShortRead();
         co_return static_cast<std::size_t>(n);
       }
@@ -750,21 +786,24 @@ coro::Task<IoError> TcpStream<Scheduler>::Transmit(std::span<const char> data,
       core->op(Core::kWriteSide)
           .PrepareSend(core->fd(), data.data() + done, data.size() - done,
                        core->relay(Core::kWriteSide));
-      IoResult<std::int32_t> result = co_await core->RunOp(Core::kWriteSide, deadline);
+      IoResult<std::int32_t> result =
+          co_await core->RunOp(Core::kWriteSide, core->IdleBound(deadline));
       if (!result.ok()) co_return result.error().WithBytesDone(done);
       if (result.value() < 0) {
         co_return internal::ErrorOfResult(result.value(), false).WithBytesDone(done);
       }
       done += static_cast<std::size_t>(result.value());
+      core->Touch();
     } else {
       if (core->Drained(Core::kWriteSide)) {
-        IoError waited = co_await core->WaitReady(Core::kWriteSide, deadline);
+        IoError waited = co_await core->WaitReady(Core::kWriteSide, core->IdleBound(deadline));
         if (!waited.ok()) co_return waited.WithBytesDone(done);
       }
       const std::ptrdiff_t n =
           internal::SendNow(core->fd(), data.data() + done, data.size() - done);
       if (n >= 0) {
         done += static_cast<std::size_t>(n);
+        core->Touch();
         if (done < data.size()) core->SetDrained(Core::kWriteSide);  // the buffer is full
         continue;
       }

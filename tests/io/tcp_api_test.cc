@@ -12,9 +12,11 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "coro/combinators.h"
 #include "coro/runtime.h"
 #include "coro/task.h"
 #include "io/byte_stream.h"
@@ -294,6 +296,80 @@ TYPED_TEST(TcpApiTest, ListenOptionsReachTheSocket) {
   options.v6_only = true;
   IoResult<Listener> mixed = Listener::Listen(scheduler, v4, options);
   EXPECT_FALSE(mixed.ok());
+}
+
+// --- The idle deadline ---
+
+struct IdleOutcome {
+  int reads = 0;        // bytes read one at a time before the failure
+  IoError error;        // what ended the reads
+  TaskClock::duration elapsed{};
+};
+
+// Reads single bytes with no deadline of its own but an idle timeout of `idle`, until a
+// read fails.
+template <typename Sched>
+coro::Task<IdleOutcome> ReadUntilIdle(TcpStream<Sched>* stream, std::chrono::nanoseconds idle) {
+  IdleOutcome outcome;
+  const TaskDeadline start = TaskClock::now();
+  stream->SetIdleTimeout(idle);
+  char byte;
+  while (true) {
+    IoResult<std::size_t> n = co_await stream->Read(std::span<char>(&byte, 1),
+                                                    kTaskDeadlineInfinite);
+    if (!n.ok()) {
+      outcome.error = n.error();
+      break;
+    }
+    ++outcome.reads;
+  }
+  outcome.elapsed = TaskClock::now() - start;
+  co_return outcome;
+}
+
+// Sends `count` bytes, one per `gap`, then stays silent (the connection stays open).
+template <typename Sched>
+coro::Task<void> Trickle(TcpStream<Sched>* stream, int count, std::chrono::nanoseconds gap) {
+  for (int i = 0; i < count; ++i) {
+    co_await coro::SleepFor(gap);
+    const IoError written = co_await stream->Write(std::string_view("x"), Soon());
+    if (!written.ok()) co_return;
+  }
+}
+
+template <typename Sched>
+coro::Task<IdleOutcome> IdleWhileTrickling(Sched* scheduler, int count,
+                                           std::chrono::nanoseconds gap,
+                                           std::chrono::nanoseconds idle) {
+  IoResult<Connection<Sched>> connection = co_await Connect(scheduler);
+  if (!connection.ok()) {
+    IdleOutcome failed;
+    failed.error = connection.error();
+    co_return failed;
+  }
+  auto [outcome, done] =
+      co_await coro::WhenAll(ReadUntilIdle(&connection.value().client, idle),
+                             Trickle(&connection.value().server.stream, count, gap));
+  co_return outcome;
+}
+
+TYPED_TEST(TcpApiTest, IdleTimeoutEndsASilentConnection) {
+  const IdleOutcome outcome =
+      this->Run(IdleWhileTrickling(&this->scheduler(), 0, milliseconds(0), milliseconds(300)));
+  EXPECT_EQ(outcome.error.code(), IoErrorCode::kTimeout) << outcome.error.Message();
+  EXPECT_EQ(outcome.reads, 0);
+  EXPECT_GE(outcome.elapsed, milliseconds(300));
+  EXPECT_LT(outcome.elapsed, seconds(5));
+}
+
+TYPED_TEST(TcpApiTest, EveryReadRefreshesTheIdleTimeout) {
+  // 12 bytes 100 ms apart under a 600 ms idle timeout: every read succeeds although the
+  // whole exchange lasts longer than the timeout; then silence ends it.
+  const IdleOutcome outcome = this->Run(
+      IdleWhileTrickling(&this->scheduler(), 12, milliseconds(100), milliseconds(600)));
+  EXPECT_EQ(outcome.error.code(), IoErrorCode::kTimeout) << outcome.error.Message();
+  EXPECT_EQ(outcome.reads, 12);
+  EXPECT_GE(outcome.elapsed, milliseconds(1200 + 600));
 }
 
 }  // namespace
