@@ -229,6 +229,11 @@ int AttachSocket(Backend& backend, int fd) {
 int OpenTcpSocket(int family);
 // socket + the options + bind + listen; a non-blocking fd or -errno.
 int OpenListeningSocket(const SocketAddress& address, const ListenOptions& options);
+inline int OpenListeningSocket(const SocketAddress& address, int backlog) {
+  ListenOptions options;
+  options.backlog = backlog;
+  return OpenListeningSocket(address, options);
+}
 // One recv that does not block: bytes (0: end of stream) or -errno (-EWOULDBLOCK: nothing
 // buffered; on Windows also at the end of stream: only what FIONREAD reports is received).
 std::ptrdiff_t RecvNow(int fd, char* buffer, std::size_t size);

@@ -1,6 +1,7 @@
 // The TcpStream / TcpListener API of issue 24 (io/tcp.h) over both Linux backends, epoll and
 // io_uring: ReadSome/WriteSome (TcpStream models ByteStream), the byte count a failed Write
-// reports, AcceptWithPeer, and the typed socket options read back with getsockopt.
+// reports, AcceptWithPeer, the typed socket options read back with getsockopt, and the
+// per-connection idle timeout.
 // Loopback only; every wait is bounded; fds are counted before and after each test.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
