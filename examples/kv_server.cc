@@ -38,6 +38,9 @@ bool NumberFlag(std::string_view arg, std::string_view name, long low, long high
 template <typename Backend>
 int Run(const Flags& flags) {
   using Scheduler = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, Backend>;
+  // Before the workers start (POSIX: they inherit the blocked stop signals, so SIGTERM
+  // reaches WaitForStop instead of killing the process).
+  examples::PrepareStopWait();
   Scheduler scheduler;
   scheduler.Start(static_cast<int>(flags.workers));
   examples::KvServer<Scheduler> server(scheduler, {});
