@@ -57,7 +57,7 @@ struct KvServerStats {
 
 template <typename Scheduler>
 class KvServer {
-  using Stream = BufferedStream<TcpByteStream<Scheduler>>;
+  using Stream = BufferedStream<TcpStream<Scheduler>>;
   using Counter = Atomic<std::int64_t>;
 
  public:
@@ -85,10 +85,10 @@ class KvServer {
 
  private:
   coro::Task<void> Serve(TcpStream<Scheduler> tcp) {
-    Stream stream(TcpByteStream<Scheduler>(std::move(tcp)));
+    Stream stream(std::move(tcp));
     Counter* const outcome = co_await Session(stream);
     outcome->fetch_add(1, std::memory_order_relaxed);  // relaxed: statistics
-    CloseGracefully(stream.stream().tcp());
+    CloseGracefully(stream.stream());
   }
 
   // Runs commands until the connection ends; returns the counter of how it ended.

@@ -1,7 +1,7 @@
 // BufferedStream: a read buffer and a write buffer over any ByteStream (io/byte_stream.h),
 // so that a line-based or length-prefixed protocol is a few lines of user code:
 //
-//   BufferedStream in_out(TcpByteStream(std::move(stream)));
+//   BufferedStream in_out(std::move(stream));  // a TcpStream
 //   IoResult<std::string_view> line = co_await in_out.ReadLine(1024, deadline);  // "SET k 5"
 //   co_await in_out.ReadExactly(value, deadline);                               // 5 bytes
 //   co_await in_out.Write("STORED\n", deadline);   // buffered: no syscall yet

@@ -17,16 +17,13 @@
 // Deadlines are absolute (coro::DeadlineAfter), kTaskDeadlineInfinite for none; errors are
 // values (io/tcp.h's IoError), nothing throws.
 //
-// TcpStream (io/tcp.h) does not model it yet: its Read already is a ReadSome, but its Write
-// writes everything and returns no count. TcpByteStream below adapts it; once TcpStream
-// grows ReadSome/WriteSome of its own (issue 24, item 1), the adapter can go.
+// TcpStream (io/tcp.h) models it (ReadSome is Read, WriteSome one send).
 #ifndef FAIRSCHED_IO_BYTE_STREAM_H_
 #define FAIRSCHED_IO_BYTE_STREAM_H_
 
 #include <concepts>
 #include <cstddef>
 #include <span>
-#include <utility>
 
 #include "coro/task.h"
 #include "io/tcp.h"
@@ -52,29 +49,6 @@ coro::Task<IoError> WriteAll(Stream& stream, std::span<const char> data, TaskDea
   }
   co_return IoError();
 }
-
-// A TcpStream as a ByteStream (owns it). WriteSome writes everything (TcpStream::Write)
-// and returns data.size(): a valid WriteSome that never reports a partial count.
-template <typename Scheduler>
-class TcpByteStream {
- public:
-  explicit TcpByteStream(TcpStream<Scheduler> stream) : stream_(std::move(stream)) {}
-
-  coro::Task<IoResult<std::size_t>> ReadSome(std::span<char> into, TaskDeadline deadline) {
-    return stream_.Read(into, deadline);  // TcpStream::Read is a ReadSome
-  }
-  coro::Task<IoResult<std::size_t>> WriteSome(std::span<const char> data, TaskDeadline deadline) {
-    const IoError written = co_await stream_.Write(data, deadline);
-    if (!written.ok()) co_return written;
-    co_return data.size();
-  }
-  void Close() { stream_.Close(); }
-
-  TcpStream<Scheduler>& tcp() { return stream_; }
-
- private:
-  TcpStream<Scheduler> stream_;
-};
 
 }  // namespace fairsched
 

@@ -16,18 +16,69 @@ int OpenTcpSocket(int family) {
   return fd >= 0 ? fd : -errno;
 }
 
-int OpenListeningSocket(const SocketAddress& address, int backlog) {
+int OpenListeningSocket(const SocketAddress& address, const ListenOptions& options) {
   const int fd = OpenTcpSocket(address.family());
   if (fd < 0) return fd;
-  const int on = 1;
-  if (::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) != 0 ||
-      ::bind(fd, address.get(), address.length()) != 0 || ::listen(fd, backlog) != 0) {
-    const int error = errno;
+  int status = 0;
+  if (options.reuse_address) status = SetSocketOption(fd, SocketOption::kReuseAddress, 1);
+  if (status == 0 && options.reuse_port) status = SetSocketOption(fd, SocketOption::kReusePort, 1);
+  if (status == 0 && options.v6_only.has_value()) {
+    status = SetSocketOption(fd, SocketOption::kV6Only, *options.v6_only ? 1 : 0);
+  }
+  if (status == 0 && (::bind(fd, address.get(), address.length()) != 0 ||
+                      ::listen(fd, options.backlog) != 0)) {
+    status = -errno;
+  }
+  if (status != 0) {
     ::close(fd);
-    return -error;
+    return status;
   }
   return fd;
 }
+
+namespace {
+struct OptionName {
+  int level;
+  int name;
+};
+// The level and name of `option` (Linux has them all).
+OptionName NameOf(SocketOption option) {
+  switch (option) {
+    case SocketOption::kKeepAlive:
+      return {SOL_SOCKET, SO_KEEPALIVE};
+    case SocketOption::kKeepIdleSeconds:
+      return {IPPROTO_TCP, TCP_KEEPIDLE};
+    case SocketOption::kKeepIntervalSeconds:
+      return {IPPROTO_TCP, TCP_KEEPINTVL};
+    case SocketOption::kKeepProbes:
+      return {IPPROTO_TCP, TCP_KEEPCNT};
+    case SocketOption::kReceiveBuffer:
+      return {SOL_SOCKET, SO_RCVBUF};
+    case SocketOption::kSendBuffer:
+      return {SOL_SOCKET, SO_SNDBUF};
+    case SocketOption::kReuseAddress:
+      return {SOL_SOCKET, SO_REUSEADDR};
+    case SocketOption::kReusePort:
+      return {SOL_SOCKET, SO_REUSEPORT};
+    case SocketOption::kV6Only:
+      return {IPPROTO_IPV6, IPV6_V6ONLY};
+  }
+  FAIRSCHED_CHECK(false, "unknown SocketOption");
+  return {};
+}
+}  // namespace
+
+int SetSocketOption(int fd, SocketOption option, int value) {
+  const OptionName id = NameOf(option);
+  return ::setsockopt(fd, id.level, id.name, &value, sizeof(value)) == 0 ? 0 : -errno;
+}
+
+int GetSocketOption(int fd, SocketOption option, int* value) {
+  const OptionName id = NameOf(option);
+  socklen_t length = sizeof(*value);
+  return ::getsockopt(fd, id.level, id.name, value, &length) == 0 ? 0 : -errno;
+}
+
 
 void CloseFd(int fd) { ::close(fd); }
 

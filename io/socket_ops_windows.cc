@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <optional>
 
 #include "io/iocp_backend.h"
 #include "io/tcp.h"
@@ -29,18 +30,73 @@ int OpenTcpSocket(int family) {
   return static_cast<int>(socket);
 }
 
-int OpenListeningSocket(const SocketAddress& address, int backlog) {
+int OpenListeningSocket(const SocketAddress& address, const ListenOptions& options) {
   const int fd = OpenTcpSocket(address.family());
   if (fd < 0) return fd;
-  // No SO_REUSEADDR: on Windows it lets another socket steal a bound port. A listening
-  // port in TIME_WAIT can be bound again anyway.
-  if (::bind(SocketOf(fd), address.get(), address.length()) != 0 ||
-      ::listen(SocketOf(fd), backlog) != 0) {
-    const int error = LastError();
+  // options.reuse_address is ignored: on Windows SO_REUSEADDR lets another socket steal a
+  // bound port, and a listening port in TIME_WAIT can be bound again anyway.
+  int status = 0;
+  if (options.reuse_port) status = SetSocketOption(fd, SocketOption::kReusePort, 1);
+  if (status == 0 && options.v6_only.has_value()) {
+    status = SetSocketOption(fd, SocketOption::kV6Only, *options.v6_only ? 1 : 0);
+  }
+  if (status == 0 && (::bind(SocketOf(fd), address.get(), address.length()) != 0 ||
+                      ::listen(SocketOf(fd), options.backlog) != 0)) {
+    status = LastError();
+  }
+  if (status != 0) {
     ::closesocket(SocketOf(fd));
-    return error;
+    return status;
   }
   return fd;
+}
+
+namespace {
+struct OptionName {
+  int level;
+  int name;
+};
+// The level and name of `option`, or nullopt where Winsock has none: SO_REUSEPORT, and the
+// keepalive timers (mingw-w64's headers do not declare them).
+std::optional<OptionName> NameOf(SocketOption option) {
+  switch (option) {
+    case SocketOption::kKeepAlive:
+      return OptionName{SOL_SOCKET, SO_KEEPALIVE};
+    case SocketOption::kReceiveBuffer:
+      return OptionName{SOL_SOCKET, SO_RCVBUF};
+    case SocketOption::kSendBuffer:
+      return OptionName{SOL_SOCKET, SO_SNDBUF};
+    case SocketOption::kReuseAddress:
+      return OptionName{SOL_SOCKET, SO_REUSEADDR};
+    case SocketOption::kV6Only:
+      return OptionName{IPPROTO_IPV6, IPV6_V6ONLY};
+    case SocketOption::kKeepIdleSeconds:
+    case SocketOption::kKeepIntervalSeconds:
+    case SocketOption::kKeepProbes:
+    case SocketOption::kReusePort:
+      break;
+  }
+  return std::nullopt;
+}
+}  // namespace
+
+int SetSocketOption(int fd, SocketOption option, int value) {
+  const std::optional<OptionName> id = NameOf(option);
+  if (!id.has_value()) return -ENOPROTOOPT;
+  return ::setsockopt(SocketOf(fd), id->level, id->name, reinterpret_cast<const char*>(&value),
+                      sizeof(value)) == 0
+             ? 0
+             : LastError();
+}
+
+int GetSocketOption(int fd, SocketOption option, int* value) {
+  const std::optional<OptionName> id = NameOf(option);
+  if (!id.has_value()) return -ENOPROTOOPT;
+  int length = sizeof(*value);
+  return ::getsockopt(SocketOf(fd), id->level, id->name, reinterpret_cast<char*>(value),
+                      &length) == 0
+             ? 0
+             : LastError();
 }
 
 void CloseFd(int fd) { ::closesocket(SocketOf(fd)); }

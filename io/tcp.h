@@ -41,6 +41,7 @@
 #define FAIRSCHED_IO_TCP_H_
 
 #include <cerrno>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -85,12 +86,21 @@ class IoError {
   bool ok() const { return code_ == IoErrorCode::kOk; }
   IoErrorCode code() const { return code_; }
   int sys_errno() const { return sys_errno_; }
+  // Of a failed TcpStream::Write: how many bytes of its data the kernel accepted before the
+  // failure (a prefix; whether they reached the peer is unknown). 0 for other errors.
+  std::size_t bytes_done() const { return bytes_done_; }
+  IoError WithBytesDone(std::size_t bytes) const {
+    IoError copy = *this;
+    copy.bytes_done_ = bytes;
+    return copy;
+  }
   // "timed out", "connection refused (errno 111: Connection refused)", ...
   std::string Message() const;
 
  private:
   IoErrorCode code_ = IoErrorCode::kOk;
   int sys_errno_ = 0;
+  std::size_t bytes_done_ = 0;
 };
 
 // A value or an error.
@@ -138,7 +148,54 @@ class SocketAddress {
   socklen_t length_ = 0;
 };
 
+// How TcpListener::Listen sets up its socket (options set before bind).
+struct ListenOptions {
+  int backlog = 1024;
+  // SO_REUSEADDR: bind a port whose old connections are still in TIME_WAIT (a restarted
+  // server). POSIX only; Windows ignores it (there SO_REUSEADDR would let another socket
+  // take the port, and a TIME_WAIT port can be bound anyway).
+  bool reuse_address = true;
+  // SO_REUSEPORT (Linux): several listeners on one port, the kernel spreading connections
+  // among them; each must set it. Windows has none: Listen fails with kSystem
+  // (ENOPROTOOPT).
+  bool reuse_port = false;
+  // IPV6_V6ONLY for an IPv6 address: true accepts IPv6 only, false IPv4 (mapped) too;
+  // unset keeps the system default (Linux: net.ipv6.bindv6only, usually false). Set on an
+  // IPv4 address it is an error (Listen fails).
+  std::optional<bool> v6_only;
+};
+
+// TCP keepalive (SO_KEEPALIVE and its timers): probes an idle connection, so a peer that
+// vanished without a FIN or reset ends it with an error instead of a silent forever. Zero
+// fields keep the system's default (Linux: 7200 s idle, 75 s interval, 9 probes).
+struct KeepAlive {
+  std::chrono::seconds idle{0};      // TCP_KEEPIDLE: silence before the first probe
+  std::chrono::seconds interval{0};  // TCP_KEEPINTVL: between unanswered probes
+  int probes = 0;                    // TCP_KEEPCNT: unanswered probes that end the connection
+};
+
 namespace internal {
+
+// The socket options TcpStream and TcpListener set; io/socket_ops_*.cc map each to its
+// platform's level and name.
+enum class SocketOption : std::uint8_t {
+  kKeepAlive,         // SOL_SOCKET SO_KEEPALIVE (0/1)
+  kKeepIdleSeconds,   // IPPROTO_TCP TCP_KEEPIDLE
+  kKeepIntervalSeconds,  // IPPROTO_TCP TCP_KEEPINTVL
+  kKeepProbes,        // IPPROTO_TCP TCP_KEEPCNT
+  kReceiveBuffer,     // SOL_SOCKET SO_RCVBUF (bytes)
+  kSendBuffer,        // SOL_SOCKET SO_SNDBUF (bytes)
+  kReuseAddress,      // SOL_SOCKET SO_REUSEADDR (0/1)
+  kReusePort,         // SOL_SOCKET SO_REUSEPORT (0/1), Linux only
+  kV6Only,            // IPPROTO_IPV6 IPV6_V6ONLY (0/1)
+};
+// setsockopt / getsockopt of an int-valued option: 0 or -errno (-ENOPROTOOPT: the platform
+// has no such option).
+int SetSocketOption(int fd, SocketOption option, int value);
+int GetSocketOption(int fd, SocketOption option, int* value);
+inline IoError ErrorOfStatus(int status) {
+  return status < 0 ? IoError::FromErrno(-status) : IoError();
+}
 
 template <typename Scheduler>
 using BackendOf = std::remove_reference_t<decltype(std::declval<Scheduler&>().io())>;
@@ -170,8 +227,13 @@ int AttachSocket(Backend& backend, int fd) {
 // Plain-socket helpers (io/tcp.cc).
 // A non-blocking, close-on-exec TCP socket of `family`, or -errno.
 int OpenTcpSocket(int family);
-// socket + SO_REUSEADDR + bind + listen; a non-blocking fd or -errno.
-int OpenListeningSocket(const SocketAddress& address, int backlog);
+// socket + the options + bind + listen; a non-blocking fd or -errno.
+int OpenListeningSocket(const SocketAddress& address, const ListenOptions& options);
+inline int OpenListeningSocket(const SocketAddress& address, int backlog) {
+  ListenOptions options;
+  options.backlog = backlog;
+  return OpenListeningSocket(address, options);
+}
 // One recv that does not block: bytes (0: end of stream) or -errno (-EWOULDBLOCK: nothing
 // buffered; on Windows also at the end of stream: only what FIONREAD reports is received).
 std::ptrdiff_t RecvNow(int fd, char* buffer, std::size_t size);
@@ -293,6 +355,30 @@ class SocketCore {
     if (watch_ended_) co_return WatchEndedError();
     ready_[side] = false;
     co_return IoError();
+  }
+
+  // ---- the idle deadline (TcpStream::SetIdleTimeout) ----
+  // Both atomics relaxed: a timestamp and a setting, read and written by the reader, the
+  // writer and SetIdleTimeout's thread; each is a value by itself (no other data is
+  // published through them), and a slightly stale one only moves a deadline by that much.
+  void SetIdleTimeout(std::chrono::nanoseconds idle) {
+    last_activity_.store(TaskClock::now().time_since_epoch().count(), std::memory_order_relaxed);
+    idle_.store(std::chrono::duration_cast<TaskClock::duration>(idle).count(),
+                std::memory_order_relaxed);
+  }
+  // `deadline`, or the last activity + the idle timeout if that is earlier.
+  TaskDeadline IdleBound(TaskDeadline deadline) const {
+    const TaskClock::rep idle = idle_.load(std::memory_order_relaxed);
+    if (idle <= 0) return deadline;
+    const TaskClock::rep last = last_activity_.load(std::memory_order_relaxed);
+    if (idle > TaskClock::duration::max().count() - last) return deadline;  // never
+    const TaskDeadline bound(TaskClock::duration(last + idle));
+    return bound < deadline ? bound : deadline;
+  }
+  // An operation moved bytes: the idle deadline starts again (a clock read only when set).
+  void Touch() {
+    if (idle_.load(std::memory_order_relaxed) <= 0) return;
+    last_activity_.store(TaskClock::now().time_since_epoch().count(), std::memory_order_relaxed);
   }
 
   // ---- io_uring: run the op of `side` (prepared by the caller) to its final completion ----
@@ -417,6 +503,8 @@ class SocketCore {
   bool drained_[2] = {};        // epoll, owned by the operating coroutine (see Drained)
   Atomic<bool> hangup_{false};  // epoll: the watch reported a hangup or an error (sticky)
   bool busy_[2] = {};           // io_uring, guarded by mu_: the op is submitted
+  Atomic<TaskClock::rep> idle_{0};           // the idle timeout (TaskClock ticks), 0: none
+  Atomic<TaskClock::rep> last_activity_{0};  // TaskClock time of the last bytes moved
 };
 
 void CloseFd(int fd);
@@ -470,18 +558,44 @@ class TcpStream {
   coro::Task<IoResult<std::size_t>> Read(std::span<char> buffer, TaskDeadline deadline);
   // Reads exactly `buffer.size()` bytes; kEndOfStream if the stream ends first.
   coro::Task<IoError> ReadExactly(std::span<char> buffer, TaskDeadline deadline);
-  // Writes all of `data`. On failure some prefix may have been sent.
-  coro::Task<IoError> Write(std::span<const char> data, TaskDeadline deadline);
+  // Writes all of `data`. On failure some prefix may have been sent: the error's
+  // bytes_done() says how long it is.
+  coro::Task<IoError> Write(std::span<const char> data, TaskDeadline deadline) {
+    return Transmit(data, deadline, /*all=*/true, nullptr);
+  }
+
+  // The ByteStream forms (io/byte_stream.h): TcpStream models ByteStream itself.
+  // ReadSome is Read. WriteSome writes at least one byte of non-empty `data` and at most
+  // all of it, in one send where the socket has room (returns how many), or fails as Write.
+  coro::Task<IoResult<std::size_t>> ReadSome(std::span<char> buffer, TaskDeadline deadline) {
+    return Read(buffer, deadline);
+  }
+  coro::Task<IoResult<std::size_t>> WriteSome(std::span<const char> data, TaskDeadline deadline);
 
   // shutdown(2): kWrite sends FIN after the data already written; kRead makes this side's
   // reads (also one waiting in another coroutine) end with kEndOfStream.
   IoError Shutdown(ShutdownHow how);
   // TCP_NODELAY: `true` sends small writes at once instead of coalescing them (Nagle).
   IoError SetNoDelay(bool on);
+  // Keepalive on with `settings` (see KeepAlive), or off. The first failing setsockopt's
+  // error (e.g. a zero-or-negative timer the kernel refuses: kSystem, EINVAL).
+  IoError EnableKeepAlive(const KeepAlive& settings = {});
+  IoError DisableKeepAlive();
+  // SO_RCVBUF / SO_SNDBUF in bytes (a request: Linux doubles it for its bookkeeping and
+  // clamps it to net.core.rmem_max / wmem_max; setting it turns off autotuning).
+  IoError SetReceiveBufferSize(int bytes);
+  IoError SetSendBufferSize(int bytes);
   // Gives the socket up (see the file comment: not while an operation is in progress).
   void Close() {
     if (core_ != nullptr) std::exchange(core_, nullptr)->Close();
   }
+  // A per-connection idle deadline: from now on every Read / Write / *Some also ends
+  // (kTimeout) at the time of the last bytes moved in either direction (or of this call)
+  // plus `idle`, when that comes before its own deadline. Each operation that moves bytes
+  // starts the idle time again (a long Write that keeps moving never idles out). A wait
+  // already in progress keeps the bound it computed when it began. 0 turns it off. Any
+  // thread.
+  void SetIdleTimeout(std::chrono::nanoseconds idle) { Checked()->SetIdleTimeout(idle); }
 
   IoResult<SocketAddress> LocalAddress() const;
   IoResult<SocketAddress> PeerAddress() const;
@@ -490,11 +604,23 @@ class TcpStream {
   template <typename>
   friend class TcpListener;
   explicit TcpStream(Core* core) : core_(core) {}
+  // Write's and WriteSome's body: sends `data` until all of it went (`all`) or at least one
+  // byte did; on success stores the count in `*moved` (if not null), a failure carries it
+  // as bytes_done().
+  coro::Task<IoError> Transmit(std::span<const char> data, TaskDeadline deadline, bool all,
+                               std::size_t* moved);
   Core* Checked() const {
     FAIRSCHED_CHECK(core_ != nullptr, "use of a closed or moved-from TcpStream");
     return core_;
   }
   Core* core_ = nullptr;
+};
+
+// What TcpListener::AcceptWithPeer returns: the new connection and its peer's address.
+template <typename Scheduler>
+struct AcceptedConnection {
+  TcpStream<Scheduler> stream;
+  SocketAddress peer;
 };
 
 // A listening TCP socket. Move-only; the destructor closes it.
@@ -516,13 +642,24 @@ class TcpListener {
 
   // Binds and listens (any thread; port 0 picks a free port, see LocalAddress).
   static IoResult<TcpListener> Listen(Scheduler& scheduler, const SocketAddress& address,
-                                      int backlog = 1024);
+                                      int backlog = 1024) {
+    ListenOptions options;
+    options.backlog = backlog;
+    return Listen(scheduler, address, options);
+  }
+  static IoResult<TcpListener> Listen(Scheduler& scheduler, const SocketAddress& address,
+                                      const ListenOptions& options);
 
   // Waits for the next connection (inside a coroutine on the listener's scheduler).
   coro::Task<IoResult<TcpStream<Scheduler>>> Accept(TaskDeadline deadline);
+  // Accept, and the peer's address (one getpeername after the accept, on every backend).
+  // A connection the peer reset before that fails with kSystem (ENOTCONN) and is closed;
+  // like any Accept failure, it does not end the listener.
+  coro::Task<IoResult<AcceptedConnection<Scheduler>>> AcceptWithPeer(TaskDeadline deadline);
 
   IoResult<SocketAddress> LocalAddress() const;
   bool IsOpen() const { return core_ != nullptr; }
+  int fd() const { return Checked()->fd(); }
   void Close() {
     if (core_ != nullptr) std::exchange(core_, nullptr)->Close();
   }
@@ -593,19 +730,22 @@ coro::Task<IoResult<std::size_t>> TcpStream<Scheduler>::Read(std::span<char> buf
   if constexpr (Core::kCompletions) {
     core->op(Core::kReadSide)
         .PrepareRead(core->fd(), buffer.data(), buffer.size(), core->relay(Core::kReadSide));
-    IoResult<std::int32_t> result = co_await core->RunOp(Core::kReadSide, deadline);
+    IoResult<std::int32_t> result =
+        co_await core->RunOp(Core::kReadSide, core->IdleBound(deadline));
     if (!result.ok()) co_return result.error();
     if (result.value() == 0) co_return IoError(IoErrorCode::kEndOfStream);
     if (result.value() < 0) co_return internal::ErrorOfResult(result.value(), false);
+    core->Touch();
     co_return static_cast<std::size_t>(result.value());
   } else {
     while (true) {
       if (core->Drained(Core::kReadSide)) {
-        IoError waited = co_await core->WaitReady(Core::kReadSide, deadline);
+        IoError waited = co_await core->WaitReady(Core::kReadSide, core->IdleBound(deadline));
         if (!waited.ok()) co_return waited;
       }
       const std::ptrdiff_t n = internal::RecvNow(core->fd(), buffer.data(), buffer.size());
       if (n > 0) {
+        core->Touch();
         if (static_cast<std::size_t>(n) < buffer.size()) core->SetDrainedAfterShortRead();
         co_return static_cast<std::size_t>(n);
       }
@@ -630,36 +770,56 @@ coro::Task<IoError> TcpStream<Scheduler>::ReadExactly(std::span<char> buffer,
 }
 
 template <typename Scheduler>
-coro::Task<IoError> TcpStream<Scheduler>::Write(std::span<const char> data, TaskDeadline deadline) {
+coro::Task<IoResult<std::size_t>> TcpStream<Scheduler>::WriteSome(std::span<const char> data,
+                                                                  TaskDeadline deadline) {
+  FAIRSCHED_DCHECK(!data.empty(), "WriteSome of no data");
+  std::size_t moved = 0;
+  const IoError error = co_await Transmit(data, deadline, /*all=*/false, &moved);
+  if (!error.ok()) co_return error;
+  co_return moved;
+}
+
+template <typename Scheduler>
+coro::Task<IoError> TcpStream<Scheduler>::Transmit(std::span<const char> data,
+                                                   TaskDeadline deadline, bool all,
+                                                   std::size_t* moved) {
   Core* core = Checked();
   if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
   std::size_t done = 0;
-  while (done < data.size()) {
+  while (done < data.size() && (all || done == 0)) {
     if constexpr (Core::kCompletions) {
       core->op(Core::kWriteSide)
           .PrepareSend(core->fd(), data.data() + done, data.size() - done,
                        core->relay(Core::kWriteSide));
-      IoResult<std::int32_t> result = co_await core->RunOp(Core::kWriteSide, deadline);
-      if (!result.ok()) co_return result.error();
-      if (result.value() < 0) co_return internal::ErrorOfResult(result.value(), false);
+      IoResult<std::int32_t> result =
+          co_await core->RunOp(Core::kWriteSide, core->IdleBound(deadline));
+      if (!result.ok()) co_return result.error().WithBytesDone(done);
+      if (result.value() < 0) {
+        co_return internal::ErrorOfResult(result.value(), false).WithBytesDone(done);
+      }
       done += static_cast<std::size_t>(result.value());
+      core->Touch();
     } else {
       if (core->Drained(Core::kWriteSide)) {
-        IoError waited = co_await core->WaitReady(Core::kWriteSide, deadline);
-        if (!waited.ok()) co_return waited;
+        IoError waited = co_await core->WaitReady(Core::kWriteSide, core->IdleBound(deadline));
+        if (!waited.ok()) co_return waited.WithBytesDone(done);
       }
       const std::ptrdiff_t n =
           internal::SendNow(core->fd(), data.data() + done, data.size() - done);
       if (n >= 0) {
         done += static_cast<std::size_t>(n);
+        core->Touch();
         if (done < data.size()) core->SetDrained(Core::kWriteSide);  // the buffer is full
         continue;
       }
       if (n == -EINTR) continue;
-      if (n != -EAGAIN && n != -EWOULDBLOCK) co_return IoError::FromErrno(static_cast<int>(-n));
+      if (n != -EAGAIN && n != -EWOULDBLOCK) {
+        co_return IoError::FromErrno(static_cast<int>(-n)).WithBytesDone(done);
+      }
       core->SetDrained(Core::kWriteSide);
     }
   }
+  if (moved != nullptr) *moved = done;  // (a failure carries it as bytes_done())
   co_return IoError();
 }
 
@@ -671,8 +831,45 @@ IoError TcpStream<Scheduler>::Shutdown(ShutdownHow how) {
 
 template <typename Scheduler>
 IoError TcpStream<Scheduler>::SetNoDelay(bool on) {
-  const int result = internal::SetTcpNoDelay(Checked()->fd(), on);
-  return result < 0 ? IoError::FromErrno(-result) : IoError();
+  return internal::ErrorOfStatus(internal::SetTcpNoDelay(Checked()->fd(), on));
+}
+
+template <typename Scheduler>
+IoError TcpStream<Scheduler>::EnableKeepAlive(const KeepAlive& settings) {
+  using internal::SocketOption;
+  const int fd = Checked()->fd();
+  const struct {
+    SocketOption option;
+    long long value;
+  } steps[] = {{SocketOption::kKeepIdleSeconds, settings.idle.count()},
+               {SocketOption::kKeepIntervalSeconds, settings.interval.count()},
+               {SocketOption::kKeepProbes, settings.probes}};
+  for (const auto& step : steps) {
+    const long long value = step.value;
+    if (value == 0) continue;  // the system default
+    if (value < 0 || value > INT32_MAX) return IoError(IoErrorCode::kSystem, EINVAL);
+    const int status = internal::SetSocketOption(fd, step.option, static_cast<int>(value));
+    if (status < 0) return IoError::FromErrno(-status);
+  }
+  return internal::ErrorOfStatus(internal::SetSocketOption(fd, SocketOption::kKeepAlive, 1));
+}
+
+template <typename Scheduler>
+IoError TcpStream<Scheduler>::DisableKeepAlive() {
+  return internal::ErrorOfStatus(
+      internal::SetSocketOption(Checked()->fd(), internal::SocketOption::kKeepAlive, 0));
+}
+
+template <typename Scheduler>
+IoError TcpStream<Scheduler>::SetReceiveBufferSize(int bytes) {
+  return internal::ErrorOfStatus(
+      internal::SetSocketOption(Checked()->fd(), internal::SocketOption::kReceiveBuffer, bytes));
+}
+
+template <typename Scheduler>
+IoError TcpStream<Scheduler>::SetSendBufferSize(int bytes) {
+  return internal::ErrorOfStatus(
+      internal::SetSocketOption(Checked()->fd(), internal::SocketOption::kSendBuffer, bytes));
 }
 
 template <typename Scheduler>
@@ -687,8 +884,8 @@ IoResult<SocketAddress> TcpStream<Scheduler>::PeerAddress() const {
 template <typename Scheduler>
 IoResult<TcpListener<Scheduler>> TcpListener<Scheduler>::Listen(Scheduler& scheduler,
                                                                 const SocketAddress& address,
-                                                                int backlog) {
-  const int fd = internal::OpenListeningSocket(address, backlog);
+                                                                const ListenOptions& options) {
+  const int fd = internal::OpenListeningSocket(address, options);
   if (fd < 0) return IoError::FromErrno(-fd);
   if (const int attached = internal::AttachSocket(scheduler.io(), fd); attached < 0) {
     internal::CloseFd(fd);
@@ -728,6 +925,16 @@ coro::Task<IoResult<TcpStream<Scheduler>>> TcpListener<Scheduler>::Accept(TaskDe
     }
     co_return TcpStream<Scheduler>(new Core(core->scheduler(), fd));
   }
+}
+
+template <typename Scheduler>
+coro::Task<IoResult<AcceptedConnection<Scheduler>>> TcpListener<Scheduler>::AcceptWithPeer(
+    TaskDeadline deadline) {
+  IoResult<TcpStream<Scheduler>> accepted = co_await Accept(deadline);
+  if (!accepted.ok()) co_return accepted.error();
+  IoResult<SocketAddress> peer = accepted.value().PeerAddress();
+  if (!peer.ok()) co_return peer.error();
+  co_return AcceptedConnection<Scheduler>{std::move(accepted).value(), peer.value()};
 }
 
 template <typename Scheduler>

@@ -3,7 +3,7 @@
 // write: delimiters split across reads, lines at and over their bound (and the memory the
 // bound allows), the stream ending mid-line, ReadExactly across the buffer, buffered writes
 // and Flush with partial writes. Those run synchronously (coro::RunSync). Then the same
-// reader over real TcpStreams (TcpByteStream) on both backends, against a raw client that
+// reader over real TcpStreams (a ByteStream themselves) on both backends, against a raw client that
 // splits its bytes across packets.
 #include "io/buffered_stream.h"
 
@@ -80,10 +80,9 @@ class ScriptedStream {
 static_assert(ByteStream<ScriptedStream>);
 static_assert(ByteStream<BufferedStream<ScriptedStream>>);  // layers stack
 static_assert(
-    ByteStream<TcpByteStream<BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, EpollBackend>>>);
+    ByteStream<TcpStream<BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, EpollBackend>>>);
 static_assert(
-    ByteStream<
-        TcpByteStream<BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, IoUringBackend>>>);
+    ByteStream<TcpStream<BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, IoUringBackend>>>);
 
 using Buffered = BufferedStream<ScriptedStream>;
 
@@ -238,7 +237,7 @@ template <typename Sched>
 coro::Task<IoError> ServeOne(TcpListener<Sched> listener) {
   IoResult<TcpStream<Sched>> accepted = co_await listener.Accept(coro::DeadlineAfter(seconds(10)));
   if (!accepted.ok()) co_return accepted.error();
-  BufferedStream in_out(TcpByteStream<Sched>(std::move(accepted).value()), {.read_buffer = 32});
+  BufferedStream in_out(std::move(accepted).value(), {.read_buffer = 32});
   const TaskDeadline deadline = coro::DeadlineAfter(seconds(10));
   std::string answer;
   for (int i = 0; i < 3; ++i) {
