@@ -96,8 +96,8 @@ struct Endings {
 template <typename Scheduler>
 coro::Task<void> EchoOverTls(TcpStream<Scheduler> tcp, const TlsContext* context, Limits limits,
                              Endings* endings) {
-  using Tls = TlsStream<TcpByteStream<Scheduler>>;
-  Tls tls = Tls::Server(*context, TcpByteStream<Scheduler>(std::move(tcp)));
+  using Tls = TlsStream<TcpStream<Scheduler>>;
+  Tls tls = Tls::Server(*context, std::move(tcp));
   IoError error = co_await tls.Handshake(coro::DeadlineAfter(limits.handshake));
   std::vector<char> buffer(16 * 1024);
   while (error.ok()) {
@@ -123,7 +123,7 @@ coro::Task<void> EchoOverTls(TcpStream<Scheduler> tcp, const TlsContext* context
   // close_notify (a no-op on a broken session, whose calls fail at once), then the TCP close
   // that lets the client read it.
   (void)co_await tls.Shutdown(coro::DeadlineAfter(limits.write));
-  examples::CloseGracefully(tls.stream().tcp());
+  examples::CloseGracefully(tls.stream());
 }
 
 template <typename Backend>

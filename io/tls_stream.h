@@ -1,12 +1,13 @@
 // TlsStream: TLS (1.2 and 1.3, OpenSSL from Debian) over any ByteStream (io/byte_stream.h),
-// itself a ByteStream, so BufferedStream<TlsStream<TcpByteStream<...>>> stacks:
+// itself a ByteStream, so BufferedStream<TlsStream<TcpStream<...>>> stacks:
 //
 //   TlsContext context = TlsContext::Server("cert.pem", "key.pem");   // once per program
 //   if (!context.ok()) Fail(context.error());
-//   TlsStream tls = TlsStream<TcpByteStream<Sched>>::Server(context,
-//   TcpByteStream(std::move(tcp))); if (IoError e = co_await tls.Handshake(deadline); !e.ok())
-//   Log(tls.ErrorMessage()); co_await tls.ReadSome(buffer, deadline);  co_await WriteAll(tls,
-//   answer, deadline); co_await tls.Shutdown(deadline);          // close_notify
+//   auto tls = TlsStream<TcpStream<Sched>>::Server(context, std::move(tcp));
+//   if (IoError e = co_await tls.Handshake(deadline); !e.ok()) Log(tls.ErrorMessage());
+//   co_await tls.ReadSome(buffer, deadline);
+//   co_await WriteAll(tls, answer, deadline);
+//   co_await tls.Shutdown(deadline);                                   // close_notify
 //
 // How: OpenSSL never sees a socket. The SSL object reads ciphertext from one memory BIO and
 // writes ciphertext to another; each operation runs OpenSSL until it is done or needs more

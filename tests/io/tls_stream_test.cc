@@ -135,7 +135,7 @@ using EpollSched = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, EpollBa
 
 // (Spawned tasks return IoError and TcpStream, not an IoResult: coro/runtime.h's report of a
 // detached coroutine's exception does not compile for a [[nodiscard]] result type.)
-coro::Task<IoError> ReadOnce(TlsStream<TcpByteStream<EpollSched>>* tls) {
+coro::Task<IoError> ReadOnce(TlsStream<TcpStream<EpollSched>>* tls) {
   char byte;
   IoResult<std::size_t> read =
       co_await tls->ReadSome(std::span<char>(&byte, 1), coro::DeadlineAfter(seconds(10)));
@@ -157,8 +157,8 @@ void StartTwoOperationsAtOnce() {
           .value();
   testing::RawClient silent(listener.LocalAddress().value());
   const TlsContext context = TlsContext::Server(ServerFiles().certificate, ServerFiles().key);
-  TlsStream<TcpByteStream<EpollSched>> tls = TlsStream<TcpByteStream<EpollSched>>::Server(
-      context, TcpByteStream<EpollSched>(coro::Spawn(scheduler, AcceptOne(&listener)).Get()));
+  TlsStream<TcpStream<EpollSched>> tls = TlsStream<TcpStream<EpollSched>>::Server(
+      context, coro::Spawn(scheduler, AcceptOne(&listener)).Get());
   coro::JoinHandle<IoError> first = coro::Spawn(scheduler, ReadOnce(&tls));
   std::this_thread::sleep_for(milliseconds(200));
   (void)coro::Spawn(scheduler, ReadOnce(&tls)).Get();
@@ -185,7 +185,7 @@ struct ServerLimits {
 };
 
 template <typename Sched>
-using Tls = TlsStream<TcpByteStream<Sched>>;
+using Tls = TlsStream<TcpStream<Sched>>;
 
 // Accepts one connection and echoes over TLS until the client's close_notify, which it
 // answers with its own; any failure ends it, except a first read that times out (the session
@@ -196,7 +196,7 @@ coro::Task<Ending> ServeEcho(TcpListener<Sched>* listener, const TlsContext* con
   IoResult<TcpStream<Sched>> accepted = co_await listener->Accept(coro::DeadlineAfter(seconds(10)));
   if (!accepted.ok()) co_return Ending{accepted.error(), "accept"};
   BufferedStream<Tls<Sched>> in_out(
-      Tls<Sched>::Server(*context, TcpByteStream<Sched>(std::move(accepted).value())));
+      Tls<Sched>::Server(*context, std::move(accepted).value()));
   Tls<Sched>& tls = in_out.stream();
   Ending ending;
   ending.error = co_await tls.Handshake(coro::DeadlineAfter(limits.handshake));
@@ -246,7 +246,7 @@ coro::Task<Ending> RunClient(Sched* scheduler, SocketAddress address, const TlsC
       co_await TcpStream<Sched>::Connect(*scheduler, address, deadline);
   if (!connected.ok()) co_return Ending{connected.error(), "connect"};
   Tls<Sched> tls =
-      Tls<Sched>::Client(*context, TcpByteStream<Sched>(std::move(connected).value()), "localhost");
+      Tls<Sched>::Client(*context, std::move(connected).value(), "localhost");
   IoError error = co_await tls.Handshake(deadline);
   if (!error.ok() || script == ClientScript::kHandshake)
     co_return Ending{error, tls.ErrorMessage()};
