@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -95,13 +96,15 @@ class Server {
     sched_->PostDeadlineThroughStop(&task_, kTaskDeadlineInfinite);
     sched_->io().Submit(&op_);
   }
-  // One result: an accepted socket (closed at once) or bytes received.
+  // One result: an accepted socket (closed at once) or bytes received. A failed accept
+  // (ECONNABORTED: the client's RST arrived before the accept) still ends one connection of
+  // the iteration, so it counts; a cancel (Stop) does not.
   void Take(std::int32_t result) {
-    if (result < 0) return;
     if (accept_) {
-      close(result);
+      if (result == -ECANCELED) return;
+      if (result >= 0) close(result);
       count_.fetch_add(1, std::memory_order_relaxed);
-    } else {
+    } else if (result > 0) {
       count_.fetch_add(result, std::memory_order_relaxed);
     }
   }
@@ -116,7 +119,10 @@ class Server {
     }
     if (final) {
       if (mode_ == Mode::kSingle) Take(op_.Result());
-      if (stopping_.load() || op_.Result() < 0) {
+      // Single-shot: re-armed after any result but the end of the stream, a cancel or Stop
+      // (an accept that failed for one connection must not stop accepting the others).
+      const bool ended = op_.Result() == -ECANCELED || (!accept_ && op_.Result() <= 0);
+      if (stopping_.load() || ended) {
         done_.store(true);
         return;
       }
@@ -155,8 +161,14 @@ std::unique_ptr<UringScheduler> MakeScheduler(Mode mode, benchmark::State& state
   return sched;
 }
 
+// Waits until the server has handled `target` connections or bytes; a benchmark that stops
+// making progress fails loudly after 30 s instead of hanging the recording.
 void WaitForCount(const Server& server, std::int64_t target) {
-  while (server.count() < target) std::this_thread::yield();
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (server.count() < target) {
+    if (std::chrono::steady_clock::now() > give_up) Die("no progress for 30 s");
+    std::this_thread::yield();
+  }
 }
 
 template <Mode kMode>
