@@ -48,6 +48,10 @@ struct FleetOptions {
   // rewritten with '\r', otherwise one line per second. Prefixed by `label`.
   std::FILE* progress = nullptr;
   std::string label;
+  // Tests: the first fleet thread sleeps this long before its first connect, as a connect
+  // whose SYN was dropped by a full listen queue waits for the kernel's retransmit.
+  // Threads fleet only (not sent to a child process).
+  std::chrono::nanoseconds first_connect_delay{0};
 };
 
 // Per thread, from /proc/self/task/*/schedstat: time on a CPU, and time spent runnable but

@@ -174,6 +174,7 @@ DesignReport Run(Design design, const SavegameOptions& options) {
   fleet.heavy_users = options.heavy_users;
   fleet.heavy_factor = options.heavy_factor;
   fleet.drain_timeout = options.drain_timeout;
+  fleet.first_connect_delay = options.first_connect_delay;
   fleet.progress = options.progress;
   fleet.label = ToString(design);
 

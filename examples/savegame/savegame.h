@@ -54,6 +54,8 @@ struct SavegameOptions {
   // (fairsched_server.h, ServerOptions).
   int heavy_users = 0;
   int heavy_factor = 1;
+  // Tests only: FleetOptions::first_connect_delay.
+  std::chrono::nanoseconds first_connect_delay{0};
   std::chrono::nanoseconds drain_timeout = std::chrono::seconds(10);
   std::size_t blob_payload = 1024;
   // TaskSchedulerOptions::spin_before_park of the server's and the store's schedulers.

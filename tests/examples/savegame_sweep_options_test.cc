@@ -120,6 +120,33 @@ TEST(SkewedWorkloadTest, TheRunSavesHeavyUsersMoreOften) {
   EXPECT_GT(heavy / light, 4) << heavy << " vs " << light;
 }
 
+// The measured window opens once every connection is connected: a fleet thread whose
+// connect is late (here 600 ms, like a SYN retransmit after a listen-queue overflow) still
+// runs its closed loop for the whole duration. Before, the window was counted from the
+// fleet's start, so that thread found it over and sent one request per connection.
+TEST(FleetWindowTest, ConnectingDoesNotEatTheMeasuredWindow) {
+  SavegameOptions o;
+  o.users = 16;
+  o.connections = 4;
+  o.client_threads = 2;  // connections 0-1 on the delayed thread, 2-3 on the other
+  o.duration = 400ms;
+  o.blob_latency = 0ns;
+  o.cpu_cost = 0ns;
+  o.step_timeout = 5s;
+  o.first_connect_delay = 600ms;
+  const DesignReport r = RunDesign(Design::kFairsched, o);
+  ASSERT_TRUE(r.check.passed) << r.check.message;
+  std::vector<int> sent_per_connection(o.connections, 0);
+  for (const RequestOutcome& request : r.fleet.requests) {
+    const std::uint64_t connection = (request.request_id >> 32) - 1;
+    ASSERT_LT(connection, sent_per_connection.size());
+    ++sent_per_connection[connection];
+  }
+  for (int c = 0; c < o.connections; ++c) {
+    EXPECT_GT(sent_per_connection[c], 10) << "connection " << c;
+  }
+}
+
 TEST(FileLimitTest, RaisesTheSoftLimitToTheHardOne) {
   rlimit limit{};
   ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &limit), 0);
