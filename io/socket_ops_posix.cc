@@ -44,6 +44,8 @@ struct OptionName {
 // The level and name of `option` (Linux has them all).
 OptionName NameOf(SocketOption option) {
   switch (option) {
+    case SocketOption::kNoDelay:
+      return {IPPROTO_TCP, TCP_NODELAY};
     case SocketOption::kKeepAlive:
       return {SOL_SOCKET, SO_KEEPALIVE};
     case SocketOption::kKeepIdleSeconds:
@@ -87,11 +89,6 @@ int ShutdownSocket(int fd, ShutdownHow how) {
                         : how == ShutdownHow::kWrite ? SHUT_WR
                                                      : SHUT_RDWR;
   return ::shutdown(fd, posix_how) == 0 ? 0 : -errno;
-}
-
-int SetTcpNoDelay(int fd, bool on) {
-  const int value = on ? 1 : 0;
-  return ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &value, sizeof(value)) == 0 ? 0 : -errno;
 }
 
 int SocketName(int fd, bool peer, sockaddr_storage* storage, socklen_t* length) {

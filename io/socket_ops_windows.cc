@@ -60,6 +60,8 @@ struct OptionName {
 // keepalive timers (mingw-w64's headers do not declare them).
 std::optional<OptionName> NameOf(SocketOption option) {
   switch (option) {
+    case SocketOption::kNoDelay:
+      return OptionName{IPPROTO_TCP, TCP_NODELAY};
     case SocketOption::kKeepAlive:
       return OptionName{SOL_SOCKET, SO_KEEPALIVE};
     case SocketOption::kReceiveBuffer:
@@ -106,14 +108,6 @@ int ShutdownSocket(int fd, ShutdownHow how) {
                           : how == ShutdownHow::kWrite ? SD_SEND
                                                        : SD_BOTH;
   return ::shutdown(SocketOf(fd), windows_how) == 0 ? 0 : LastError();
-}
-
-int SetTcpNoDelay(int fd, bool on) {
-  const BOOL value = on ? TRUE : FALSE;
-  return ::setsockopt(SocketOf(fd), IPPROTO_TCP, TCP_NODELAY,
-                      reinterpret_cast<const char*>(&value), sizeof(value)) == 0
-             ? 0
-             : LastError();
 }
 
 int SocketName(int fd, bool peer, sockaddr_storage* storage, socklen_t* length) {

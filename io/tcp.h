@@ -179,6 +179,7 @@ namespace internal {
 // The socket options TcpStream and TcpListener set; io/socket_ops_*.cc map each to its
 // platform's level and name.
 enum class SocketOption : std::uint8_t {
+  kNoDelay,           // IPPROTO_TCP TCP_NODELAY (0/1)
   kKeepAlive,         // SOL_SOCKET SO_KEEPALIVE (0/1)
   kKeepIdleSeconds,   // IPPROTO_TCP TCP_KEEPIDLE
   kKeepIntervalSeconds,  // IPPROTO_TCP TCP_KEEPINTVL
@@ -525,8 +526,6 @@ enum class ShutdownHow { kRead, kWrite, kBoth };
 namespace internal {
 // shutdown(2) / Winsock shutdown: 0 or -errno.
 int ShutdownSocket(int fd, ShutdownHow how);
-// setsockopt(IPPROTO_TCP, TCP_NODELAY): 0 or -errno.
-int SetTcpNoDelay(int fd, bool on);
 }  // namespace internal
 
 // A connected TCP socket. Move-only; the destructor closes it.
@@ -831,7 +830,8 @@ IoError TcpStream<Scheduler>::Shutdown(ShutdownHow how) {
 
 template <typename Scheduler>
 IoError TcpStream<Scheduler>::SetNoDelay(bool on) {
-  return internal::ErrorOfStatus(internal::SetTcpNoDelay(Checked()->fd(), on));
+  return internal::ErrorOfStatus(
+      internal::SetSocketOption(Checked()->fd(), internal::SocketOption::kNoDelay, on ? 1 : 0));
 }
 
 template <typename Scheduler>
