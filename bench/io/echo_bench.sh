@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
 # Echo benchmark: fairsched's coroutine echo server (examples/echo_server.cc) on epoll and on
-# io_uring, and the same server written with Asio (bench/io/asio_echo_server.cc), all driven
-# by the same load generator (tools/loadgen) in one run, interleaved, repeated.
+# io_uring, and the same server written with Asio (bench/io/asio_echo_server.cc), Tokio and
+# Go (bench/io/peers/), all driven by the same load generator (tools/loadgen) in one run,
+# interleaved, repeated.
 #   bench/io/echo_bench.sh [repeats=3] [seconds=3] [out=/tmp/echo_bench] [servers...]
-# servers: fairsched-epoll fairsched-io_uring asio (default), fairsched-epoll-nospin,
+# servers: fairsched-epoll fairsched-io_uring asio tokio go (default; tokio and go only if
+# bench/io/peers/build.sh can build them, else with a warning), fairsched-epoll-nospin,
 # fairsched-io_uring-nospin (the scheduler's spin_before_park set to 0); any of them with
 # the suffix -framed (e.g. asio-framed) runs the 4-byte length-prefixed protocol instead.
+# The Tokio and Go peers are built outside Bazel into $ECHO_PEERS_BUILD (default
+# ${TMPDIR:-/tmp}/fairsched_echo_peers_build).
 # Every server echoes plain bytes by default (examples/echo_server.h, EchoProtocol::kPlain):
 # loadgen's frames are just bytes to them and come back unchanged, so loadgen checks the
 # echo byte for byte in both protocols.
 # Points: 1, 64 and 1,000 connections x 64-byte and 4 KiB messages, plus the fairness pair
 # (1,000 connections of 64 bytes, without and with one connection flooding 64 frames deep).
 # Every server gets --workers=2; loadgen runs one epoll thread. Prints one RESULT line per
-# run to $out/results.txt and a summary (medians, min-max) through echo_summary.py.
+# run to $out/results.txt and a summary (medians, min-max, per-round ratios, the goals)
+# through echo_summary.py. Exits non-zero if any run failed or saw errors (the numbers of
+# the other runs are still summarised), so a short run is a smoke test of the plumbing:
+#   bench/io/echo_bench.sh 1 1 /tmp/echo_smoke fairsched-epoll asio tokio go
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repeats=${1:-3}
@@ -20,10 +27,20 @@ seconds=${2:-3}
 out=${3:-/tmp/echo_bench}
 shift $(( $# < 3 ? $# : 3 ))
 servers=("$@")
-if [ ${#servers[@]} -eq 0 ]; then servers=(fairsched-epoll fairsched-io_uring asio); fi
 mkdir -p "$out"
 ./bazelw build --config=opt //examples:echo_server //bench/io:asio_echo_server //tools/loadgen
 bin=$(./bazelw info --config=opt bazel-bin 2>/dev/null)
+peers=${ECHO_PEERS_BUILD:-${TMPDIR:-/tmp}/fairsched_echo_peers_build}
+if [ ${#servers[@]} -eq 0 ]; then
+  servers=(fairsched-epoll fairsched-io_uring asio)
+  if bench/io/peers/build.sh "$peers" > /dev/null; then
+    servers+=(tokio go)
+  else
+    echo "echo_bench.sh: WARNING: the Tokio and Go peers did not build (above); running without them" >&2
+  fi
+elif [[ " ${servers[*]} " =~ \ (tokio|go)(-framed)?\  ]]; then
+  bench/io/peers/build.sh "$peers" > /dev/null
+fi
 port=17000
 : > "$out/results.txt"
 
@@ -40,6 +57,8 @@ start_server() {  # name -> sets server_pid
     fairsched-epoll-nospin) "$bin/examples/echo_server" --backend=epoll --workers=2 --spin_us=0 --port=$port "${protocol[@]}" & ;;
     fairsched-io_uring-nospin) "$bin/examples/echo_server" --backend=io_uring --workers=2 --spin_us=0 --port=$port "${protocol[@]}" & ;;
     asio) "$bin/bench/io/asio_echo_server" --workers=2 --port=$port "${protocol[@]}" & ;;
+    tokio) "$peers/tokio_echo" --workers=2 --port=$port "${protocol[@]}" & ;;
+    go) "$peers/go_echo" --workers=2 --port=$port "${protocol[@]}" & ;;
     *) echo "unknown server: $1" >&2; exit 2 ;;
   esac
   server_pid=$!
@@ -80,4 +99,11 @@ for rep in $(seq "$repeats"); do
     stop_server
   done
 done
-python3 bench/io/echo_summary.py "$out/results.txt"
+python3 bench/io/echo_summary.py "$out/results.txt" || true
+# A run without an rps field failed outright; errors=N > 0: loadgen saw wrong or lost echoes.
+failed=$(grep -cv ' rps=.* errors=0$' "$out/results.txt" || true)
+if [ "$failed" -gt 0 ]; then
+  echo "echo_bench.sh: $failed run(s) failed or saw errors:" >&2
+  grep -v ' rps=.* errors=0$' "$out/results.txt" >&2
+  exit 1
+fi

@@ -1,19 +1,38 @@
 #!/usr/bin/env python3
-"""Summarises bench/io/echo_bench.sh's results.txt: median and min-max of each metric per
-server and point, as Markdown tables (requests/s, latency, server CPU per request), and the
-ratios the goals ask for (fairsched / Asio, io_uring / epoll, flood / no flood p99)."""
+"""Summarises bench/io/echo_bench.sh's results.txt as Markdown: per point, the median and
+min-max of each metric per server (requests/s, latency, server CPU per request, fairness);
+fairsched's servers against the peers (Asio, Tokio, Go) and io_uring against epoll as the
+median (min-max) of per-round ratios (runs of one round were made in the same pass of the
+script, so a slow phase of the machine hits both sides of a ratio alike); and whether the
+echo goals of issue 24 are met, computed from those ratios:
+  - fairsched >= 1.5x Asio's requests/s in every cell (connections x size);
+  - fairsched ahead of Tokio (ratio > 1) in every cell;
+  - fairsched's io_uring server >= its epoll server at 1,000 connections.
+A goal is judged on the median per-round ratio of each cell; a cell without runs on both
+sides makes the goal "not measured". Usage: echo_summary.py results.txt"""
 import statistics
 import sys
 from collections import defaultdict
 
+SUBJECTS = ["fairsched-epoll", "fairsched-io_uring", "fairsched-epoll-nospin",
+            "fairsched-io_uring-nospin"]
+PEERS = ["asio", "tokio", "go"]
+IO_URING_VS_EPOLL = [("fairsched-io_uring", "fairsched-epoll"),
+                     ("fairsched-io_uring-nospin", "fairsched-epoll-nospin")]
+PROTOCOLS = ["", "-framed"]  # a server name's suffix: plain echo, or the framed protocol
+CELLS = [f"c{c}_s{s}" for c in (1, 64, 1000) for s in (64, 4096)]
+WIDE_CELLS = ["c1000_s64", "c1000_s4096"]  # the 1,000-connection cells
+ASIO_FACTOR = 1.5
 
-def load(path):
+
+def load(lines):
+    """(server, label) -> the runs' fields, in file order; lines without rps (a failed
+    loadgen run) are left out."""
     runs = defaultdict(list)
-    for line in open(path):
+    for line in lines:
         fields = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
-        if "rps" not in fields:
-            continue
-        runs[(fields["server"], fields["label"])].append(fields)
+        if "rps" in fields:
+            runs[(fields["server"], fields["label"])].append(fields)
     return runs
 
 
@@ -28,49 +47,126 @@ def cell(runs, key, fmt="{:.0f}"):
     return (fmt + " ({}-{})").format(med(values), fmt.format(min(values)), fmt.format(max(values)))
 
 
-def main():
-    runs = load(sys.argv[1])
-    known = ["fairsched-epoll", "fairsched-io_uring", "fairsched-epoll-nospin",
-             "fairsched-io_uring-nospin", "asio"]
-    known += [name + "-framed" for name in known]  # the same servers on the framed protocol
-    servers = [s for s in known if any(key[0] == s for key in runs)]
-    labels = [f"c{c}_s{s}" for c in (1, 64, 1000) for s in (64, 4096)]
-    pairs = [("fairsched-epoll", "asio"), ("fairsched-io_uring", "asio"),
-             ("fairsched-io_uring", "fairsched-epoll"), ("fairsched-epoll-nospin", "asio"),
-             ("fairsched-io_uring-nospin", "asio")]
-    pairs += [(a + "-framed", b + "-framed") for a, b in pairs]  # framed compared with framed
-    ratios = [(a, b) for a, b in pairs if a in servers and b in servers]
-    print("| point (requests/s) | " + " | ".join(servers) + " | " +
-          " | ".join(f"{a}/{b}" for a, b in ratios) + " |")
-    print("|---|" + "---|" * (len(servers) + len(ratios)))
-    for label in labels:
-        row = [cell(runs[(s, label)], "rps") for s in servers]
-        m = {s: med([float(r["rps"]) for r in runs[(s, label)]]) for s in servers}
-        row += [f"{m[a] / m[b]:.2f}" for a, b in ratios]
-        print(f"| {label} | " + " | ".join(row) + " |")
-    print()
+def round_ratios(runs, a, b, label):
+    """rps(a) / rps(b) for every round (rep) in which both ran at this point."""
+    by_rep = {r["rep"]: float(r["rps"]) for r in runs[(b, label)]}
+    return [float(r["rps"]) / by_rep[r["rep"]] for r in runs[(a, label)]
+            if by_rep.get(r["rep"])]
+
+
+def ratio_cell(ratios):
+    if not ratios:
+        return "-"
+    return f"{med(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f})"
+
+
+def goal(runs, a, b, labels, holds, wording):
+    """One goal: ("met" | "not met" | "not measured", its Markdown line), judged on the
+    median per-round ratio a/b at each of `labels` (met if holds(median) at every one)."""
+    head = f"- {a} {wording}: "
+    if not any(server == b for server, _ in runs):
+        return "not measured", head + f"**not measured** (no {b} runs)"
+    medians = {label: med(round_ratios(runs, a, b, label)) for label in labels}
+    missing = [label for label, m in medians.items() if m != m]  # NaN: no shared round
+    if missing:
+        return "not measured", head + (f"**not measured** (no round with both in "
+                                       f"{', '.join(missing)})")
+    failing = [label for label in labels if not holds(medians[label])]
+    if failing:
+        return "not met", head + "**not met** (" + ", ".join(
+            f"{label} {medians[label]:.2f}" for label in failing) + ")"
+    low = min(labels, key=lambda label: medians[label])
+    return "met", head + f"**met** (lowest: {low} {medians[low]:.2f})"
+
+
+def protocol_section(runs, suffix):
+    """The requests/s tables and goals of one protocol (servers named with `suffix`)."""
+    present = {server for server, _ in runs}
+    servers = [s + suffix for s in SUBJECTS + PEERS if s + suffix in present]
+    subjects = [s + suffix for s in SUBJECTS if s + suffix in present]
+    peers = [p + suffix for p in PEERS if p + suffix in present]
+    out = ["| point (requests/s) | " + " | ".join(servers) + " |",
+           "|---|" + "---|" * len(servers)]
+    for label in CELLS:
+        out.append(f"| {label} | " + " | ".join(cell(runs[(s, label)], "rps") for s in servers)
+                   + " |")
+    pairs = [(s, p) for s in subjects for p in peers]
+    pairs += [(u + suffix, e + suffix) for u, e in IO_URING_VS_EPOLL
+              if u + suffix in present and e + suffix in present]
+    if pairs:
+        out += ["", "| point (requests/s ratio, median of per-round ratios (min-max)) | " +
+                " | ".join(f"{a}/{b}" for a, b in pairs) + " |",
+                "|---|" + "---|" * len(pairs)]
+        for label in CELLS:
+            out.append(f"| {label} | " + " | ".join(
+                ratio_cell(round_ratios(runs, a, b, label)) for a, b in pairs) + " |")
+    if subjects:
+        goals = []
+        for subject in subjects:
+            goals.append(goal(runs, subject, "asio" + suffix, CELLS,
+                              lambda m: m >= ASIO_FACTOR, f">= {ASIO_FACTOR}x Asio in every cell"))
+            goals.append(goal(runs, subject, "tokio" + suffix, CELLS,
+                              lambda m: m > 1.0, "ahead of Tokio in every cell"))
+        for uring, epoll in IO_URING_VS_EPOLL:
+            if uring + suffix in present or epoll + suffix in present:
+                goals.append(goal(runs, uring + suffix, epoll + suffix, WIDE_CELLS,
+                                  lambda m: m >= 1.0, f">= {epoll + suffix} at 1,000 connections"))
+        verdicts = {verdict for verdict, _ in goals}
+        overall = ("not met" if "not met" in verdicts else
+                   "not measured" if "not measured" in verdicts else "met")
+        out += ["", f"Goals (issue 24), judged on each cell's median per-round ratio: "
+                    f"**{overall}**", ""] + [line for _, line in goals]
+    return out
+
+
+def summary(runs):
+    """The whole summary as a list of Markdown lines."""
+    present = {server for server, _ in runs}
+    out = []
+    for suffix in PROTOCOLS:
+        if any(s + suffix in present for s in SUBJECTS + PEERS):
+            out += protocol_section(runs, suffix) + [""]
+    servers = [s + suffix for suffix in PROTOCOLS for s in SUBJECTS + PEERS
+               if s + suffix in present]
     for key, name, fmt in (("p50_us", "p50 us", "{:.1f}"), ("p99_us", "p99 us", "{:.1f}"),
                            ("server_cpu_us_per_req", "server CPU us/request", "{:.2f}")):
-        print(f"| point ({name}) | " + " | ".join(servers) + " |")
-        print("|---|" + "---|" * len(servers))
-        for label in labels:
-            print(f"| {label} | " + " | ".join(cell(runs[(s, label)], key, fmt) for s in servers) + " |")
-        print()
-    print("| fairness (1000 conns, 64 B) | " + " | ".join(servers) + " |")
-    print("|---|" + "---|" * len(servers))
+        out += [f"| point ({name}) | " + " | ".join(servers) + " |",
+                "|---|" + "---|" * len(servers)]
+        for label in CELLS:
+            out.append(f"| {label} | " + " | ".join(cell(runs[(s, label)], key, fmt)
+                                                   for s in servers) + " |")
+        out.append("")
+    out += ["| fairness (1000 conns, 64 B) | " + " | ".join(servers) + " |",
+            "|---|" + "---|" * len(servers)]
     for label, name in (("fair_base", "others' p99 us, no flooder"),
                         ("fair_flood", "others' p99 us, one flooder")):
-        print(f"| {name} | " + " | ".join(cell(runs[(s, label)], "p99_us", "{:.1f}") for s in servers) + " |")
-    ratios = []
+        out.append(f"| {name} | " + " | ".join(cell(runs[(s, label)], "p99_us", "{:.1f}")
+                                              for s in servers) + " |")
+    flood_ratios = []
     for s in servers:
         base = med([float(r["p99_us"]) for r in runs[(s, "fair_base")]])
         flood = med([float(r["p99_us"]) for r in runs[(s, "fair_flood")]])
-        ratios.append(f"{flood / base:.2f}" if base else "-")
-    print("| flood/base p99 | " + " | ".join(ratios) + " |")
-    print("| flooder's requests/s | " + " | ".join(
-        cell([dict(r, fr=float(r["flood_requests"]) / float(r["seconds"])) for r in runs[(s, "fair_flood")]], "fr")
+        flood_ratios.append(f"{flood / base:.2f}" if base == base and base else "-")
+    out.append("| flood/base p99 | " + " | ".join(flood_ratios) + " |")
+    out.append("| flooder's requests/s | " + " | ".join(
+        cell([dict(r, fr=float(r["flood_requests"]) / float(r["seconds"]))
+              for r in runs[(s, "fair_flood")]], "fr")
         for s in servers) + " |")
+    return out
+
+
+def main(argv):
+    if len(argv) != 2:
+        print("usage: echo_summary.py results.txt", file=sys.stderr)
+        return 2
+    with open(argv[1]) as f:
+        runs = load(f)
+    if not runs:
+        print(f"echo_summary.py: no successful runs in {argv[1]}", file=sys.stderr)
+        return 1
+    print("\n".join(summary(runs)))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(sys.argv))
