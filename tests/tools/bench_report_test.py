@@ -195,6 +195,18 @@ class RecordFilesTest(unittest.TestCase):
         record.clear_rounds(hot)
         self.assertEqual(sorted(os.listdir(hot)), ["notes.md", "profile_yield.txt"])
 
+    def test_new_rounds_clear_old_rounds_but_keep_the_echo_recording(self):
+        root = tempfile.mkdtemp()
+        io = os.path.join(root, "io")
+        os.makedirs(os.path.join(io, "echo"))
+        for name in ("io_backend_bench_r4.json", "io_backend_bench_r4.txt",
+                     os.path.join("echo", "results.txt")):
+            open(os.path.join(io, name), "w").close()
+        record.prepare_area_folders(root, {"io", "queues"})
+        self.assertEqual(["echo"], os.listdir(io))
+        self.assertEqual(["results.txt"], os.listdir(os.path.join(io, "echo")))
+        self.assertEqual([], os.listdir(os.path.join(root, "queues")))
+
     def test_a_full_recording_removes_the_flat_layout(self):
         root = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
         for name in ("mpsc_queue_bench.json", "mpsc_queue_bench.txt", "meta.json"):

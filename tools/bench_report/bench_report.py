@@ -1055,7 +1055,8 @@ def main(argv=None):
                         help="everything: every binary, the hot path with the Tokio and Go "
                              "peers, echo, savegame; rewrites bench/results/ and README.md")
     parser.add_argument("--echo", action="store_true",
-                        help="with --all: also record bench/io/echo_bench.sh (about 4 min more)")
+                        help="also record bench/io/echo_bench.sh into json/io/echo/ (about 7 min "
+                             "at 5 rounds), with --all or after the binaries chosen")
     parser.add_argument("--hot-path-before", metavar="TREE", default=None,
                         help="with --all: a checkout of an older revision whose fairsched rows "
                              "the hot-path recording runs next to the current ones "
@@ -1138,11 +1139,13 @@ def main(argv=None):
         raise SystemExit("bench_report: no benchmark binaries matched")
     steps = record.steps_for(targets)
     reps = 1 if args.quick else args.repetitions
-    print("\n".join(record.time_plan(steps, reps, False, False)[0]), file=sys.stderr)
+    print("\n".join(record.time_plan(steps, reps, False, False, args.echo)[0]), file=sys.stderr)
     bazel(root, ["build", "--config=opt"] + targets, capture=False)
     json_dir = os.path.join(out_dir, "json")
     commands, failed = record.run_rounds(sys.modules[__name__], root, steps, reps,
                                          0.01 if args.quick else args.min_time, json_dir)
+    if args.echo:
+        record.record_echo(root, json_dir, reps, failed)
     record.write_meta(sys.modules[__name__], root, json_dir, targets, commands, args.note)
     readme = os.path.join(root, "README.md") if args.out is None else None
     plots = render(json_dir, out_dir, plot, args.note, readme=readme, sources_root=root)

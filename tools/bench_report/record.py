@@ -122,9 +122,11 @@ def time_plan(steps, reps, all_mode, savegame, echo=False):
         add(f"{s.name} x {reps} round(s) ({s.seconds} s each)", s.seconds * reps)
     if all_mode:
         add(f"hot path (record_hot_path.sh) x {reps} round(s)", HOT_PATH_SECONDS * reps)
+    if all_mode or echo:
         add(f"echo (echo_bench.sh) x {reps} round(s)" if echo else
             "echo: not recorded (--echo adds it)",
             ECHO_POINTS * (ECHO_SECONDS_PER_POINT + 1) * reps if echo else 0)
+    if all_mode:
         add("savegame (tools/savegame/record_all.sh)" if savegame else
             "savegame: tools/savegame/record_all.sh not found, skipped",
             SAVEGAME_SECONDS if savegame else 0)
@@ -144,13 +146,19 @@ def annotate(path, extra):
         json.dump(data, f, indent=1)
 
 
+def prepare_area_folders(json_root, areas):
+    """Empties json_root/<area>/ of earlier rounds before new ones are recorded; the area's
+    sub-folders (json/io/echo/: the echo recording, made by its own step) stay."""
+    for area in sorted(areas):
+        clear_rounds(os.path.join(json_root, area))
+        os.makedirs(os.path.join(json_root, area), exist_ok=True)
+
+
 def run_rounds(bench_report, root, steps, reps, min_time, json_root, env_extra=None):
     """Runs `steps` in `reps` interleaved rounds. Returns (commands, failed labels)."""
     bin_dir = bench_report.bazel(root, ["info", "--config=opt", "bazel-bin"]).strip()
     rev = revision(root)
-    for area in sorted({s.area for s in steps}):
-        shutil.rmtree(os.path.join(json_root, area), ignore_errors=True)  # no stale rounds
-        os.makedirs(os.path.join(json_root, area))
+    prepare_area_folders(json_root, {s.area for s in steps})
     env = dict(os.environ, FAIRSCHED_BENCH_REPETITIONS="1", **(env_extra or {}))
     commands = {}
     failed = []
@@ -266,6 +274,15 @@ def clear_rounds(folder):
             os.remove(os.path.join(folder, name))
 
 
+def record_echo(root, json_root, reps, failed):
+    """bench/io/echo_bench.sh into json/io/echo/ (render() writes io.md's echo block from
+    its results.txt)."""
+    echo_dir = os.path.join(json_root, "io", "echo")
+    shutil.rmtree(echo_dir, ignore_errors=True)
+    run_script(root, "echo", ["bench/io/echo_bench.sh", str(reps),
+                              str(ECHO_SECONDS_PER_POINT), echo_dir], failed)
+
+
 def record_all(bench_report, root, args):
     """--all: every benchmark, the hot path, echo and savegame, then every document."""
     reps = 1 if args.quick else args.repetitions
@@ -296,11 +313,8 @@ def record_all(bench_report, root, args):
     write_meta(bench_report, root, json_root, targets, commands, args.note)
     if hot_ok:
         share_rounds(json_root, hot_path)
-    echo_dir = os.path.join(json_root, "io", "echo")
-    if args.echo:  # render() writes io.md's echo block from echo_dir/results.txt
-        shutil.rmtree(echo_dir, ignore_errors=True)
-        run_script(root, "echo", ["bench/io/echo_bench.sh", str(reps),
-                                  str(ECHO_SECONDS_PER_POINT), echo_dir], failed)
+    if args.echo:
+        record_echo(root, json_root, reps, failed)
     if not has_savegame:
         print("bench_report: tools/savegame/record_all.sh not found: savegame sweeps skipped",
               file=sys.stderr)
