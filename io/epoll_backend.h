@@ -4,7 +4,8 @@
 //                                                 EpollBackend>;
 //
 // Readiness model: supports IoOp Watch (edge-triggered, EPOLLET: one wake per edge) and
-// Poll (one-shot, EPOLLONESHOT). Read/Write/Accept/Connect complete at once with
+// Poll (one-shot, EPOLLONESHOT). Read/Write/Accept/Connect (and ReadV/SendV, the multishot
+// kinds) complete at once with
 // -EOPNOTSUPP: with epoll the task does the non-blocking syscall itself after a readiness
 // wake. epoll keeps one registration per fd, so a second Watch/Poll of an fd that is still
 // registered completes with -EEXIST (watch an fd once, for both directions if needed).

@@ -15,6 +15,11 @@
 //     kernel; it completes with the syscall's result (bytes, the accepted fd, 0) or -errno.
 //     Accept returns a non-blocking, close-on-exec socket. An epoll backend completes them at once
 //     with -EOPNOTSUPP (epoll reports readiness; use Watch and do the syscall in the task).
+//   - ReadV, SendV (io_uring, IOCP; epoll completes them at once with -EOPNOTSUPP):
+//     scatter/gather over an array of slices (IoSlice / ConstIoSlice, below). ReadV is
+//     readv(2) (IORING_OP_READV; WSARecv with one WSABUF per slice): the bytes fill the
+//     slices in order. SendV is one send of the slices' bytes in order with MSG_NOSIGNAL
+//     (IORING_OP_SENDMSG; WSASend). The result is the byte count, as for Read and Send.
 //   - AcceptMultishot, RecvMultishot (io_uring only; the others complete them at once with
 //     -EOPNOTSUPP): one Submit, many results. Each result is an INTERMEDIATE completion: the
 //     backend appends an IoEvent to the op's IoEventQueue and wakes the task as Wakeup (so
@@ -52,7 +57,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
+#include <type_traits>
 #include <vector>
+
+#ifndef _WIN32
+#include <sys/uio.h>  // struct iovec
+#endif
 
 #include "io/socket_platform.h"
 #include "sched/task.h"
@@ -76,6 +87,8 @@ enum class IoOpKind : std::uint8_t {
   kConnect,
   kAcceptMultishot,
   kRecvMultishot,
+  kReadV,
+  kSendV,
 };
 
 inline bool IsMultishot(IoOpKind kind) {
@@ -122,6 +135,81 @@ class IoEventQueue {
   Mutex mutex_;
   std::vector<IoEvent> events_;
 };
+
+// ---- Slices: the buffers of a vectored (scatter/gather) op ----
+//
+// A slice is a pointer and a size, laid out exactly as the platform's own buffer descriptor
+// (struct iovec on POSIX, WSABUF on Windows; the member order differs, so it is chosen per
+// platform and checked in Native). So an array of slices goes to the kernel as it is: no
+// copy and no allocation per op. IoSlice points at writable memory (reads fill it),
+// ConstIoSlice at data (writes send it); both convert implicitly from a std::span of chars.
+// A slice does not own its memory.
+//
+// Limits: a vectored op takes at most kMaxIoSlices slices (IOV_MAX on Linux: the kernel
+// refuses more with EINVAL; Windows has no such limit, the same number keeps the platforms
+// alike) and is meant to move at most kMaxIoBytes (an op's result is an int32; Linux moves
+// at most about 2 GiB per call anyway). io/tcp.h cuts longer slice arrays into ops that keep
+// both limits. On Windows a single slice longer than kMaxIoBytes aborts with a message
+// (WSABUF's length is 32 bits, and a longer completion could not be reported).
+inline constexpr std::size_t kMaxIoSlices = 1024;
+inline constexpr std::size_t kMaxIoBytes = 0x7FFFFFFF;
+
+#ifdef _WIN32
+using NativeIoSlice = WSABUF;
+#else
+using NativeIoSlice = iovec;
+#endif
+
+template <typename Char>
+class BasicIoSlice {
+  static_assert(std::is_same_v<std::remove_const_t<Char>, char>, "a slice is of char or const char");
+
+ public:
+  BasicIoSlice() = default;
+  BasicIoSlice(Char* data, std::size_t size) {
+    // Assigned in the body: the members' order is the platform's.
+    data_ = const_cast<char*>(data);  // a ConstIoSlice is never written through
+#ifdef _WIN32
+    FAIRSCHED_CHECK(size <= kMaxIoBytes, "an IoSlice longer than 2^31 - 1 bytes (Windows)");
+    size_ = static_cast<ULONG>(size);
+#else
+    size_ = size;
+#endif
+  }
+  BasicIoSlice(std::span<Char> bytes)  // NOLINT: implicit on purpose
+      : BasicIoSlice(bytes.data(), bytes.size()) {}
+
+  Char* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+
+  // The platform's descriptors for an array of slices: the same memory. For the backends
+  // and the epoll path's syscalls; the kernel never writes through a ConstIoSlice's.
+  static NativeIoSlice* Native(const BasicIoSlice* slices) {
+    static_assert(std::is_standard_layout_v<BasicIoSlice> &&
+                  sizeof(BasicIoSlice) == sizeof(NativeIoSlice));
+#ifdef _WIN32
+    static_assert(offsetof(BasicIoSlice, data_) == offsetof(WSABUF, buf) &&
+                  offsetof(BasicIoSlice, size_) == offsetof(WSABUF, len));
+#else
+    static_assert(offsetof(BasicIoSlice, data_) == offsetof(iovec, iov_base) &&
+                  offsetof(BasicIoSlice, size_) == offsetof(iovec, iov_len));
+#endif
+    return reinterpret_cast<NativeIoSlice*>(const_cast<BasicIoSlice*>(slices));
+  }
+
+ private:
+#ifdef _WIN32
+  ULONG size_ = 0;
+  char* data_ = nullptr;
+#else
+  char* data_ = nullptr;
+  std::size_t size_ = 0;
+#endif
+};
+
+using IoSlice = BasicIoSlice<char>;
+using ConstIoSlice = BasicIoSlice<const char>;
 
 class IoOp {
  public:
@@ -183,6 +271,15 @@ class IoOp {
     events_ = events;
   }
 
+  // Vectored: `count` (1..kMaxIoSlices) slices; the array and the memory it points at must
+  // stay alive and unchanged until the final completion.
+  void PrepareReadV(int fd, const IoSlice* slices, std::size_t count, Task* task) {
+    PrepareVectored(IoOpKind::kReadV, fd, IoSlice::Native(slices), count, task);
+  }
+  void PrepareSendV(int fd, const ConstIoSlice* slices, std::size_t count, Task* task) {
+    PrepareVectored(IoOpKind::kSendV, fd, ConstIoSlice::Native(slices), count, task);
+  }
+
   IoOpKind kind() const { return kind_; }
   int fd() const { return fd_; }
   Task* task() const { return task_; }
@@ -193,6 +290,8 @@ class IoOp {
   socklen_t address_length() const { return address_length_; }
   IoEventQueue* events() const { return events_; }
   IoBufferRing* buffer_ring() const { return buffer_ring_; }
+  NativeIoSlice* slices() const { return slices_; }
+  std::size_t slice_count() const { return slice_count_; }
 
   // After the final completion: >= 0 success, -errno failure (-ECANCELED: cancelled).
   std::int32_t Result() const { return result_; }
@@ -234,6 +333,16 @@ class IoOp {
     address_length_ = 0;
     events_ = nullptr;
     buffer_ring_ = nullptr;
+    slices_ = nullptr;
+    slice_count_ = 0;
+  }
+  void PrepareVectored(IoOpKind kind, int fd, NativeIoSlice* slices, std::size_t count,
+                       Task* task) {
+    FAIRSCHED_DCHECK(count >= 1 && count <= kMaxIoSlices,
+                     "a vectored IoOp takes 1 to kMaxIoSlices (1024) slices");
+    Prepare(kind, fd, task);
+    slices_ = slices;
+    slice_count_ = count;
   }
 
   // Inputs (written by the owner before Submit; read by the sched-role).
@@ -247,6 +356,8 @@ class IoOp {
   socklen_t address_length_ = 0;
   IoEventQueue* events_ = nullptr;
   IoBufferRing* buffer_ring_ = nullptr;
+  NativeIoSlice* slices_ = nullptr;
+  std::size_t slice_count_ = 0;
   // Outputs.
   std::int32_t result_ = 0;
   Atomic<std::uint32_t> readiness_{0};

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 namespace fairsched {
 
@@ -327,6 +328,20 @@ void IoUringBackend::Arm(IoOp* op) {
         io_uring_prep_accept(sqe, op->fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
       }
       break;
+    case IoOpKind::kReadV:
+      io_uring_prep_readv(sqe, op->fd(), op->slices(), static_cast<unsigned>(op->slice_count()),
+                          static_cast<std::uint64_t>(-1));
+      break;
+    case IoOpKind::kSendV: {
+      // SENDMSG, not WRITEV: only send flags carry MSG_NOSIGNAL. The msghdr stays with the
+      // op until its CQE (freed in Handle), whenever the kernel reads it.
+      auto* message = new msghdr{};
+      message->msg_iov = op->slices();
+      message->msg_iovlen = op->slice_count();
+      op->backend_request = message;
+      io_uring_prep_sendmsg(sqe, op->fd(), message, MSG_NOSIGNAL);
+      break;
+    }
     case IoOpKind::kRecvMultishot: {
       const IoBufferRing& ring = *op->buffer_ring();
       if (multishot_recv_) {
@@ -400,6 +415,10 @@ void IoUringBackend::Handle(const io_uring_cqe& cqe, IoReadySink& sink) {
     case IoOpKind::kAcceptMultishot:
     case IoOpKind::kRecvMultishot:
       HandleMultishot(op, cqe, sink);
+      return;
+    case IoOpKind::kSendV:
+      delete static_cast<msghdr*>(std::exchange(op->backend_request, nullptr));
+      registry_.Complete(op, result, sink);
       return;
     default:
       registry_.Complete(op, result, sink);

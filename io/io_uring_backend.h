@@ -4,8 +4,10 @@
 //                                                 IoUringBackend>;
 //
 // Supports every IoOp kind (io/io_op.h): Watch (multishot IORING_OP_POLL_ADD), Poll
-// (one-shot poll), Read, Write, Accept (non-blocking, close-on-exec socket), Connect, and
-// the multishot AcceptMultishot and RecvMultishot (with an IoBufferRing, see below).
+// (one-shot poll), Read, Write, Accept (non-blocking, close-on-exec socket), Connect, the
+// vectored ReadV (IORING_OP_READV) and SendV (IORING_OP_SENDMSG with MSG_NOSIGNAL; its
+// msghdr is one small heap object per op, freed at the CQE), and the multishot
+// AcceptMultishot and RecvMultishot (with an IoBufferRing, see below).
 //
 // Inside the box: the ring (its submission and completion queues) is touched only by the
 // sched-role holder. Submit/Cancel from any worker go through the shared lock-free

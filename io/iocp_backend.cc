@@ -251,6 +251,16 @@ void IocpBackend::Arm(IoOp* op, IoReadySink& sink) {
       done = WSASend(socket, &buffer, 1, &bytes, 0, &request->overlapped, nullptr) == 0;
       break;
     }
+    case IoOpKind::kReadV: {
+      DWORD flags = 0;
+      done = WSARecv(socket, op->slices(), static_cast<DWORD>(op->slice_count()), &bytes, &flags,
+                     &request->overlapped, nullptr) == 0;
+      break;
+    }
+    case IoOpKind::kSendV:
+      done = WSASend(socket, op->slices(), static_cast<DWORD>(op->slice_count()), &bytes, 0,
+                     &request->overlapped, nullptr) == 0;
+      break;
     case IoOpKind::kAccept: {
       sockaddr_storage local{};
       int length = sizeof(local);

@@ -5,9 +5,11 @@
 //                                                IocpBackend>;
 //
 // Supports the IoOp kinds (io/io_op.h) Read and Write (overlapped WSARecv / WSASend on a
-// socket), Send (WSASend: Windows has no SIGPIPE, so it is Write), Accept (AcceptEx into a
-// socket the backend creates; the accepted socket comes back attached) and Connect
-// (ConnectEx, after binding the socket to the wildcard address if it is not bound yet).
+// socket), Send (WSASend: Windows has no SIGPIPE, so it is Write), ReadV and SendV (the
+// same calls with one WSABUF per slice: an IoSlice array is a WSABUF array), Accept
+// (AcceptEx into a socket the backend creates; the accepted socket comes back attached) and
+// Connect (ConnectEx, after binding the socket to the wildcard address if it is not bound
+// yet).
 // Watch and Poll complete at once with -EOPNOTSUPP (IOCP reports completions, not
 // readiness). Results follow io/io_op.h: bytes, the accepted socket, 0, or -errno with the
 // Winsock error mapped to the errno of the same meaning (internal::ErrnoOfWinsockError).

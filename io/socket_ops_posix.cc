@@ -107,6 +107,28 @@ std::ptrdiff_t SendNow(int fd, const char* data, std::size_t size) {
   return n >= 0 ? n : -errno;
 }
 
+// ---- Vectored (TcpStream::ReadSomeV / WriteSomeV / WriteV on epoll) ----
+namespace {
+msghdr MessageOf(iovec* slices, std::size_t count) {
+  msghdr message{};
+  message.msg_iov = slices;
+  message.msg_iovlen = count;
+  return message;
+}
+}  // namespace
+
+std::ptrdiff_t RecvVNow(int fd, const IoSlice* slices, std::size_t count) {
+  msghdr message = MessageOf(IoSlice::Native(slices), count);
+  const ssize_t n = ::recvmsg(fd, &message, MSG_DONTWAIT);
+  return n >= 0 ? n : -errno;
+}
+
+std::ptrdiff_t SendVNow(int fd, const ConstIoSlice* slices, std::size_t count) {
+  const msghdr message = MessageOf(ConstIoSlice::Native(slices), count);
+  const ssize_t n = ::sendmsg(fd, &message, MSG_DONTWAIT | MSG_NOSIGNAL);
+  return n >= 0 ? n : -errno;
+}
+
 int AcceptNow(int listen_fd) {
   const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
   return fd >= 0 ? fd : -errno;

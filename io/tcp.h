@@ -50,6 +50,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "coro/runtime.h"
 #include "coro/task.h"
@@ -241,8 +242,34 @@ std::ptrdiff_t RecvNow(int fd, char* buffer, std::size_t size);
 // Readiness (epoll) path only, POSIX: one non-blocking send (MSG_NOSIGNAL) / accept4
 // (non-blocking, close-on-exec) / connect. Bytes, an fd or 0; -errno on failure.
 std::ptrdiff_t SendNow(int fd, const char* data, std::size_t size);
+// Vectored twins (epoll path, POSIX): one non-blocking recvmsg into `count` slices / one
+// sendmsg (MSG_NOSIGNAL) of them. Bytes or -errno.
+std::ptrdiff_t RecvVNow(int fd, const IoSlice* slices, std::size_t count);
+std::ptrdiff_t SendVNow(int fd, const ConstIoSlice* slices, std::size_t count);
 int AcceptNow(int listen_fd);
 int ConnectNow(int fd, const SocketAddress& address);
+// The slices one vectored receive or send takes from `slices`: its leading empty slices are
+// skipped, then slices are taken up to kMaxIoSlices and while the total stays within
+// kMaxIoBytes (a first slice that alone is longer is taken: the kernel moves less). Their
+// total goes to `*bytes` (0: every slice is empty).
+template <typename Char>
+std::span<const BasicIoSlice<Char>> SliceWindow(std::span<const BasicIoSlice<Char>> slices,
+                                                std::size_t* bytes) {
+  while (!slices.empty() && slices.front().empty()) slices = slices.subspan(1);
+  std::size_t count = 0;
+  *bytes = 0;
+  for (const BasicIoSlice<Char>& slice : slices) {
+    if (count == kMaxIoSlices || (count > 0 && slice.size() > kMaxIoBytes - *bytes)) break;
+    *bytes += slice.size();
+    ++count;
+  }
+  return slices.first(count);
+}
+// WriteV's progress: `rest` without its first `sent` bytes. A send that ended inside a
+// slice leaves that slice's tail to send; the caller's slices are const, so the unsent ones
+// are copied into `own` the first time that happens (`own` empty), and shortened there.
+std::span<const ConstIoSlice> DropSent(std::span<const ConstIoSlice> rest, std::size_t sent,
+                                       std::vector<ConstIoSlice>& own);
 // After a failed operation: the error for `result` (-errno), given how the wait ended.
 IoError ErrorOfResult(int result, bool timed_out);
 IoError ErrorOfWake(coro::WakeReason reason);
@@ -571,6 +598,31 @@ class TcpStream {
   }
   coro::Task<IoResult<std::size_t>> WriteSome(std::span<const char> data, TaskDeadline deadline);
 
+  // Scatter/gather (vectored) IO over slices (io/io_op.h: IoSlice for reads, ConstIoSlice
+  // for writes; each a pointer and a size, implicitly from a std::span<char> / <const char>).
+  // The slice array and the memory it points at must stay alive until the call returns.
+  // One receive or send takes at most kMaxIoSlices (1024) slices and at most kMaxIoBytes
+  // (2^31 - 1) bytes (see internal::SliceWindow): no slice count is an error, the *Some
+  // forms move what one call can (they may always move less than everything), WriteV goes
+  // on until all is sent. Zero-length slices are allowed anywhere and are skipped. Errors,
+  // deadlines, the idle timeout and cancellation are as for Read / WriteSome / Write; one
+  // system call or IoOp per transfer (epoll: recvmsg / sendmsg with MSG_NOSIGNAL; io_uring:
+  // IORING_OP_READV / IORING_OP_SENDMSG; IOCP: WSARecv / WSASend with a WSABUF per slice).
+  //   ReadSomeV: one receive that fills the slices in order (a slice is full before a byte
+  // goes into the next); returns the byte count (>= 1), or fails as Read (kEndOfStream...).
+  //   WriteSomeV: one send of the slices' bytes in order (at least one byte); the count.
+  //   WriteV: all bytes of all slices, in order; a send that ends inside a slice resumes at
+  // that byte. On failure, bytes_done() is how many leading bytes of the concatenated
+  // slices the kernel accepted (as Write's).
+  //   Slices with no bytes at all: WriteV succeeds at once; ReadSomeV and WriteSomeV are
+  // misuse (debug builds abort with a message, like an empty Read; release builds return
+  // kSystem / EINVAL).
+  coro::Task<IoResult<std::size_t>> ReadSomeV(std::span<const IoSlice> buffers,
+                                              TaskDeadline deadline);
+  coro::Task<IoResult<std::size_t>> WriteSomeV(std::span<const ConstIoSlice> data,
+                                               TaskDeadline deadline);
+  coro::Task<IoError> WriteV(std::span<const ConstIoSlice> data, TaskDeadline deadline);
+
   // shutdown(2): kWrite sends FIN after the data already written; kRead makes this side's
   // reads (also one waiting in another coroutine) end with kEndOfStream.
   IoError Shutdown(ShutdownHow how);
@@ -608,6 +660,13 @@ class TcpStream {
   // as bytes_done().
   coro::Task<IoError> Transmit(std::span<const char> data, TaskDeadline deadline, bool all,
                                std::size_t* moved);
+  // The vectored forms' one transfer of `window` (from internal::SliceWindow, `bytes` > 0 in
+  // it): a receive (IoSlice) or a send (ConstIoSlice), waiting for readiness (epoll, then
+  // recvmsg / sendmsg until it does not return EAGAIN) or for the op's final completion
+  // (io_uring, IOCP). Bytes moved (a receive's 0: end of stream), or the error.
+  template <typename Char>
+  coro::Task<IoResult<std::size_t>> TransferOnce(std::span<const BasicIoSlice<Char>> window,
+                                                 std::size_t bytes, TaskDeadline deadline);
   Core* Checked() const {
     FAIRSCHED_CHECK(core_ != nullptr, "use of a closed or moved-from TcpStream");
     return core_;
@@ -820,6 +879,97 @@ coro::Task<IoError> TcpStream<Scheduler>::Transmit(std::span<const char> data,
   }
   if (moved != nullptr) *moved = done;  // (a failure carries it as bytes_done())
   co_return IoError();
+}
+
+template <typename Scheduler>
+template <typename Char>
+coro::Task<IoResult<std::size_t>> TcpStream<Scheduler>::TransferOnce(
+    std::span<const BasicIoSlice<Char>> window, std::size_t bytes, TaskDeadline deadline) {
+  constexpr bool kSend = std::is_const_v<Char>;
+  constexpr typename Core::Direction kSide = kSend ? Core::kWriteSide : Core::kReadSide;
+  Core* core = Checked();
+  if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
+  if constexpr (Core::kCompletions) {
+    if constexpr (kSend) {
+      core->op(kSide).PrepareSendV(core->fd(), window.data(), window.size(), core->relay(kSide));
+    } else {
+      core->op(kSide).PrepareReadV(core->fd(), window.data(), window.size(), core->relay(kSide));
+    }
+    IoResult<std::int32_t> result = co_await core->RunOp(kSide, core->IdleBound(deadline));
+    if (!result.ok()) co_return result.error();
+    if (result.value() < 0) co_return internal::ErrorOfResult(result.value(), false);
+    if (result.value() > 0) core->Touch();
+    co_return static_cast<std::size_t>(result.value());
+  } else {
+    while (true) {
+      if (core->Drained(kSide)) {
+        IoError waited = co_await core->WaitReady(kSide, core->IdleBound(deadline));
+        if (!waited.ok()) co_return waited;
+      }
+      std::ptrdiff_t n;
+      if constexpr (kSend) {
+        n = internal::SendVNow(core->fd(), window.data(), window.size());
+      } else {
+        n = internal::RecvVNow(core->fd(), window.data(), window.size());
+      }
+      if (n > 0) {
+        core->Touch();
+        // Short: the socket's buffer is full (send) or empty (receive) for now.
+        if (static_cast<std::size_t>(n) < bytes) {
+          if constexpr (kSend) {
+            core->SetDrained(kSide);
+          } else {
+            core->SetDrainedAfterShortRead();
+          }
+        }
+      }
+      if (n >= 0) co_return static_cast<std::size_t>(n);
+      if (n == -EINTR) continue;
+      if (n != -EAGAIN && n != -EWOULDBLOCK) co_return IoError::FromErrno(static_cast<int>(-n));
+      core->SetDrained(kSide);
+    }
+  }
+}
+
+template <typename Scheduler>
+coro::Task<IoResult<std::size_t>> TcpStream<Scheduler>::ReadSomeV(
+    std::span<const IoSlice> buffers, TaskDeadline deadline) {
+  std::size_t bytes = 0;
+  const std::span<const IoSlice> window = internal::SliceWindow(buffers, &bytes);
+  FAIRSCHED_DCHECK(bytes > 0, "ReadSomeV into slices of no bytes");
+  if (bytes == 0) co_return IoError(IoErrorCode::kSystem, EINVAL);
+  IoResult<std::size_t> n = co_await TransferOnce(window, bytes, deadline);
+  if (n.ok() && n.value() == 0) co_return IoError(IoErrorCode::kEndOfStream);
+  co_return n;
+}
+
+template <typename Scheduler>
+coro::Task<IoResult<std::size_t>> TcpStream<Scheduler>::WriteSomeV(
+    std::span<const ConstIoSlice> data, TaskDeadline deadline) {
+  std::size_t bytes = 0;
+  const std::span<const ConstIoSlice> window = internal::SliceWindow(data, &bytes);
+  FAIRSCHED_DCHECK(bytes > 0, "WriteSomeV of slices with no bytes");
+  if (bytes == 0) co_return IoError(IoErrorCode::kSystem, EINVAL);
+  co_return co_await TransferOnce(window, bytes, deadline);
+}
+
+template <typename Scheduler>
+coro::Task<IoError> TcpStream<Scheduler>::WriteV(std::span<const ConstIoSlice> data,
+                                                 TaskDeadline deadline) {
+  if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
+  std::vector<ConstIoSlice> own;  // see internal::DropSent
+  std::size_t done = 0;
+  while (true) {
+    std::size_t bytes = 0;
+    const std::span<const ConstIoSlice> window = internal::SliceWindow(data, &bytes);
+    if (bytes == 0) co_return IoError();  // nothing (more) to send
+    IoResult<std::size_t> sent = co_await TransferOnce(window, bytes, deadline);
+    if (!sent.ok()) co_return sent.error().WithBytesDone(done);
+    done += sent.value();
+    // From the window's start: the empty slices SliceWindow skipped are dropped with it.
+    data = internal::DropSent(data.subspan(static_cast<std::size_t>(window.data() - data.data())),
+                              sent.value(), own);
+  }
 }
 
 template <typename Scheduler>
