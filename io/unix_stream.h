@@ -23,17 +23,18 @@
 //     STALE one: the path is a socket and a connect to it is refused (nobody listens); a
 //     live listener's path or a non-socket file still fails with EADDRINUSE. (The test and
 //     the removal are two steps: two processes that start on one path at the same moment
-//     must not both use it.) Close (and the
-//     destructor) removes the socket file the listener created, unless the path no longer
-//     names that file (removed, or replaced by someone else meanwhile).
+//     must not both opt in.) Close (and the destructor) removes the socket file the
+//     listener created, unless the path no longer names that file (removed, or replaced by
+//     someone else meanwhile).
 //   - Connect to a path with no socket file fails with kSystem / ENOENT, to a socket file
 //     nobody listens on with kRefused. On epoll a connect to a listener whose backlog is full
 //     fails at once with kSystem / EAGAIN (Unix connects do not wait for room in the kernel).
-//   - TCP-only options (SetNoDelay, keepalive) fail with kSystem (EOPNOTSUPP); Shutdown,
-//     SetIdleTimeout and the buffer sizes work.
+//   - TCP-only options (SetNoDelay, the keepalive timers) fail with kSystem (EOPNOTSUPP);
+//     the buffer sizes work.
 //   - PeerCredentialsOf(stream): the connecting process's pid, uid and gid as the kernel saw
 //     them at connect time (SO_PEERCRED).
-//   - Windows has AF_UNIX since Windows 10 1803, but the IOCP path is not wired for it:
+//   - Windows has AF_UNIX since Windows 10 1803, but Wine 8 (where the Windows build is
+//     tested) refuses AF_UNIX sockets, so the IOCP path is not wired for it:
 //     //io:unix_stream is Linux-only (see io/README.md).
 #ifndef FAIRSCHED_IO_UNIX_STREAM_H_
 #define FAIRSCHED_IO_UNIX_STREAM_H_

@@ -2,8 +2,8 @@
 // backends, EpollBackend and IoUringBackend: 20 clients echoed over a path address, an
 // abstract address, addresses that do not fit sun_path, a path that exists (regular file,
 // live listener, stale socket file with and without remove_stale), refused connects, a read
-// deadline, Close (of a stream: the peer sees the end; of a listener: its file is gone) and
-// peer credentials. Socket files live in a fresh directory under /tmp (TEST_TMPDIR may be
+// deadline, Close (of a stream: the peer sees the end; of a listener: its file is gone),
+// peer credentials and the socket options (TCP's refused). Socket files live in a fresh directory under /tmp (TEST_TMPDIR may be
 // longer than sun_path allows); the fd count is checked after each test.
 #include "io/unix_stream.h"
 
@@ -312,6 +312,41 @@ TYPED_TEST(UnixStreamTest, ReadDeadlineThenClosedPeerIsTheEndOfStream) {
   EXPECT_EQ(peer.pid, ::getpid());
   EXPECT_EQ(peer.uid, ::getuid());
   EXPECT_EQ(peer.gid, ::getgid());
+}
+
+// The options a connected Unix stream takes: TCP's own fail clearly, the buffer sizes work.
+struct OptionResults {
+  IoError no_delay;
+  IoError keepalive_timers;
+  IoError receive_buffer;
+};
+template <typename Sched>
+coro::Task<IoResult<OptionResults>> TryOptions(Sched* scheduler, UnixListener<Sched>* listener,
+                                               SocketAddress address) {
+  IoResult<UnixStream<Sched>> connected =
+      co_await UnixStream<Sched>::Connect(*scheduler, address, Soon());
+  if (!connected.ok()) co_return connected.error();
+  IoResult<UnixStream<Sched>> accepted = co_await listener->Accept(Soon());
+  if (!accepted.ok()) co_return accepted.error();
+  UnixStream<Sched>& stream = connected.value();
+  KeepAlive timers;
+  timers.idle = seconds(30);
+  co_return OptionResults{stream.SetNoDelay(true), stream.EnableKeepAlive(timers),
+                          stream.SetReceiveBufferSize(64 * 1024)};
+}
+
+TYPED_TEST(UnixStreamTest, TcpOnlyOptionsAreRefusedAndBufferSizesWork) {
+  auto& scheduler = this->scheduler();
+  const SocketAddress address = this->AddressIn("options.sock");
+  auto listener = this->Listen(address);
+  IoResult<OptionResults> results =
+      coro::Spawn(scheduler, TryOptions(&scheduler, &listener, address)).Get();
+  ASSERT_TRUE(results.ok()) << results.error().Message();
+  for (const IoError& refused : {results.value().no_delay, results.value().keepalive_timers}) {
+    EXPECT_EQ(refused.code(), IoErrorCode::kSystem) << refused.Message();
+    EXPECT_EQ(refused.sys_errno(), EOPNOTSUPP) << refused.Message();
+  }
+  EXPECT_TRUE(results.value().receive_buffer.ok()) << results.value().receive_buffer.Message();
 }
 
 TYPED_TEST(UnixStreamTest, CloseRemovesOnlyTheListenersOwnFile) {
