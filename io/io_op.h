@@ -20,6 +20,8 @@
 //     readv(2) (IORING_OP_READV; WSARecv with one WSABUF per slice): the bytes fill the
 //     slices in order. SendV is one send of the slices' bytes in order with MSG_NOSIGNAL
 //     (IORING_OP_SENDMSG; WSASend). The result is the byte count, as for Read and Send.
+//   - SendTo, ReceiveFrom (IOCP only; epoll and io_uring complete them at once with
+//     -EOPNOTSUPP): one datagram, sent to / received from an address (io/udp.h).
 //   - AcceptMultishot, RecvMultishot (io_uring only; the others complete them at once with
 //     -EOPNOTSUPP): one Submit, many results. Each result is an INTERMEDIATE completion: the
 //     backend appends an IoEvent to the op's IoEventQueue and wakes the task as Wakeup (so
@@ -89,6 +91,9 @@ enum class IoOpKind : std::uint8_t {
   kRecvMultishot,
   kReadV,
   kSendV,
+  // Datagrams (IOCP: WSASendTo / WSARecvFrom; the others complete them with -EOPNOTSUPP).
+  kSendTo,
+  kReceiveFrom,
 };
 
 inline bool IsMultishot(IoOpKind kind) {
@@ -256,6 +261,30 @@ class IoOp {
     Prepare(IoOpKind::kConnect, fd, task);
     address_ = address;
     address_length_ = length;
+  }
+
+  // One datagram to `address` (null: the connected peer), sent whole or not at all; result:
+  // bytes, or -errno (-EMSGSIZE: too large). `address` must stay alive until the final
+  // completion.
+  void PrepareSendTo(int fd, const void* buffer, std::size_t length, const sockaddr* address,
+                     socklen_t address_length, Task* task) {
+    Prepare(IoOpKind::kSendTo, fd, task);
+    buffer_ = const_cast<void*>(buffer);  // never written through for kSendTo
+    length_ = length;
+    address_ = address;
+    address_length_ = address_length;
+  }
+  // One datagram into `buffer`, its sender into `*from` (an IPv4 or IPv6 address: its
+  // family gives its length); result: bytes, or -EMSGSIZE when the datagram was longer than
+  // `length` (the buffer then holds its first `length` bytes and `*from` is set; the rest
+  // is discarded), or another -errno.
+  void PrepareReceiveFrom(int fd, void* buffer, std::size_t length, sockaddr_storage* from,
+                          Task* task) {
+    Prepare(IoOpKind::kReceiveFrom, fd, task);
+    buffer_ = buffer;
+    length_ = length;
+    address_ = reinterpret_cast<const sockaddr*>(from);  // written through for kReceiveFrom
+    address_length_ = sizeof(*from);
   }
 
   // Multishot (io_uring): every accepted socket of `listen_fd` becomes an event in `events`.

@@ -354,6 +354,12 @@ void IoUringBackend::Arm(IoOp* op) {
       sqe->buf_group = ring.group_;
       break;
     }
+    case IoOpKind::kSendTo:
+    case IoOpKind::kReceiveFrom:
+      // Not supported here (io/udp.h polls on io_uring): a no-op whose completion Handle
+      // turns into -EOPNOTSUPP.
+      io_uring_prep_nop(sqe);
+      break;
   }
   io_uring_sqe_set_data(sqe, op);
 }
@@ -419,6 +425,10 @@ void IoUringBackend::Handle(const io_uring_cqe& cqe, IoReadySink& sink) {
     case IoOpKind::kSendV:
       delete static_cast<msghdr*>(std::exchange(op->backend_request, nullptr));
       registry_.Complete(op, result, sink);
+      return;
+    case IoOpKind::kSendTo:
+    case IoOpKind::kReceiveFrom:
+      registry_.Complete(op, -EOPNOTSUPP, sink);  // the no-op Arm issued for them
       return;
     default:
       registry_.Complete(op, result, sink);

@@ -41,10 +41,10 @@ void* LoadExtension(SOCKET socket, GUID guid) {
   return function;
 }
 
-// Whether every installed TCP provider hands out IFS handles (then a skipped completion
-// packet is really skipped; a layered non-IFS provider would queue one anyway).
+// Whether every installed TCP and UDP provider hands out IFS handles (then a skipped
+// completion packet is really skipped; a layered non-IFS provider would queue one anyway).
 bool AllTcpProvidersAreIfs() {
-  int protocols[] = {IPPROTO_TCP, 0};
+  int protocols[] = {IPPROTO_TCP, IPPROTO_UDP, 0};
   DWORD size = 0;
   if (WSAEnumProtocolsW(protocols, nullptr, &size) != SOCKET_ERROR ||
       WSAGetLastError() != WSAENOBUFS) {
@@ -138,6 +138,8 @@ int ErrnoOfWinsockError(int error) {
       return EOPNOTSUPP;
     case WSAEFAULT:
       return EFAULT;
+    case WSAEMSGSIZE:  // a datagram too large to send, or longer than the receive buffer
+      return EMSGSIZE;
     default:
       return EIO;
   }
@@ -152,6 +154,7 @@ struct IocpBackend::Request {
   IoOp* op = nullptr;
   SOCKET accepted = INVALID_SOCKET;             // Accept: the socket AcceptEx connects
   char addresses[2 * kAcceptAddressSize] = {};  // Accept: where AcceptEx puts both addresses
+  INT from_length = 0;  // ReceiveFrom: the sender address's size, written by WSARecvFrom
 };
 
 IocpBackend::IocpBackend() {
@@ -285,6 +288,23 @@ void IocpBackend::Arm(IoOp* op, IoReadySink& sink) {
       }
       done = connect_ex_(socket, op->address(), op->address_length(), nullptr, 0, nullptr,
                          &request->overlapped) != FALSE;
+      break;
+    }
+    case IoOpKind::kSendTo: {
+      WSABUF buffer{Length(op), static_cast<char*>(op->buffer())};
+      done = WSASendTo(socket, &buffer, 1, &bytes, 0, op->address(), op->address_length(),
+                       &request->overlapped, nullptr) == 0;
+      break;
+    }
+    case IoOpKind::kReceiveFrom: {
+      WSABUF buffer{Length(op), static_cast<char*>(op->buffer())};
+      DWORD flags = 0;
+      // The address and its length are written at completion: both outlive the call (the
+      // op's storage, the request).
+      request->from_length = op->address_length();
+      done = WSARecvFrom(socket, &buffer, 1, &bytes, &flags,
+                         const_cast<sockaddr*>(op->address()), &request->from_length,
+                         &request->overlapped, nullptr) == 0;
       break;
     }
     case IoOpKind::kWatch:

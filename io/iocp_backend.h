@@ -7,9 +7,11 @@
 // Supports the IoOp kinds (io/io_op.h) Read and Write (overlapped WSARecv / WSASend on a
 // socket), Send (WSASend: Windows has no SIGPIPE, so it is Write), ReadV and SendV (the
 // same calls with one WSABUF per slice: an IoSlice array is a WSABUF array), Accept
-// (AcceptEx into a socket the backend creates; the accepted socket comes back attached) and
+// (AcceptEx into a socket the backend creates; the accepted socket comes back attached),
 // Connect (ConnectEx, after binding the socket to the wildcard address if it is not bound
-// yet).
+// yet), and the datagram kinds SendTo / ReceiveFrom (WSASendTo / WSARecvFrom; a datagram
+// longer than the buffer ends with -EMSGSIZE, its first bytes and its sender stored:
+// io/udp.h).
 // Watch and Poll complete at once with -EOPNOTSUPP (IOCP reports completions, not
 // readiness). Results follow io/io_op.h: bytes, the accepted socket, 0, or -errno with the
 // Winsock error mapped to the errno of the same meaning (internal::ErrnoOfWinsockError).
@@ -81,6 +83,8 @@ class IocpBackend {
  public:
   // Completion-based: io/tcp.h runs each operation as one IoOp.
   static constexpr bool kCompletionBased = true;
+  // Runs SendTo / ReceiveFrom ops: io/udp.h sends and receives datagrams with them.
+  static constexpr bool kDatagramOps = true;
 
   // Aborts with a message if Winsock or the port cannot be set up.
   IocpBackend();

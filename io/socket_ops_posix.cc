@@ -12,7 +12,9 @@
 namespace fairsched::internal {
 
 int OpenTcpSocket(int family) {
-  const int fd = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+  // AF_UNIX streams (io/unix_stream.h) share the TCP code path; their protocol is 0.
+  const int protocol = family == AF_UNIX ? 0 : IPPROTO_TCP;
+  const int fd = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, protocol);
   return fd >= 0 ? fd : -errno;
 }
 

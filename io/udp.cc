@@ -1,6 +1,7 @@
 // The socket calls of io/udp.h on POSIX (Linux): non-blocking, close-on-exec UDP sockets
 // and the non-blocking recvfrom/sendto both backends' readiness paths make. Errors as -errno,
-// like io/socket_ops_posix.cc for TCP. (A Windows twin would wrap WSASendTo/WSARecvFrom.)
+// like io/socket_ops_posix.cc for TCP. io/udp_windows.cc is the Windows twin (the IOCP path
+// sends and receives with IoOps, so it only opens, binds and connects).
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -16,6 +17,10 @@ int OpenUdpSocket(int family) {
 
 int BindSocket(int fd, const SocketAddress& address) {
   return ::bind(fd, address.get(), address.length()) == 0 ? 0 : -errno;
+}
+
+int ConnectDatagramSocket(int fd, const SocketAddress& address) {
+  return ConnectNow(fd, address);  // a UDP connect never waits
 }
 
 std::ptrdiff_t ReceiveFromNow(int fd, char* buffer, std::size_t size, SocketAddress* from) {

@@ -1,14 +1,16 @@
 // Coroutine UDP sockets: UdpSocket<Scheduler> sends and receives datagrams from coroutines
-// spawned on a scheduler whose IO backend is EpollBackend or IoUringBackend (Linux only for
-// now: IOCP has no readiness operations and WSASendTo/WSARecvFrom are not wired up yet).
+// spawned on a scheduler whose IO backend is EpollBackend, IoUringBackend (Linux) or
+// IocpBackend (Windows).
 //
 // It reuses the TCP layer's socket core (io/tcp.h: internal::SocketCore, its relay tasks,
-// IoError/IoResult, SocketAddress). Both backends use readiness here, because IoOp has no
-// sendmsg/recvmsg kinds:
+// IoError/IoResult, SocketAddress). The Linux backends use readiness here (IoOp's datagram
+// kinds are IOCP's only):
 //   - epoll: the core's standing edge-triggered watch; the non-blocking recvfrom/sendto is
 //     tried first and a wait for the next edge happens only on EAGAIN (as TcpStream does).
 //   - io_uring: the non-blocking syscall is tried first; on EAGAIN a one-shot Poll IoOp
 //     (IORING_OP_POLL_ADD) is run to its final completion, then the syscall is retried.
+//   - IOCP (a backend with kDatagramOps): every send / receive is one SendTo / ReceiveFrom
+//     IoOp (WSASendTo / WSARecvFrom) run to its final completion, as TcpStream's operations.
 //
 // Contract, for users:
 //   - A datagram is sent whole or not at all: SendTo returns data.size() or an error (one
@@ -16,7 +18,8 @@
 //     (a full receive buffer, the network); nothing here retransmits.
 //   - ReceiveFrom never cuts a datagram silently: UdpDatagram::datagram_size is the
 //     datagram's full length, and truncated() says that only `size` bytes of it fit in the
-//     buffer (the rest is discarded by the kernel, as recvfrom does).
+//     buffer (the rest is discarded by the kernel, as recvfrom does). Windows does not tell
+//     the full length (WSAEMSGSIZE): there datagram_size is size + 1 for a truncated one.
 //   - Deadlines, cancellation, Stop, errors as values: as for TcpStream (io/tcp.h): kTimeout,
 //     kCancelled, kShutdown; the operation is released before the call returns.
 //   - One receiving and one sending coroutine may use a socket at the same time; two
@@ -25,6 +28,9 @@
 //   - ICMP errors (Linux): a connected socket (Connect) reports a "port unreachable" for an
 //     earlier datagram as kRefused (ECONNREFUSED) from its next receive or send; an unbound
 //     peer is not reported to an unconnected socket (Bind) at all: its datagrams vanish.
+//     Windows reports it as WSAECONNRESET, which the IOCP path turns into kRefused too (a
+//     UDP socket has no connection to reset), and Bind turns the report off for unconnected
+//     sockets (SIO_UDP_CONNRESET), so both platforms behave as Linux.
 #ifndef FAIRSCHED_IO_UDP_H_
 #define FAIRSCHED_IO_UDP_H_
 
@@ -54,16 +60,32 @@ struct UdpDatagram {
 };
 
 namespace internal {
-// The UDP socket calls (io/udp.cc, POSIX). Each returns its result or -errno.
-// A non-blocking, close-on-exec UDP socket of `family`.
+// The UDP socket calls (io/udp.cc, POSIX; io/udp_windows.cc, Winsock). Each returns its
+// result or -errno.
+// A UDP socket of `family`: POSIX non-blocking and close-on-exec; Windows overlapped and
+// not inheritable.
 int OpenUdpSocket(int family);
-// bind(2).
+// bind(2); on Windows also SIO_UDP_CONNRESET off (see the file comment).
 int BindSocket(int fd, const SocketAddress& address);
+// connect(2) of a UDP socket (fixes the peer; sends nothing, never waits).
+int ConnectDatagramSocket(int fd, const SocketAddress& address);
+// POSIX only (the readiness paths):
 // One non-blocking recvfrom: the datagram's full length (MSG_TRUNC: may exceed `size`, of
 // which only `size` bytes were stored), its sender in `*from`.
 std::ptrdiff_t ReceiveFromNow(int fd, char* buffer, std::size_t size, SocketAddress* from);
 // One non-blocking sendto (MSG_NOSIGNAL) to `to`, or to the connected peer if `to` is null.
 std::ptrdiff_t SendToNow(int fd, const char* data, std::size_t size, const SocketAddress* to);
+
+// Whether the scheduler's backend runs SendTo / ReceiveFrom IoOps (IOCP declares
+// kDatagramOps).
+template <typename Scheduler>
+constexpr bool HasDatagramOps() {
+  if constexpr (requires { BackendOf<Scheduler>::kDatagramOps; }) {
+    return BackendOf<Scheduler>::kDatagramOps;
+  } else {
+    return false;
+  }
+}
 }  // namespace internal
 
 // A UDP socket. Move-only; the destructor closes it.
@@ -99,25 +121,42 @@ class UdpSocket {
   // kSystem (EMSGSIZE: too large), kRefused (connected socket, see the file comment).
   coro::Task<IoResult<std::size_t>> SendTo(std::span<const char> data, SocketAddress to,
                                            TaskDeadline deadline) {
-    auto send = [&](int fd) { return internal::SendToNow(fd, data.data(), data.size(), &to); };
-    co_return co_await Transfer(Core::kWriteSide, deadline, send);
+    co_return co_await SendDatagram(data, &to, deadline);  // `to` lives in this frame
   }
   // Connected sockets: sends `data` as one datagram to the peer.
   coro::Task<IoResult<std::size_t>> Send(std::span<const char> data, TaskDeadline deadline) {
-    auto send = [&](int fd) { return internal::SendToNow(fd, data.data(), data.size(), nullptr); };
-    co_return co_await Transfer(Core::kWriteSide, deadline, send);
+    co_return co_await SendDatagram(data, nullptr, deadline);
   }
   // Waits for the next datagram and stores (the start of) it in `buffer`; see UdpDatagram.
   // An empty datagram is a success with size 0.
   coro::Task<IoResult<UdpDatagram>> ReceiveFrom(std::span<char> buffer, TaskDeadline deadline) {
     UdpDatagram datagram;
-    auto receive = [&](int fd) {
-      return internal::ReceiveFromNow(fd, buffer.data(), buffer.size(), &datagram.from);
-    };
-    IoResult<std::size_t> length = co_await Transfer(Core::kReadSide, deadline, receive);
-    if (!length.ok()) co_return length.error();
-    datagram.datagram_size = length.value();
-    datagram.size = std::min(length.value(), buffer.size());
+    if constexpr (kDatagramOps) {
+      Core* core = Checked();
+      if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
+      sockaddr_storage from{};
+      core->op(Core::kReadSide)
+          .PrepareReceiveFrom(core->fd(), buffer.data(), buffer.size(), &from,
+                              core->relay(Core::kReadSide));
+      IoResult<std::int32_t> result = co_await core->RunOp(Core::kReadSide, deadline);
+      if (!result.ok()) co_return result.error();
+      const bool truncated = result.value() == -EMSGSIZE;
+      if (result.value() < 0 && !truncated) co_return DatagramError(result.value());
+      datagram.from = SocketAddress::FromSockaddr(
+          reinterpret_cast<const sockaddr*>(&from),
+          from.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in));
+      datagram.size = truncated ? buffer.size() : static_cast<std::size_t>(result.value());
+      // The full length is unknown when truncated: one byte more is all that is known.
+      datagram.datagram_size = truncated ? buffer.size() + 1 : datagram.size;
+    } else {
+      auto receive = [&](int fd) {
+        return internal::ReceiveFromNow(fd, buffer.data(), buffer.size(), &datagram.from);
+      };
+      IoResult<std::size_t> length = co_await Transfer(Core::kReadSide, deadline, receive);
+      if (!length.ok()) co_return length.error();
+      datagram.datagram_size = length.value();
+      datagram.size = std::min(length.value(), buffer.size());
+    }
     co_return datagram;
   }
 
@@ -132,6 +171,8 @@ class UdpSocket {
   }
 
  private:
+  static constexpr bool kDatagramOps = internal::HasDatagramOps<Scheduler>();
+
   explicit UdpSocket(Core* core) : core_(core) {}
   Core* Checked() const {
     FAIRSCHED_CHECK(core_ != nullptr, "use of a closed or moved-from UdpSocket");
@@ -142,13 +183,39 @@ class UdpSocket {
                                   bool connect) {
     const int fd = internal::OpenUdpSocket(address.family());
     if (fd < 0) return IoError::FromErrno(-fd);
-    int result = connect ? internal::ConnectNow(fd, address) : internal::BindSocket(fd, address);
+    int result = connect ? internal::ConnectDatagramSocket(fd, address)
+                         : internal::BindSocket(fd, address);
     if (result == 0) result = internal::AttachSocket(scheduler.io(), fd);
     if (result < 0) {
       internal::CloseFd(fd);
       return IoError::FromErrno(-result);
     }
     return UdpSocket(new Core(&scheduler, fd));
+  }
+
+  // Sends one datagram to `*to` (null: the connected peer).
+  coro::Task<IoResult<std::size_t>> SendDatagram(std::span<const char> data,
+                                                 const SocketAddress* to, TaskDeadline deadline) {
+    if constexpr (kDatagramOps) {
+      Core* core = Checked();
+      if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
+      core->op(Core::kWriteSide)
+          .PrepareSendTo(core->fd(), data.data(), data.size(), to != nullptr ? to->get() : nullptr,
+                         to != nullptr ? to->length() : 0, core->relay(Core::kWriteSide));
+      IoResult<std::int32_t> result = co_await core->RunOp(Core::kWriteSide, deadline);
+      if (!result.ok()) co_return result.error();
+      if (result.value() < 0) co_return DatagramError(result.value());
+      co_return static_cast<std::size_t>(result.value());
+    } else {
+      auto send = [&](int fd) { return internal::SendToNow(fd, data.data(), data.size(), to); };
+      co_return co_await Transfer(Core::kWriteSide, deadline, send);
+    }
+  }
+
+  // A datagram op's -errno as an error. Windows reports an ICMP "port unreachable" as
+  // ECONNRESET (WSAECONNRESET); for UDP, which has no connection, it means refused.
+  static IoError DatagramError(std::int32_t result) {
+    return internal::ErrorOfResult(result == -ECONNRESET ? -ECONNREFUSED : result, false);
   }
 
   // (Callers name their lambdas before the co_await: gcc 12 destroys a lambda written

@@ -1,5 +1,6 @@
 // The blob store of the savegame service: an in-memory, versioned key -> blob store behind a
-// fairsched coroutine TCP server (one coroutine per connection). Each kGet/kPut answer waits
+// fairsched coroutine TCP server (examples/tcp_server.h: its accept loop, one coroutine per
+// connection, Stop). Each kGet/kPut answer waits
 // `latency` first (a simulated storage round trip: a coroutine sleep, the worker runs other
 // connections meanwhile). Fault injection: a `fault` fraction of kGet/kPut answers is dropped
 // (half of them; the operation still applied) or delayed by `fault_delay` (the other half).
@@ -21,6 +22,7 @@
 #include "examples/savegame/check.h"
 #include "examples/savegame/protocol.h"
 #include "examples/savegame/stream_frames.h"
+#include "examples/tcp_server.h"
 #include "io/tcp.h"
 #include "sync/primitives.h"
 
@@ -37,29 +39,20 @@ template <typename Scheduler>
 class BlobStore {
  public:
   BlobStore(Scheduler& scheduler, BlobStoreOptions options)
-      : scheduler_(scheduler), options_(options), shards_(kShards), entries_(options.users) {}
+      : options_(options),
+        shards_(kShards),
+        entries_(options.users),
+        server_(scheduler, [this](TcpStream<Scheduler> stream) { return Serve(std::move(stream)); },
+                kBacklog) {}
   ~BlobStore() { Stop(); }
   BlobStore(const BlobStore&) = delete;
   BlobStore& operator=(const BlobStore&) = delete;
 
   // Listens on `address` (port 0: any) and serves; returns the bound address.
-  IoResult<SocketAddress> Start(const SocketAddress& address) {
-    IoResult<TcpListener<Scheduler>> listener = TcpListener<Scheduler>::Listen(scheduler_, address);
-    if (!listener.ok()) return listener.error();
-    IoResult<SocketAddress> bound = listener.value().LocalAddress();
-    if (!bound.ok()) return bound.error();
-    acceptor_ = coro::Spawn(scheduler_, AcceptLoop(std::move(listener).value()));
-    return bound;
-  }
+  IoResult<SocketAddress> Start(const SocketAddress& address) { return server_.Start(address); }
 
   // Closes the listener and every connection; returns when all are closed. Idempotent.
-  void Stop() {
-    if (!acceptor_.IsValid()) return;
-    acceptor_.Cancel();  // connections are its children
-    acceptor_.Get();
-    MutexLock lock(mu_);
-    all_closed_.wait(lock, [this] { return open_ == 0; });
-  }
+  void Stop() { server_.Stop(); }
 
   std::int64_t faults_injected() const { return faults_.load(std::memory_order_relaxed); }
 
@@ -75,30 +68,17 @@ class BlobStore {
 
  private:
   static constexpr int kShards = 64;
+  static constexpr int kBacklog = 1024;
   struct Entry {
     std::uint64_t version = 0;
     std::string blob;
   };
 
-  coro::Task<void> AcceptLoop(TcpListener<Scheduler> listener) {
-    std::uint64_t connection_seed = 1;
-    while (true) {
-      IoResult<TcpStream<Scheduler>> accepted = co_await listener.Accept(kTaskDeadlineInfinite);
-      if (!accepted.ok()) {
-        const IoErrorCode code = accepted.error().code();
-        if (code == IoErrorCode::kCancelled || code == IoErrorCode::kShutdown) break;
-        co_await coro::SleepFor(std::chrono::milliseconds(1));  // e.g. out of fds
-        continue;
-      }
-      {
-        MutexLock lock(mu_);
-        ++open_;
-      }
-      coro::Spawn(scheduler_, Serve(std::move(accepted).value(), connection_seed++)).Detach();
-    }
-  }
-
-  coro::Task<void> Serve(TcpStream<Scheduler> stream, std::uint64_t seed) {
+  // One connection (TcpServer's handler). Each gets its own fault-injection random stream,
+  // seeded by its number (1, 2, ... in the order the handlers start).
+  coro::Task<void> Serve(TcpStream<Scheduler> stream) {
+    // Relaxed: a counter whose only use is a distinct seed per connection.
+    const std::uint64_t seed = next_seed_.fetch_add(1, std::memory_order_relaxed);
     FrameBuffer in;
     std::string out;
     std::minstd_rand random(static_cast<std::uint32_t>(seed * 7919 + 1));
@@ -134,10 +114,6 @@ class BlobStore {
       if (!written.ok()) break;
     }
     stream.Close();
-    // Under mu_, notify included: Stop may return (and the store be destroyed) once it sees 0.
-    MutexLock lock(mu_);
-    --open_;
-    all_closed_.notify_all();
   }
 
   // Runs one request against the table and encodes the answer into `out`.
@@ -161,17 +137,15 @@ class BlobStore {
     AppendStoreResponse({StoreStatus::kOk, entry.version, entry.blob}, out);
   }
 
-  Scheduler& scheduler_;
   const BlobStoreOptions options_;
-  coro::JoinHandle<void> acceptor_;
   std::vector<Mutex> shards_;   // shard i guards entries_[u] for u % kShards == i, applied_[i]
   std::vector<Entry> entries_;  // index: user
   // Guarded by shards_[i]: the saves applied to shard i's users.
   std::vector<std::vector<AppliedSave>> applied_ = std::vector<std::vector<AppliedSave>>(kShards);
   Atomic<std::int64_t> faults_{0};
-  Mutex mu_;
-  ConditionVariable all_closed_;
-  int open_ = 0;  // guarded by mu_: connections being served
+  Atomic<std::uint64_t> next_seed_{1};
+  // Last member: ~BlobStore stops it (every connection closed) before the table goes away.
+  examples::TcpServer<Scheduler> server_;
 };
 
 }  // namespace fairsched::savegame

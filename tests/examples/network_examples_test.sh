@@ -5,26 +5,11 @@
 # //examples:kv_server answers a scripted session. Every read has a timeout.
 set -euo pipefail
 
-fail() { echo "FAIL: $*"; exit 1; }
+source tests/shell/server_process.sh
+log=$(mktemp "${TEST_TMPDIR:-/tmp}/server.XXXXXX")
 
 # start <binary> <args...>: runs it on a free port; sets pid and port.
-start() {
-  local log
-  log=$(mktemp)
-  "$@" --port=0 --seconds=30 > "$log" &
-  pid=$!
-  for _ in $(seq 200); do
-    port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$log")
-    if [ -n "$port" ]; then return; fi
-    sleep 0.05
-  done
-  fail "$* did not start: $(cat "$log")"
-}
-
-stop() {
-  kill -TERM "$pid"
-  wait "$pid" || fail "server exited with $?"
-}
+start() { start_server "$log" "$@" --port=0 --seconds=30; }
 
 # exchange <bytes to send (printf format)> <bytes expected back>: one connection.
 exchange() {
@@ -51,16 +36,16 @@ for backend in epoll io_uring; do
   start examples/echo_server --backend="$backend"
   exchange 'hello nc\n' 'hello nc\n'
   exchange '\377\377\377\377 any bytes' '\377\377\377\377 any bytes'
-  stop
+  stop_server
 
   start examples/echo_server --backend="$backend" --framed
   dropped 'hello nc\n'  # "hell": a frame of 1.8 GB, over the limit
   exchange '\005\000\000\000hello' '\005\000\000\000hello'
-  stop
+  stop_server
 
   start examples/kv_server --backend="$backend"
   exchange 'SET a 2\r\nhi\r\nGET a\nGET b\nQUIT\n' 'STORED\nVALUE 2\nhi\nNOT_FOUND\nBYE\n'
   exchange "GET $(head -c 5000 /dev/zero | tr '\0' x)\n" 'ERROR line too long\n'
-  stop
+  stop_server
 done
 echo PASS

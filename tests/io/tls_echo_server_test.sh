@@ -6,7 +6,7 @@
 # in TEST_TMPDIR, never committed). Skips with a message if `openssl` is not on PATH.
 set -euo pipefail
 
-fail() { echo "FAIL: $*"; exit 1; }
+source tests/shell/server_process.sh
 
 if ! command -v openssl > /dev/null; then
   echo "SKIPPED: no 'openssl' binary on PATH (Debian package openssl)"
@@ -22,21 +22,8 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 \
 # makes the server end each session (close_notify, then close) 1 s after the last bytes,
 # which ends s_client's read loop: no sleeps decide what was received.
 start() {
-  : > "$dir/server.log"  # emptied here, before the server starts: no stale port from the last run
-  examples/tls_echo_server --cert="$dir/cert.pem" --key="$dir/key.pem" --port=0 --seconds=60 \
-    --idle_timeout_ms=1000 "$@" > "$dir/server.log" 2>&1 &
-  pid=$!
-  for _ in $(seq 200); do
-    port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$dir/server.log")
-    if [ -n "$port" ]; then return; fi
-    sleep 0.05
-  done
-  fail "tls_echo_server $* did not start: $(cat "$dir/server.log")"
-}
-
-stop() {
-  kill -TERM "$pid"
-  wait "$pid" || fail "server exited with $?: $(cat "$dir/server.log")"
+  start_server "$dir/server.log" examples/tls_echo_server --cert="$dir/cert.pem" \
+    --key="$dir/key.pem" --port=0 --seconds=60 --idle_timeout_ms=1000 "$@"
 }
 
 # exchange <tls version flag> <text>: one s_client session, verifying the certificate.
@@ -60,7 +47,7 @@ for backend in epoll io_uring; do
   printf 'GET / HTTP/1.1\r\n\r\n' >&3
   timeout 5 cat <&3 > /dev/null || fail "the server did not close a plaintext connection"
   exec 3>&-
-  stop
+  stop_server
   grep -q "TLS handshake failed" "$dir/server.log" || fail "no handshake error logged: $(cat "$dir/server.log")"
 done
 echo PASS
