@@ -623,8 +623,9 @@ namespace internal {
 // Whether `Scheduler`'s backend can run a kernel multishot accept (io_uring; the probe
 // decides at run time, see MultishotAcceptor::Usable).
 template <typename Scheduler>
-constexpr bool kHasMultishotAccept =
-    requires(BackendOf<Scheduler>& backend) { backend.multishot_accept(); };
+constexpr bool kHasMultishotAccept = requires(BackendOf<Scheduler>& backend) {
+  backend.multishot_accept();
+};
 
 // One standing AcceptMultishot op for a listener: armed by the first Accept, it stays armed
 // between Accepts, so each connection costs one CQE and no SQE (single-shot: one SQE, one
@@ -1071,8 +1072,8 @@ coro::Task<IoResult<TcpStream<Scheduler>>> TcpListener<Scheduler>::Accept(TaskDe
   Core* core = Checked();
   if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
   if constexpr (internal::kHasMultishotAccept<Scheduler>) {
-    if (multishot_ == nullptr && internal::MultishotAcceptor<Scheduler>::Usable(
-                                     *core->scheduler())) {
+    if (multishot_ == nullptr &&
+        internal::MultishotAcceptor<Scheduler>::Usable(*core->scheduler())) {
       multishot_ = new internal::MultishotAcceptor<Scheduler>(core);
     }
     if (multishot_ != nullptr) {

@@ -238,8 +238,8 @@ template <Mode kMode>
 void ListenerAcceptRate(benchmark::State& state) {
   std::unique_ptr<UringScheduler> sched = MakeScheduler(kMode, state);
   if (sched == nullptr) return;
-  IoResult<TcpListener<UringScheduler>> listener = TcpListener<UringScheduler>::Listen(
-      *sched, SocketAddress::Parse("127.0.0.1:0").value());
+  IoResult<TcpListener<UringScheduler>> listener =
+      TcpListener<UringScheduler>::Listen(*sched, SocketAddress::Parse("127.0.0.1:0").value());
   if (!listener.ok()) Die("listen");
   const SocketAddress bound = listener.value().LocalAddress().value();
   sockaddr_in address{};
@@ -303,9 +303,7 @@ void RecvThroughput(benchmark::State& state) {
 BENCHMARK(AcceptRate<Mode::kSingle>)->Name("accept_rate/single")->UseRealTime();
 BENCHMARK(AcceptRate<Mode::kMultishot>)->Name("accept_rate/multishot")->UseRealTime();
 BENCHMARK(AcceptRate<Mode::kFallback>)->Name("accept_rate/fallback")->UseRealTime();
-BENCHMARK(ListenerAcceptRate<Mode::kFallback>)
-    ->Name("listener_accept_rate/single")
-    ->UseRealTime();
+BENCHMARK(ListenerAcceptRate<Mode::kFallback>)->Name("listener_accept_rate/single")->UseRealTime();
 BENCHMARK(ListenerAcceptRate<Mode::kMultishot>)
     ->Name("listener_accept_rate/multishot")
     ->UseRealTime();

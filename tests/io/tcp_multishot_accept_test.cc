@@ -139,8 +139,7 @@ TEST_P(TcpMultishotAcceptTest, MultishotAcceptsAheadOfAcceptOnlyWhenOn) {
   const int before = testing::OpenFdCount();
   RawClient second(address_);
   const bool accepted_ahead =
-      testing::WaitUntilTrue([&] { return testing::OpenFdCount() == before + 2; },
-                             milliseconds(500));
+      testing::WaitUntilTrue([&] { return testing::OpenFdCount() >= before + 2; }, seconds(2));
   EXPECT_EQ(accepted_ahead, multishot());
   ASSERT_TRUE(second.SendAll("b"));
   EXPECT_EQ(Run(AcceptAndReadOneByteEach(&listener_, 1)), "b");
