@@ -44,6 +44,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <span>
 #include <string>
@@ -674,6 +675,157 @@ class TcpStream {
   Core* core_ = nullptr;
 };
 
+// ---- io_uring multishot accept (TcpListener's Accept where the backend has it) ----
+namespace internal {
+
+// Whether `Scheduler`'s backend can run a kernel multishot accept (io_uring; the probe
+// decides at run time, see MultishotAcceptor::Usable).
+template <typename Scheduler>
+constexpr bool kHasMultishotAccept = requires(BackendOf<Scheduler>& backend) {
+  backend.multishot_accept();
+};
+
+// One standing AcceptMultishot op for a listener: armed by the first Accept, it stays armed
+// between Accepts, so each connection costs one CQE and no SQE (single-shot: one SQE, one
+// io_uring_enter slot and one CQE per connection). Accepted fds the relay has seen and no
+// Accept has taken yet wait in `pending_`; at kMaxPending the relay cancels the op, so the
+// listen backlog (not this queue) holds further connections, and the next Accept that finds
+// the queue empty arms it again. The relay is a Task (see "Relay tasks" above): every
+// intermediate completion moves the events to pending_ and wakes the waiting Accept; the
+// final one (cancel, Stop, or an error that ended the multishot) disarms. Close while the op
+// is armed cancels it and leaves the rest to the relay: at the final completion it closes
+// the fds nobody accepted, then the listener's socket, and frees itself (so Close is
+// asynchronous here, like an epoll socket's; see the file comment).
+template <typename Scheduler>
+class MultishotAcceptor {
+  using Core = SocketCore<Scheduler>;
+
+ public:
+  static constexpr std::size_t kMaxPending = 128;
+
+  // The kernel has multishot accept (probed, after SetMultishot).
+  static bool Usable(Scheduler& scheduler) { return scheduler.io().multishot_accept(); }
+
+  explicit MultishotAcceptor(Core* core) : core_(core), relay_(this, &MultishotAcceptor::Run) {}
+  MultishotAcceptor(const MultishotAcceptor&) = delete;
+  MultishotAcceptor& operator=(const MultishotAcceptor&) = delete;
+
+  // The next accepted fd (>= 0) or the error of one failed accept; arms the op if needed.
+  coro::Task<IoResult<int>> Next(TaskDeadline deadline) {
+    while (true) {
+      bool arm = false;
+      {
+        MutexLock lock(mu_);
+        FAIRSCHED_DCHECK(!accepting_, "two concurrent Accepts on one TcpListener");
+        if (!pending_.empty()) {
+          const std::int32_t result = pending_.front();
+          pending_.pop_front();
+          if (result < 0) co_return ErrorOfResult(result, false);
+          co_return static_cast<int>(result);
+        }
+        if (ended_result_ < 0) {
+          // The kernel ended the multishot with an error: report it once, like a
+          // single-shot Accept would; the next Accept arms a fresh op.
+          co_return ErrorOfResult(std::exchange(ended_result_, 0), false);
+        }
+        if (!armed_) {
+          // Not while the scheduler stops (Stop's cancel just ended the op).
+          if (IoError cancelled = CancellationError(); !cancelled.ok()) co_return cancelled;
+          armed_ = arm = true;
+          op_.PrepareAcceptMultishot(core_->fd(), &events_, &relay_);
+        }
+        accepting_ = true;
+        waiter_ = coro::PrepareWait(coro::WaitMode::kCancellable);
+      }
+      if (arm) {
+        core_->scheduler()->PostDeadlineThroughStop(&relay_, kTaskDeadlineInfinite);
+        core_->scheduler()->io().Submit(&op_);
+      }
+      // Cancellable: the op is the listener's, not this Accept's; a cancelled or timed-out
+      // Accept leaves it armed and its connections queued for the next Accept.
+      const coro::WakeReason why = co_await coro::WaitWoken(deadline);
+      MutexLock lock(mu_);
+      accepting_ = false;
+      waiter_ = coro::Waker();  // drops a stale waker (the wait ended another way)
+      if (why != coro::WakeReason::kWakeup) co_return ErrorOfWake(why);
+    }
+  }
+
+  // The listener's Close (no Accept in progress): hands `core_` back when the op is idle.
+  void Close() {
+    {
+      MutexLock lock(mu_);
+      FAIRSCHED_DCHECK(!accepting_, "TcpListener closed while an Accept is in progress");
+      if (armed_) {
+        closing_ = true;
+        // Under mu_: the relay frees the op only after it took mu_ at the final completion.
+        core_->scheduler()->io().Cancel(&op_);
+        return;
+      }
+    }
+    Finish();
+  }
+
+ private:
+  ~MultishotAcceptor() = default;
+
+  void Run(Task* task) {
+    const bool final_completion = task->ReceiveSignal();
+    events_.TakeAll(batch_);
+    coro::Waker wake;
+    bool finish = false;
+    {
+      MutexLock lock(mu_);
+      for (const IoEvent& event : batch_) pending_.push_back(event.result);
+      if (final_completion) {
+        armed_ = false;
+        finish = closing_;
+        // -ECANCELED: our own cancel (queue full, Close) or Stop's; not an Accept error.
+        if (op_.Result() < 0 && op_.Result() != -ECANCELED) ended_result_ = op_.Result();
+      } else if (pending_.size() >= kMaxPending && !cancelling_full_) {
+        cancelling_full_ = true;  // once per arming (the final completion follows)
+        core_->scheduler()->io().Cancel(&op_);
+      }
+      if (final_completion) cancelling_full_ = false;
+      wake = std::move(waiter_);
+      if (!final_completion) {
+        core_->scheduler()->PostDeadlineThroughStop(task, kTaskDeadlineInfinite);
+      }
+    }
+    if (finish) {
+      Finish();  // no Accept waits (Close does not race with one)
+      return;
+    }
+    // Only locals from here on (see "Relay tasks").
+    if (wake) wake.Wakeup();
+  }
+
+  // The op is idle: close the fds nobody accepted and the listener, and free this.
+  void Finish() {
+    for (const std::int32_t result : pending_) {
+      if (result >= 0) CloseFd(result);
+    }
+    core_->Close();
+    delete this;
+  }
+
+  Core* const core_;
+  Task relay_;
+  IoOp op_;
+  IoEventQueue events_;         // the backend's queue, drained by the relay
+  std::vector<IoEvent> batch_;  // the relay's scratch
+  Mutex mu_;
+  std::deque<std::int32_t> pending_;  // guarded by mu_: fds (or -errno) not yet taken
+  coro::Waker waiter_;                // guarded by mu_: the waiting Accept
+  bool accepting_ = false;            // guarded by mu_: an Accept waits (misuse check)
+  bool armed_ = false;                // guarded by mu_: between Submit and the final completion
+  bool cancelling_full_ = false;      // guarded by mu_: the relay cancelled a full queue's op
+  bool closing_ = false;              // guarded by mu_: Close came while armed
+  std::int32_t ended_result_ = 0;     // guarded by mu_: -errno that ended the op, unreported
+};
+
+}  // namespace internal
+
 // What TcpListener::AcceptWithPeer returns: the new connection and its peer's address.
 template <typename Scheduler>
 struct AcceptedConnection {
@@ -688,11 +840,14 @@ class TcpListener {
 
  public:
   TcpListener() = default;
-  TcpListener(TcpListener&& other) noexcept : core_(std::exchange(other.core_, nullptr)) {}
+  TcpListener(TcpListener&& other) noexcept
+      : core_(std::exchange(other.core_, nullptr)),
+        multishot_(std::exchange(other.multishot_, nullptr)) {}
   TcpListener& operator=(TcpListener&& other) noexcept {
     if (this != &other) {
       Close();
       core_ = std::exchange(other.core_, nullptr);
+      multishot_ = std::exchange(other.multishot_, nullptr);
     }
     return *this;
   }
@@ -708,7 +863,12 @@ class TcpListener {
   static IoResult<TcpListener> Listen(Scheduler& scheduler, const SocketAddress& address,
                                       const ListenOptions& options);
 
-  // Waits for the next connection (inside a coroutine on the listener's scheduler).
+  // Waits for the next connection (inside a coroutine on the listener's scheduler). On
+  // io_uring with multishot accept (IoUringBackend::multishot_accept()) the first Accept
+  // arms one multishot accept that stays armed until Close (internal::MultishotAcceptor):
+  // connections may then be accepted before an Accept asks for them (at most
+  // about MultishotAcceptor::kMaxPending; the rest wait in the backlog), and a cancelled or
+  // timed-out Accept leaves them queued for the next one. Elsewhere one accept per call.
   coro::Task<IoResult<TcpStream<Scheduler>>> Accept(TaskDeadline deadline);
   // Accept, and the peer's address (one getpeername after the accept, on every backend).
   // A connection the peer reset before that fails with kSystem (ENOTCONN) and is closed;
@@ -718,8 +878,18 @@ class TcpListener {
   IoResult<SocketAddress> LocalAddress() const;
   bool IsOpen() const { return core_ != nullptr; }
   int fd() const { return Checked()->fd(); }
+  // With a multishot accept armed, the socket (and connections accepted but not taken)
+  // are closed when the backend hands the op back, within one sched-role step.
   void Close() {
-    if (core_ != nullptr) std::exchange(core_, nullptr)->Close();
+    if (core_ == nullptr) return;
+    Core* core = std::exchange(core_, nullptr);
+    if constexpr (internal::kHasMultishotAccept<Scheduler>) {
+      if (multishot_ != nullptr) {
+        std::exchange(multishot_, nullptr)->Close();  // closes `core` too
+        return;
+      }
+    }
+    core->Close();
   }
 
  private:
@@ -729,6 +899,8 @@ class TcpListener {
   }
   explicit TcpListener(Core* core) : core_(core) {}
   Core* core_ = nullptr;
+  // io_uring: the standing multishot accept, created by the first Accept where usable.
+  internal::MultishotAcceptor<Scheduler>* multishot_ = nullptr;
 };
 
 // ---------------------------------------------------------------------------------------
@@ -1048,6 +1220,17 @@ template <typename Scheduler>
 coro::Task<IoResult<TcpStream<Scheduler>>> TcpListener<Scheduler>::Accept(TaskDeadline deadline) {
   Core* core = Checked();
   if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
+  if constexpr (internal::kHasMultishotAccept<Scheduler>) {
+    if (multishot_ == nullptr &&
+        internal::MultishotAcceptor<Scheduler>::Usable(*core->scheduler())) {
+      multishot_ = new internal::MultishotAcceptor<Scheduler>(core);
+    }
+    if (multishot_ != nullptr) {
+      IoResult<int> fd = co_await multishot_->Next(deadline);
+      if (!fd.ok()) co_return fd.error();
+      co_return TcpStream<Scheduler>(new Core(core->scheduler(), fd.value()));
+    }
+  }
   while (true) {
     int fd;
     if constexpr (Core::kCompletions) {

@@ -4,9 +4,12 @@
 //   accept_rate/<mode>          connections accepted per second: each iteration the bench
 //     thread connects 100 loopback TCP clients (closed with RST, so no TIME_WAIT piles up)
 //     and waits until the server task has accepted (and closed) all 100.
+//   listener_accept_rate/<mode> the same through TcpListener::Accept (io/tcp.h) in a
+//     coroutine loop that closes each stream: multishot is the listener's standing
+//     multishot accept, single its single-shot Accept (SetMultishot(false)).
 //   recv_throughput/<mode>      bytes per second received by a task from a writer thread
 //     that pushes 8 MiB per iteration through an AF_UNIX stream socket pair (16 KiB reads /
-//     64 ring buffers of 16 KiB).
+//     64 ring buffers of 16 KiB; multishot_ring8: 8 of them).
 // Modes:
 //   single     the classic loop: the task prepares and Submits one Accept / Read after each
 //              final completion (one Submit, one registry round trip, one SQE per result).
@@ -32,8 +35,11 @@
 #include <thread>
 #include <vector>
 
+#include "coro/runtime.h"
+#include "coro/task.h"
 #include "io/io_op.h"
 #include "io/io_uring_backend.h"
+#include "io/tcp.h"
 #include "queues/binary_heap.h"
 #include "queues/mcsp_queue.h"
 #include "sched/task_scheduler.h"
@@ -49,6 +55,9 @@ constexpr int kConnectionsPerIteration = 100;
 constexpr std::size_t kBytesPerIteration = 8 << 20;
 constexpr std::size_t kChunk = 16 << 10;
 constexpr unsigned kRingBuffers = 64;
+// recv_throughput/multishot_ring8: a ring that fits the L2 cache (8 x 16 KiB), to separate
+// the cost of the kernel writing into many cold buffers from the cost per completion.
+constexpr unsigned kSmallRingBuffers = 8;
 
 void Die(const char* what) {
   std::fprintf(stderr, "uring_multishot_bench: %s: %s\n", what, std::strerror(errno));
@@ -171,6 +180,20 @@ void WaitForCount(const Server& server, std::int64_t target) {
   }
 }
 
+// Connects kConnectionsPerIteration loopback clients to `address`, each closed at once.
+void ConnectClients(const sockaddr_in& address) {
+  const linger abortive{1, 0};  // close with RST: no TIME_WAIT
+  for (int i = 0; i < kConnectionsPerIteration; ++i) {
+    const int client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (client < 0) Die("client socket");
+    while (connect(client, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
+      if (errno != EINTR) Die("connect");
+    }
+    setsockopt(client, SOL_SOCKET, SO_LINGER, &abortive, sizeof(abortive));
+    close(client);
+  }
+}
+
 template <Mode kMode>
 void AcceptRate(benchmark::State& state) {
   std::unique_ptr<UringScheduler> sched = MakeScheduler(kMode, state);
@@ -186,17 +209,8 @@ void AcceptRate(benchmark::State& state) {
   if (getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length) != 0) Die("name");
   Server server(sched.get(), kMode, /*accept=*/true, listener, nullptr);
   std::int64_t target = 0;
-  const linger abortive{1, 0};  // close with RST: no TIME_WAIT
   for (auto _ : state) {
-    for (int i = 0; i < kConnectionsPerIteration; ++i) {
-      const int client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      if (client < 0) Die("client socket");
-      while (connect(client, reinterpret_cast<const sockaddr*>(&address), length) != 0) {
-        if (errno != EINTR) Die("connect");
-      }
-      setsockopt(client, SOL_SOCKET, SO_LINGER, &abortive, sizeof(abortive));
-      close(client);
-    }
+    ConnectClients(address);
     target += kConnectionsPerIteration;
     WaitForCount(server, target);
   }
@@ -206,7 +220,50 @@ void AcceptRate(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kConnectionsPerIteration);
 }
 
+// Accepts through TcpListener until Accept fails with kShutdown/kCancelled; counts
+// connections (a failed accept of one reset connection counts too, as in Server::Take).
+coro::Task<void> ListenerAcceptLoop(TcpListener<UringScheduler>* listener,
+                                    std::atomic<std::int64_t>* count) {
+  while (true) {
+    IoResult<TcpStream<UringScheduler>> stream = co_await listener->Accept(kTaskDeadlineInfinite);
+    if (!stream.ok() && (stream.error().code() == IoErrorCode::kShutdown ||
+                         stream.error().code() == IoErrorCode::kCancelled)) {
+      co_return;
+    }
+    count->fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
 template <Mode kMode>
+void ListenerAcceptRate(benchmark::State& state) {
+  std::unique_ptr<UringScheduler> sched = MakeScheduler(kMode, state);
+  if (sched == nullptr) return;
+  IoResult<TcpListener<UringScheduler>> listener =
+      TcpListener<UringScheduler>::Listen(*sched, SocketAddress::Parse("127.0.0.1:0").value());
+  if (!listener.ok()) Die("listen");
+  const SocketAddress bound = listener.value().LocalAddress().value();
+  sockaddr_in address{};
+  std::memcpy(&address, bound.get(), sizeof(address));
+  std::atomic<std::int64_t> count{0};
+  coro::JoinHandle<void> loop = coro::Spawn(*sched, ListenerAcceptLoop(&listener.value(), &count));
+  std::int64_t target = 0;
+  for (auto _ : state) {
+    ConnectClients(address);
+    target += kConnectionsPerIteration;
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (count.load(std::memory_order_relaxed) < target) {
+      if (std::chrono::steady_clock::now() > give_up) Die("no progress for 30 s");
+      std::this_thread::yield();
+    }
+  }
+  loop.Cancel();
+  loop.Get();
+  listener.value().Close();
+  sched->Stop();
+  state.SetItemsProcessed(state.iterations() * kConnectionsPerIteration);
+}
+
+template <Mode kMode, unsigned kBuffers = kRingBuffers>
 void RecvThroughput(benchmark::State& state) {
   std::unique_ptr<UringScheduler> sched = MakeScheduler(kMode, state);
   if (sched == nullptr) return;
@@ -215,7 +272,7 @@ void RecvThroughput(benchmark::State& state) {
   IoBufferRing* ring = nullptr;
   if (kMode != Mode::kSingle) {
     std::string error;
-    ring = sched->io().CreateBufferRing(kRingBuffers, kChunk, &error);
+    ring = sched->io().CreateBufferRing(kBuffers, kChunk, &error);
     if (ring == nullptr) {
       state.SkipWithError(error.c_str());
       sched->Stop();
@@ -246,9 +303,16 @@ void RecvThroughput(benchmark::State& state) {
 BENCHMARK(AcceptRate<Mode::kSingle>)->Name("accept_rate/single")->UseRealTime();
 BENCHMARK(AcceptRate<Mode::kMultishot>)->Name("accept_rate/multishot")->UseRealTime();
 BENCHMARK(AcceptRate<Mode::kFallback>)->Name("accept_rate/fallback")->UseRealTime();
+BENCHMARK(ListenerAcceptRate<Mode::kFallback>)->Name("listener_accept_rate/single")->UseRealTime();
+BENCHMARK(ListenerAcceptRate<Mode::kMultishot>)
+    ->Name("listener_accept_rate/multishot")
+    ->UseRealTime();
 BENCHMARK(RecvThroughput<Mode::kSingle>)->Name("recv_throughput/single")->UseRealTime();
 BENCHMARK(RecvThroughput<Mode::kMultishot>)->Name("recv_throughput/multishot")->UseRealTime();
 BENCHMARK(RecvThroughput<Mode::kFallback>)->Name("recv_throughput/fallback")->UseRealTime();
+BENCHMARK(RecvThroughput<Mode::kMultishot, kSmallRingBuffers>)
+    ->Name("recv_throughput/multishot_ring8")
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace fairsched::bench
