@@ -4,9 +4,11 @@
 # Go (bench/io/peers/), all driven by the same load generator (tools/loadgen) in one run,
 # interleaved, repeated.
 #   bench/io/echo_bench.sh [repeats=3] [seconds=3] [out=/tmp/echo_bench] [servers...]
-# servers: fairsched-epoll fairsched-io_uring asio tokio go (default; tokio and go only if
-# bench/io/peers/build.sh can build them, else with a warning), fairsched-epoll-nospin,
-# fairsched-io_uring-nospin (the scheduler's spin_before_park set to 0); any of them with
+# servers: fairsched-epoll fairsched-io_uring (echo_server's default: no spin before park),
+# fairsched-epoll-spin20 fairsched-io_uring-spin20 (--spin_us=20, the scheduler's default),
+# asio tokio go (the default list; tokio and go only if bench/io/peers/build.sh can build
+# them, else with a warning), and fairsched-epoll-nospin, fairsched-io_uring-nospin
+# (--spin_us=0, the names of older recordings; now the same as the first pair); any of them with
 # the suffix -framed (e.g. asio-framed) runs the 4-byte length-prefixed protocol instead.
 # The Tokio and Go peers are built outside Bazel into $ECHO_PEERS_BUILD (default
 # ${TMPDIR:-/tmp}/fairsched_echo_peers_build).
@@ -32,7 +34,8 @@ mkdir -p "$out"
 bin=$(./bazelw info --config=opt bazel-bin 2>/dev/null)
 peers=${ECHO_PEERS_BUILD:-${TMPDIR:-/tmp}/fairsched_echo_peers_build}
 if [ ${#servers[@]} -eq 0 ]; then
-  servers=(fairsched-epoll fairsched-io_uring asio)
+  # The -spin20 pair checks, in every recording, the echo server's default of no spin.
+  servers=(fairsched-epoll fairsched-io_uring fairsched-epoll-spin20 fairsched-io_uring-spin20 asio)
   if bench/io/peers/build.sh "$peers" > /dev/null; then
     servers+=(tokio go)
   else
@@ -56,6 +59,8 @@ start_server() {  # name -> sets server_pid
     fairsched-io_uring) "$bin/examples/echo_server" --backend=io_uring --workers=2 --port=$port "${protocol[@]}" & ;;
     fairsched-epoll-nospin) "$bin/examples/echo_server" --backend=epoll --workers=2 --spin_us=0 --port=$port "${protocol[@]}" & ;;
     fairsched-io_uring-nospin) "$bin/examples/echo_server" --backend=io_uring --workers=2 --spin_us=0 --port=$port "${protocol[@]}" & ;;
+    fairsched-epoll-spin20) "$bin/examples/echo_server" --backend=epoll --workers=2 --spin_us=20 --port=$port "${protocol[@]}" & ;;
+    fairsched-io_uring-spin20) "$bin/examples/echo_server" --backend=io_uring --workers=2 --spin_us=20 --port=$port "${protocol[@]}" & ;;
     asio) "$bin/bench/io/asio_echo_server" --workers=2 --port=$port "${protocol[@]}" & ;;
     tokio) "$peers/tokio_echo" --workers=2 --port=$port "${protocol[@]}" & ;;
     go) "$peers/go_echo" --workers=2 --port=$port "${protocol[@]}" & ;;

@@ -15,10 +15,11 @@ import sys
 from collections import defaultdict
 
 SUBJECTS = ["fairsched-epoll", "fairsched-io_uring", "fairsched-epoll-nospin",
-            "fairsched-io_uring-nospin"]
+            "fairsched-io_uring-nospin", "fairsched-epoll-spin20", "fairsched-io_uring-spin20"]
 PEERS = ["asio", "tokio", "go"]
 IO_URING_VS_EPOLL = [("fairsched-io_uring", "fairsched-epoll"),
-                     ("fairsched-io_uring-nospin", "fairsched-epoll-nospin")]
+                     ("fairsched-io_uring-nospin", "fairsched-epoll-nospin"),
+                     ("fairsched-io_uring-spin20", "fairsched-epoll-spin20")]
 PROTOCOLS = ["", "-framed"]  # a server name's suffix: plain echo, or the framed protocol
 CELLS = [f"c{c}_s{s}" for c in (1, 64, 1000) for s in (64, 4096)]
 WIDE_CELLS = ["c1000_s64", "c1000_s4096"]  # the 1,000-connection cells
