@@ -1,0 +1,79 @@
+// IoWaiter, for the Task-level IO backend tests (tests/io): a task that waits for one IoOp
+// (io/io_op.h) the way IO code at the Task level does, counting what the backend delivers
+// to it.
+#ifndef FAIRSCHED_TESTS_IO_IO_WAITER_H_
+#define FAIRSCHED_TESTS_IO_IO_WAITER_H_
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "io/io_op.h"
+#include "sched/task.h"
+#include "tests/io/io_test_util.h"
+
+namespace fairsched::testing {
+
+// Waits for one IoOp. Non-final runs count readiness wakes (a Watch's edges); the final
+// completion (a Signal) records the result and ends it; a scheduler Cancel makes it cancel
+// the op and wait for that final completion. Start() may be called again once finished()
+// (after preparing the op again).
+template <typename Backend>
+class IoWaiter {
+ public:
+  explicit IoWaiter(IoTestScheduler<Backend>* scheduler)
+      : scheduler_(scheduler), task_(this, &IoWaiter::Run) {}
+  ~IoWaiter() { EXPECT_TRUE(finished_.load()) << "an IoWaiter was left waiting"; }
+  IoWaiter(const IoWaiter&) = delete;
+  IoWaiter& operator=(const IoWaiter&) = delete;
+
+  Task* task() { return &task_; }
+  IoOp& op() { return op_; }
+  void Start() {
+    finished_ = false;
+    scheduler_->PostDeadlineThroughStop(&task_, kTaskDeadlineInfinite);
+    scheduler_->io().Submit(&op_);
+  }
+  int runs() const { return runs_.load(); }
+  int finals() const { return finals_.load(); }
+  bool finished() const { return finished_.load(); }
+  std::int32_t result() const { return result_.load(); }
+  std::uint32_t readiness() const { return readiness_.load(); }
+
+ private:
+  void Run(Task* self) {
+    if (self->ReceiveSignal()) {  // the final completion: the backend is done with op_
+      result_ = op_.Result();
+      readiness_ |= op_.TakeReadiness();
+      finals_.fetch_add(1);
+      finished_ = true;
+      return;
+    }
+    if (self->IsCancelled()) {
+      if (!op_.IsSubmitted()) {  // nothing left to release
+        finished_ = true;
+        return;
+      }
+      scheduler_->io().Cancel(&op_);
+    } else {
+      readiness_ |= op_.TakeReadiness();
+      runs_.fetch_add(1);
+    }
+    // Only the op (or a Cancel) ends this wait: Stop leaves it alone (see io/io_op.h).
+    scheduler_->PostDeadlineThroughStop(self, kTaskDeadlineInfinite);
+  }
+
+  IoTestScheduler<Backend>* scheduler_;
+  Task task_;
+  IoOp op_;
+  std::atomic<int> runs_{0};
+  std::atomic<int> finals_{0};
+  std::atomic<bool> finished_{true};
+  std::atomic<std::int32_t> result_{0};
+  std::atomic<std::uint32_t> readiness_{0};
+};
+
+}  // namespace fairsched::testing
+
+#endif  // FAIRSCHED_TESTS_IO_IO_WAITER_H_
