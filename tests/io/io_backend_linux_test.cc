@@ -87,22 +87,7 @@ FdPair MakeFdPair(FdKind kind) {
 }
 
 template <typename Backend>
-class IoReadinessTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    fds_before_ = OpenFdCount();
-    scheduler_ = std::make_unique<Scheduler<Backend>>();
-  }
-  void TearDown() override {
-    scheduler_.reset();
-    EXPECT_EQ(OpenFdCount(), fds_before_) << "file descriptors leaked";
-  }
-  Scheduler<Backend>& sched() { return *scheduler_; }
-
-  std::unique_ptr<Scheduler<Backend>> scheduler_;
-  int fds_before_ = 0;
-};
-
+using IoReadinessTest = testing::IoSchedulerTest<Backend>;
 TYPED_TEST_SUITE(IoReadinessTest, testing::IoBackends, testing::BackendNames);
 
 // One write to one of several watched fds wakes exactly the task watching it, exactly once.

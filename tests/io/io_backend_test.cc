@@ -38,7 +38,6 @@ using testing::IoWaiter;
 using testing::kDataResult;
 using testing::kDataWaitConsumes;
 using testing::LoopbackPair;
-using testing::OpenFdCount;
 using testing::PrepareDataWait;
 using testing::WaitUntilTrue;
 
@@ -46,28 +45,15 @@ template <typename Backend>
 inline constexpr bool kDoesIo = !std::is_same_v<Backend, NoIoBackend>;
 
 template <typename Backend>
-class IoBackendTest : public ::testing::Test {
+class IoBackendTest : public testing::IoSchedulerTest<Backend> {
  protected:
-  void SetUp() override {
-    fds_before_ = OpenFdCount();
-    scheduler_ = std::make_unique<IoTestScheduler<Backend>>();
-  }
-  void TearDown() override {
-    scheduler_.reset();
-    EXPECT_EQ(OpenFdCount(), fds_before_) << "file descriptors leaked";
-  }
-  IoTestScheduler<Backend>& sched() { return *scheduler_; }
-
   // A waiter whose op waits for data on `pair`, submitted.
   std::unique_ptr<IoWaiter<Backend>> WaitForData(LoopbackPair& pair, char* byte) {
-    auto waiter = std::make_unique<IoWaiter<Backend>>(scheduler_.get());
+    auto waiter = std::make_unique<IoWaiter<Backend>>(this->scheduler_.get());
     PrepareDataWait<Backend>(waiter->op(), pair.fd(), byte, waiter->task());
     waiter->Start();
     return waiter;
   }
-
-  std::unique_ptr<IoTestScheduler<Backend>> scheduler_;
-  int fds_before_ = 0;
 };
 
 TYPED_TEST_SUITE(IoBackendTest, testing::IoBackendsAndNoIo, testing::BackendNames);

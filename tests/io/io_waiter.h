@@ -1,6 +1,7 @@
-// IoWaiter, for the Task-level IO backend tests (tests/io): a task that waits for one IoOp
+// For the Task-level IO backend tests (tests/io): IoWaiter, a task that waits for one IoOp
 // (io/io_op.h) the way IO code at the Task level does, counting what the backend delivers
-// to it.
+// to it, and IoSchedulerTest, the fixture that gives each test a fresh scheduler and checks
+// afterwards that no fd leaked.
 #ifndef FAIRSCHED_TESTS_IO_IO_WAITER_H_
 #define FAIRSCHED_TESTS_IO_IO_WAITER_H_
 
@@ -8,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 
 #include "io/io_op.h"
 #include "sched/task.h"
@@ -72,6 +74,26 @@ class IoWaiter {
   std::atomic<bool> finished_{true};
   std::atomic<std::int32_t> result_{0};
   std::atomic<std::uint32_t> readiness_{0};
+};
+
+// A scheduler per test (not started: the test picks its workers); once it is destroyed,
+// the process's open fds are back to where they were (where they can be counted, see
+// OpenFdCount).
+template <typename Backend>
+class IoSchedulerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fds_before_ = OpenFdCount();
+    scheduler_ = std::make_unique<IoTestScheduler<Backend>>();
+  }
+  void TearDown() override {
+    scheduler_.reset();
+    EXPECT_EQ(OpenFdCount(), fds_before_) << "file descriptors leaked";
+  }
+  IoTestScheduler<Backend>& sched() { return *scheduler_; }
+
+  std::unique_ptr<IoTestScheduler<Backend>> scheduler_;
+  int fds_before_ = 0;
 };
 
 }  // namespace fairsched::testing
