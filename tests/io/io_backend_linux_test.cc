@@ -175,13 +175,7 @@ TYPED_TEST(IoReadinessTest, StopWithRegistrationsPending) {
     waiters.back()->Start();
   }
   ASSERT_TRUE(WaitUntilTrue([&] { return sched.io().LiveCount() == 4; }));
-  sched.Stop();
-  for (auto& waiter : waiters) {
-    EXPECT_TRUE(waiter->finished());
-    EXPECT_EQ(waiter->finals(), 1);
-    EXPECT_EQ(waiter->result(), -ECANCELED);
-  }
-  EXPECT_EQ(sched.io().LiveCount(), 0);
+  testing::StopAndExpectEveryOpCancelled(sched, waiters);
   for (FdPair& pair : pairs) pair.Close();
 }
 

@@ -252,13 +252,7 @@ TYPED_TEST(IoBackendTest, StopWithOperationsPending) {
     }
     ASSERT_TRUE(WaitUntilTrue([&] { return sched.io().LiveCount() == 4; }));
     std::this_thread::sleep_for(milliseconds(20));
-    sched.Stop();
-    for (auto& waiter : waiters) {
-      EXPECT_TRUE(waiter->finished());
-      EXPECT_EQ(waiter->finals(), 1);
-      EXPECT_EQ(waiter->result(), -ECANCELED);
-    }
-    EXPECT_EQ(sched.io().LiveCount(), 0);
+    testing::StopAndExpectEveryOpCancelled(sched, waiters);
   } else {
     GTEST_SKIP() << "NoIoBackend does no IO";
   }

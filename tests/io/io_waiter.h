@@ -8,8 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "io/io_op.h"
 #include "sched/task.h"
@@ -75,6 +77,21 @@ class IoWaiter {
   std::atomic<std::int32_t> result_{0};
   std::atomic<std::uint32_t> readiness_{0};
 };
+
+// Stops `scheduler` with every waiter's op pending: Stop cancels them (CancelAll), so each
+// must have ended with exactly one final completion, -ECANCELED, and the backend must hold
+// nothing once Stop returned.
+template <typename Backend>
+void StopAndExpectEveryOpCancelled(IoTestScheduler<Backend>& scheduler,
+                                   const std::vector<std::unique_ptr<IoWaiter<Backend>>>& waiters) {
+  scheduler.Stop();
+  for (const auto& waiter : waiters) {
+    EXPECT_TRUE(waiter->finished());
+    EXPECT_EQ(waiter->finals(), 1);
+    EXPECT_EQ(waiter->result(), -ECANCELED);
+  }
+  EXPECT_EQ(scheduler.io().LiveCount(), 0);
+}
 
 // A scheduler per test (not started: the test picks its workers); once it is destroyed,
 // the process's open fds are back to where they were (where they can be counted, see
