@@ -94,11 +94,18 @@ int SetSocketOption(int fd, SocketOption option, int value) {
 int GetSocketOption(int fd, SocketOption option, int* value) {
   const std::optional<OptionName> id = NameOf(option);
   if (!id.has_value()) return -ENOPROTOOPT;
-  int length = sizeof(*value);
-  return ::getsockopt(SocketOf(fd), id->level, id->name, reinterpret_cast<char*>(value),
-                      &length) == 0
-             ? 0
-             : LastError();
+  // Winsock may store a yes/no option (SO_KEEPALIVE, TCP_NODELAY) as a one-byte BOOLEAN and
+  // report a length of 1 (Wine does): read into a zeroed int, so the bytes it did not write
+  // are 0 rather than whatever *value held, and accept only the two lengths it can mean.
+  int whole = 0;
+  int length = sizeof(whole);
+  if (::getsockopt(SocketOf(fd), id->level, id->name, reinterpret_cast<char*>(&whole),
+                   &length) != 0) {
+    return LastError();
+  }
+  if (length != 1 && length != static_cast<int>(sizeof(whole))) return -EINVAL;
+  *value = whole;
+  return 0;
 }
 
 void CloseFd(int fd) { ::closesocket(SocketOf(fd)); }

@@ -506,9 +506,9 @@ coro::Task<std::vector<int>> NoDelayAfterEachSet(Sched* scheduler, SocketAddress
   TcpStream<Sched> stream = std::move(connected).value();
   for (const bool on : {true, false}) {
     if (!stream.SetNoDelay(on).ok()) co_return seen;
-    // Starts from 0: Winsock (and Wine) may write a BOOL option such as TCP_NODELAY as one
-    // byte, leaving the rest of the int as it was.
-    int value = 0;
+    // Starts from -1: Winsock (and Wine) may write a yes/no option such as TCP_NODELAY as one
+    // byte; GetSocketOption must still return the whole value (0 after SetNoDelay(false)).
+    int value = -1;
     if (internal::GetSocketOption(stream.fd(), internal::SocketOption::kNoDelay, &value) != 0) {
       co_return seen;
     }
