@@ -1,12 +1,13 @@
 // Close from another coroutine or thread (io/tcp.h, io/udp.h), over both Linux backends,
-// epoll and io_uring, and (target tcp_close_iocp_test, --config=mingw, under Wine) over
-// IOCP, where the UDP case is left out (no UDP on Windows yet): a Read, a Write blocked on a full
-// send buffer, an Accept and a UDP receive that wait forever are released by Close with kClosed;
-// operations started after Close fail at once; destroying a stream releases its pending Read; and a
-// stress test races Close with the byte that completes a pending Read, then reuses the fd number at
-// once: each Read ends exactly once (the byte or kClosed), and the new socket's data all
-// reaches the new socket (no old operation reads from, or unregisters, the reused fd).
-// Loopback only; every wait is bounded; fds are counted before and after each test.
+// epoll and io_uring, and over IOCP (target tcp_close_iocp_test, --config=mingw, under Wine;
+// without the UDP case: no UDP on Windows yet). A Read, a Write blocked on a full send
+// buffer, an Accept and a UDP receive that wait forever are released by Close with
+// kClosed; operations started after Close fail at once; destroying a stream releases its
+// pending Read; and a stress test races Close with the byte that completes a pending Read,
+// then reuses the fd number at once: each Read ends exactly once (the byte or kClosed), and
+// the new socket's data all reaches the new socket (no old operation reads from, or
+// unregisters, the reused fd).
+// Loopback only; every wait is bounded; on Linux fds are counted before and after each test.
 #include <gtest/gtest.h>
 
 #include <atomic>
