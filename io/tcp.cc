@@ -29,6 +29,8 @@ const char* ToString(IoErrorCode code) {
       return "invalid address";
     case IoErrorCode::kSystem:
       return "system error";
+    case IoErrorCode::kClosed:
+      return "socket closed (by Close(), maybe while the operation was pending)";
   }
   return "?";
 }

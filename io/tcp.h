@@ -29,10 +29,19 @@
 //   - One reader and one writer may use a stream at the same time (two coroutines: one
 //     Reads, one Writes); two concurrent Reads (or Writes, or Accepts) are misuse (checked
 //     in debug builds).
-//   - Close() (also the destructor) must not race with an operation on the same socket: use
-//     Shutdown() to wake another coroutine's Read (it then returns kEndOfStream). Close is
-//     asynchronous for epoll sockets: the fd is closed when the backend hands back the watch,
-//     within one sched-role step (or at once when Stop already ended the watch).
+//   - Close() may come from any thread or coroutine, also while another coroutine's Read,
+//     Write, ReadSome, WriteSome or Accept is pending: that operation ends exactly once, with
+//     kClosed (or with its real result, if it completed first), and every operation started
+//     afterwards fails at once with kClosed. The fd itself is closed only when no operation
+//     refers to it any more: each operation holds the socket's state until the backend has
+//     handed its IoOp back (io_uring, IOCP: the op's final completion; epoll: the watch's),
+//     so a new socket that reuses the fd number never sees an old operation's completion.
+//     This takes up to one sched-role step after Close (at once if nothing was pending and,
+//     with epoll, Stop already ended the watch). The calls that use the fd directly
+//     (Shutdown, the options, LocalAddress, fd()) abort on a closed socket, as before: they
+//     must not race with Close. The destructor closes too; it may run while an operation of
+//     another coroutine is still returning (the state lives until it has), but not while
+//     another coroutine is still inside a call on the object (ReadExactly re-enters Read).
 //   - Sockets must be closed before the scheduler is destroyed.
 //   - Signals are left alone: every write is a send(2) with MSG_NOSIGNAL (io_uring's too),
 //     so a write to a connection the peer reset fails with kResetByPeer and never raises
@@ -73,6 +82,8 @@ enum class IoErrorCode : std::uint8_t {
   kShutdown,        // the scheduler is stopping
   kInvalidAddress,  // an address that does not parse
   kSystem,          // any other errno (see IoError::sys_errno())
+  kClosed,          // the socket was closed (Close(), maybe by another coroutine) before or
+                    // while the operation ran
 };
 
 const char* ToString(IoErrorCode code);
@@ -278,6 +289,8 @@ IoError ErrorOfWake(coro::WakeReason reason);
 // stopping), else success. Every operation checks it first, so a cancelled coroutine's
 // socket operations fail at once on both backends, even those that would not wait.
 IoError CancellationError();
+// close(2) / closesocket.
+void CloseFd(int fd);
 
 // The shared state of one socket: the fd, the IoOps and their relay tasks, and the waiting
 // coroutines. Heap-allocated and reference-counted, because with epoll the backend hands the
@@ -310,8 +323,8 @@ class SocketCore {
     relays_[kReadSide].SetCallback([this](Task* task) { RelayRun(kReadSide, task); });
     relays_[kWriteSide].SetCallback([this](Task* task) { RelayRun(kWriteSide, task); });
     if constexpr (!kCompletions) {
-      // The watch relay holds a reference until the watch's final completion.
-      refs_.store(2, std::memory_order_relaxed);
+      // The watch is a user of the fd until its final completion (see "Close").
+      state_.store(kOwnerBit + kUser, std::memory_order_relaxed);
       ops_[kReadSide].PrepareWatch(fd_, kIoReadable | kIoWritable, &relays_[kReadSide]);
       scheduler_->PostDeadlineThroughStop(&relays_[kReadSide], kTaskDeadlineInfinite);
       scheduler_->io().Submit(&ops_[kReadSide]);
@@ -323,19 +336,83 @@ class SocketCore {
   int fd() const { return fd_; }
   Scheduler* scheduler() const { return scheduler_; }
 
-  // Owner: gives up the socket (see the file comment). No operation may be in progress.
+  // ---- Close, and the fd's and the core's lifetime ----
+  // state_ is one word: kClosedBit, kOwnerBit (the TcpStream/TcpListener/UdpSocket object
+  // that owns the core) and a count of USERS of the fd in units of kUser: every operation
+  // in progress (Read, Write, Accept, ... from its start until it returns), the epoll watch
+  // (from the constructor to its final completion), and a CloseSocket in progress. So:
+  //   - the fd is closed exactly once, by whoever moves the word to "closed, no user": no
+  //     backend op refers to it any more (each op's user waits for the op's final
+  //     completion before it leaves; the watch leaves at its final completion), so a new
+  //     socket that gets the same fd number can never receive an old op's completion or have
+  //     its epoll registration removed by an old cancel;
+  //   - the core is freed by whoever moves the word to "no owner, no user";
+  //   - once kClosedBit is set no user can join (AcquireUser fails: kClosed at once), so the
+  //     count only falls and "closed, no user" is reached once.
+  //
+  // CloseSocket: any thread, any time, concurrently with operations of other coroutines;
+  // idempotent. Ends the operations in progress: it cancels them (io_uring, IOCP: the
+  // submitted IoOps; epoll: the watch, whose final completion wakes the waiters), and they
+  // return kClosed (or their real result, if it won the race), each exactly once.
+  void CloseSocket() {
+    // Closing and joining as a user in one step: the core then stays alive (and the fd
+    // open) until this call has finished cancelling, even if the operations end and the
+    // owner releases the core meanwhile. Acq_rel on success: release, so that whichever
+    // user closes the fd later (its acquire RMW reads this one's result) comes after the
+    // owner's uses of the fd before this call (options, Shutdown); acquire, so that this thread,
+    // if its ReleaseUser below closes the fd, and a destructor that frees the object after
+    // this call, come after every operation that joined before (AcquireUser's release:
+    // those read the object). The load and a failed CAS acquire too: when the socket is
+    // closed already, the caller (a destructor) is then still ordered after that earlier
+    // CloseSocket and so after the operations it saw.
+    std::uint32_t state = state_.load(std::memory_order_acquire);
+    do {
+      if ((state & kClosedBit) != 0) return;  // closed already
+    } while (!state_.compare_exchange_weak(state, (state | kClosedBit) + kUser,
+                                           std::memory_order_acq_rel, std::memory_order_acquire));
+    CancelPending();
+    ReleaseUser();
+  }
+  // Owner, once: gives up the socket: CloseSocket, then drops the owner's reference. The
+  // core lives on while users remain (the last one frees it).
   void Close() {
-    if constexpr (kCompletions) {
-      FAIRSCHED_DCHECK(!busy_[kReadSide] && !busy_[kWriteSide],
-                       "TcpStream/TcpListener closed while an operation is in progress");
-    } else {
-      FAIRSCHED_DCHECK(!waiting_[kReadSide] && !waiting_[kWriteSide],
-                       "TcpStream/TcpListener closed while an operation is in progress");
-      // A no-op if Stop already ended the watch (the op is then idle); the core is alive
-      // (our reference), so the op is too.
-      scheduler_->io().Cancel(&ops_[kReadSide]);
-    }
-    Unref();
+    CloseSocket();
+    // Acq_rel: release publishes the owner's last uses to whoever frees the core; acquire,
+    // if we free it, makes every user's uses (their releasing decrements) visible first.
+    const std::uint32_t before = state_.fetch_sub(kOwnerBit, std::memory_order_acq_rel);
+    if (Users(before) == 0) delete this;
+  }
+  bool IsClosed() const {
+    // Acquire: pairs with the release of CloseSocket's RMW, so a caller that sees the
+    // socket closed is ordered after that call (IsOpen() and then destroying the object).
+    // Where the answer decides an operation's result (RunOp, WaitReady, WatchEndedError)
+    // mu_, or the final completion that the cancellation caused, already orders the read
+    // after CloseSocket's RMW.
+    return (state_.load(std::memory_order_acquire) & kClosedBit) != 0;
+  }
+  // An operation starts using the fd: false (and nothing joined) once the socket is closed.
+  bool AcquireUser() {
+    // Release on success: the operation's reads of its socket object (which core it uses)
+    // come before this, so a destructor of the object that finds us joined (the acquire
+    // RMW of its CloseSocket reads our count) may free the object while we still run. Nothing needs
+    // acquiring: fd_ is const, the rest of the core is guarded by mu_. Relaxed on failure:
+    // a closed socket is all the answer says.
+    std::uint32_t state = state_.load(std::memory_order_relaxed);
+    do {
+      if ((state & kClosedBit) != 0) return false;
+    } while (!state_.compare_exchange_weak(state, state + kUser, std::memory_order_release,
+                                           std::memory_order_relaxed));
+    return true;
+  }
+  // The user is done with the fd (its ops all had their final completion).
+  void ReleaseUser() {
+    const int fd = fd_;  // read before the decrement: the core may be freed right after it
+    // Acq_rel: release publishes this user's uses of the fd and of the core to the thread
+    // that closes or frees them; acquire, if that is us, makes every other user's visible.
+    const std::uint32_t after = state_.fetch_sub(kUser, std::memory_order_acq_rel) - kUser;
+    if (Users(after) != 0 || (after & kClosedBit) == 0) return;
+    CloseFd(fd);
+    if ((after & kOwnerBit) == 0) delete this;
   }
 
   // ---- epoll: readiness of `side` ----
@@ -366,7 +443,7 @@ class SocketCore {
     {
       MutexLock lock(mu_);
       FAIRSCHED_DCHECK(!waiting_[side], "two concurrent operations in one direction of a socket");
-      if (watch_ended_) co_return WatchEndedError();
+      if (watch_ended_ || IsClosed()) co_return WatchEndedError();
       // An edge since the last wait: the syscall may succeed now. (An edge that came after
       // the syscall that drained the socket is recorded here, not lost.)
       if (ready_[side]) {
@@ -419,13 +496,17 @@ class SocketCore {
     {
       MutexLock lock(mu_);
       FAIRSCHED_DCHECK(!busy_[side], "two concurrent operations in one direction of a socket");
+      // CloseSocket sets its bit before it takes mu_ to cancel the busy ops, and we submit
+      // under mu_: either its critical section comes first, and we see the bit here, or
+      // ours does, and it finds busy_ set with the op already submitted, and cancels it.
+      if (IsClosed()) co_return IoError(IoErrorCode::kClosed);
       busy_[side] = true;
       // Uncancellable: the wait must see the final completion; cancellation reaches the op
       // through the callback below, the deadline through io().Cancel after the wait.
       waiter_[side] = coro::PrepareWait(coro::WaitMode::kUncancellable);
+      scheduler_->PostDeadlineThroughStop(&relays_[side], kTaskDeadlineInfinite);
+      scheduler_->io().Submit(&op);
     }
-    scheduler_->PostDeadlineThroughStop(&relays_[side], kTaskDeadlineInfinite);
-    scheduler_->io().Submit(&op);
     bool timed_out = false;
     {
       auto cancel_op = [this, &op](coro::CancelReason) { scheduler_->io().Cancel(&op); };
@@ -447,7 +528,9 @@ class SocketCore {
     }
     const std::int32_t result = op.Result();
     if (result == -ECANCELED) {
-      co_return timed_out ? IoError(IoErrorCode::kTimeout) : CancellationError();
+      if (timed_out) co_return IoError(IoErrorCode::kTimeout);
+      if (IsClosed()) co_return IoError(IoErrorCode::kClosed);  // CloseSocket cancelled it
+      co_return CancellationError();
     }
     co_return result;
   }
@@ -457,13 +540,33 @@ class SocketCore {
  private:
   ~SocketCore() = default;
 
-  void Unref();  // below: closes the fd and frees the core on the last reference
+  static constexpr std::uint32_t kClosedBit = 1;
+  static constexpr std::uint32_t kOwnerBit = 2;
+  static constexpr std::uint32_t kUser = 4;
+  static std::uint32_t Users(std::uint32_t state) { return state / kUser; }
+
+  // CloseSocket: ends what is in progress (see there). io_uring/IOCP: under mu_, so that an
+  // op is either submitted before (busy_, cancelled here) or sees kClosedBit (RunOp). Cancel
+  // of an op whose final completion already came is a no-op (IoOp state kIdle), and busy_
+  // cannot name a later submission: RunOp refuses to submit once the bit is set. epoll: the
+  // watch, as before (a no-op if Stop already ended it; it is never submitted again).
+  void CancelPending() {
+    if constexpr (kCompletions) {
+      MutexLock lock(mu_);
+      for (int side : {kReadSide, kWriteSide}) {
+        if (busy_[side]) scheduler_->io().Cancel(&ops_[side]);
+      }
+    } else {
+      scheduler_->io().Cancel(&ops_[kReadSide]);
+    }
+  }
 
   // epoll, mu_ held, after the watch's final completion: why operations cannot wait. A
   // watch that Close or Stop cancelled is a shutdown; one the kernel refused to register
   // (epoll_ctl failed: out of memory, max_user_watches, an fd epoll cannot watch) keeps
   // its errno.
   IoError WatchEndedError() const {
+    if (IsClosed()) return IoError(IoErrorCode::kClosed);
     if (watch_result_ == -ECANCELED || watch_result_ >= 0) return IoError(IoErrorCode::kShutdown);
     return IoError::FromErrno(-watch_result_);
   }
@@ -510,15 +613,14 @@ class SocketCore {
       if (waker) waker.Wakeup();
     }
     if constexpr (!kCompletions) {
-      if (final_completion) Unref();  // the watch's reference
+      if (final_completion) ReleaseUser();  // the watch no longer uses the fd
     }
   }
 
   Scheduler* const scheduler_;
   const int fd_;
-  // References: the owner; with epoll also the watch relay until the watch's final
-  // completion.
-  Atomic<int> refs_{1};
+  // kClosedBit | kOwnerBit | users * kUser (see "Close"); epoll starts with the watch's user.
+  Atomic<std::uint32_t> state_{kOwnerBit};
   // epoll: ops_[kReadSide] is the watch, relays_[kReadSide] its relay. io_uring: one op and
   // one relay per direction.
   IoOp ops_[2];
@@ -536,14 +638,32 @@ class SocketCore {
   Atomic<TaskClock::rep> last_activity_{0};  // TaskClock time of the last bytes moved
 };
 
-void CloseFd(int fd);
+// One operation's use of a socket's fd (SocketCore::AcquireUser / ReleaseUser): ok() false
+// when the socket was closed before the operation started.
+template <typename Core>
+class SocketUse {
+ public:
+  explicit SocketUse(Core* core) : core_(core->AcquireUser() ? core : nullptr) {}
+  SocketUse(const SocketUse&) = delete;
+  SocketUse& operator=(const SocketUse&) = delete;
+  ~SocketUse() {
+    if (core_ != nullptr) core_->ReleaseUser();
+  }
+  bool ok() const { return core_ != nullptr; }
 
-template <typename Scheduler>
-void SocketCore<Scheduler>::Unref() {
-  // Acq_rel: the last owner (release from every other) sees all uses before it frees.
-  if (refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  CloseFd(fd_);
-  delete this;
+ private:
+  Core* const core_;
+};
+
+// The owning object's destructor and move-assignment: closes the socket, drops the owner's
+// reference and nulls `core`.
+template <typename Core>
+void DropCore(Core*& core) {
+  if (core == nullptr) return;
+  // CloseSocket first: its acquire orders the write of `core` below after the operations of
+  // other coroutines that read it (see SocketCore::AcquireUser).
+  core->CloseSocket();
+  std::exchange(core, nullptr)->Close();
 }
 
 }  // namespace internal
@@ -566,14 +686,16 @@ class TcpStream {
   TcpStream(TcpStream&& other) noexcept : core_(std::exchange(other.core_, nullptr)) {}
   TcpStream& operator=(TcpStream&& other) noexcept {
     if (this != &other) {
-      Close();
+      internal::DropCore(core_);
       core_ = std::exchange(other.core_, nullptr);
     }
     return *this;
   }
-  ~TcpStream() { Close(); }
+  // Closes (see Close) and drops the object's reference; an operation still finishing in
+  // another coroutine keeps the socket's state alive until it returns.
+  ~TcpStream() { internal::DropCore(core_); }
 
-  bool IsOpen() const { return core_ != nullptr; }
+  bool IsOpen() const { return core_ != nullptr && !core_->IsClosed(); }
   int fd() const { return Checked()->fd(); }
 
   // Connects to `address` (IPv4 or IPv6) from inside a coroutine on `scheduler`.
@@ -637,9 +759,13 @@ class TcpStream {
   // clamps it to net.core.rmem_max / wmem_max; setting it turns off autotuning).
   IoError SetReceiveBufferSize(int bytes);
   IoError SetSendBufferSize(int bytes);
-  // Gives the socket up (see the file comment: not while an operation is in progress).
+  // Closes the socket: any thread, idempotent, also while another coroutine's Read /
+  // Write / ReadSome / WriteSome is pending: that operation then returns kClosed (or its
+  // real result, if it completed first), exactly once. Operations started afterwards fail
+  // at once with kClosed; the fd is closed once the backend has handed back every operation
+  // that refers to it (see the file comment).
   void Close() {
-    if (core_ != nullptr) std::exchange(core_, nullptr)->Close();
+    if (core_ != nullptr) core_->CloseSocket();
   }
   // A per-connection idle deadline: from now on every Read / Write / *Some also ends
   // (kTimeout) at the time of the last bytes moved in either direction (or of this call)
@@ -668,8 +794,15 @@ class TcpStream {
   template <typename Char>
   coro::Task<IoResult<std::size_t>> TransferOnce(std::span<const BasicIoSlice<Char>> window,
                                                  std::size_t bytes, TaskDeadline deadline);
+  // For the calls that use the fd at once (Shutdown, options, addresses).
   Core* Checked() const {
-    FAIRSCHED_CHECK(core_ != nullptr, "use of a closed or moved-from TcpStream");
+    FAIRSCHED_CHECK(core_ != nullptr && !core_->IsClosed(),
+                    "use of a closed or moved-from TcpStream");
+    return core_;
+  }
+  // For the operations: a closed stream is an error value there (kClosed), not misuse.
+  Core* Live() const {
+    FAIRSCHED_CHECK(core_ != nullptr, "use of a moved-from TcpStream");
     return core_;
   }
   Core* core_ = nullptr;
@@ -692,10 +825,15 @@ constexpr bool kHasMultishotAccept = requires(BackendOf<Scheduler>& backend) {
 // listen backlog (not this queue) holds further connections, and the next Accept that finds
 // the queue empty arms it again. The relay is a Task (see "Relay tasks" above): every
 // intermediate completion moves the events to pending_ and wakes the waiting Accept; the
-// final one (cancel, Stop, or an error that ended the multishot) disarms. Close while the op
-// is armed cancels it and leaves the rest to the relay: at the final completion it closes
-// the fds nobody accepted, then the listener's socket, and frees itself (so Close is
-// asynchronous here, like an epoll socket's; see the file comment).
+// final one (cancel, Stop, or an error that ended the multishot) disarms.
+// Close and lifetime (the listener's socket follows SocketCore's "Close" rules): the armed
+// op is a user of the listener's fd (AcquireUser when armed, ReleaseUser at its final
+// completion), so the fd is closed only after the backend handed the op back. The
+// listener's Close (any thread, after SocketCore::CloseSocket) calls CancelForClose: the op
+// is cancelled, a waiting Accept wakes and returns kClosed (arming fails once the socket is
+// closed), and the fds nobody accepted are closed at the final completion (or at once when
+// not armed). This object is freed by the last of: its listener (Release), the armed op,
+// an Accept inside Next.
 template <typename Scheduler>
 class MultishotAcceptor {
   using Core = SocketCore<Scheduler>;
@@ -711,7 +849,9 @@ class MultishotAcceptor {
   MultishotAcceptor& operator=(const MultishotAcceptor&) = delete;
 
   // The next accepted fd (>= 0) or the error of one failed accept; arms the op if needed.
+  // kClosed once the listener is closed. The caller (Accept) holds a SocketUse of the core.
   coro::Task<IoResult<int>> Next(TaskDeadline deadline) {
+    const InNext in_next(this);
     while (true) {
       bool arm = false;
       {
@@ -731,15 +871,17 @@ class MultishotAcceptor {
         if (!armed_) {
           // Not while the scheduler stops (Stop's cancel just ended the op).
           if (IoError cancelled = CancellationError(); !cancelled.ok()) co_return cancelled;
+          // The op's use of the fd; fails once CloseSocket ran. Armed and submitted under
+          // mu_: CancelForClose (under mu_, after CloseSocket) then either sees the op
+          // armed and submitted, and cancels it, or runs first, and this fails.
+          if (!core_->AcquireUser()) co_return IoError(IoErrorCode::kClosed);
           armed_ = arm = true;
           op_.PrepareAcceptMultishot(core_->fd(), &events_, &relay_);
+          core_->scheduler()->PostDeadlineThroughStop(&relay_, kTaskDeadlineInfinite);
+          core_->scheduler()->io().Submit(&op_);
         }
         accepting_ = true;
         waiter_ = coro::PrepareWait(coro::WaitMode::kCancellable);
-      }
-      if (arm) {
-        core_->scheduler()->PostDeadlineThroughStop(&relay_, kTaskDeadlineInfinite);
-        core_->scheduler()->io().Submit(&op_);
       }
       // Cancellable: the op is the listener's, not this Accept's; a cancelled or timed-out
       // Accept leaves it armed and its connections queued for the next Accept.
@@ -751,35 +893,82 @@ class MultishotAcceptor {
     }
   }
 
-  // The listener's Close (no Accept in progress): hands `core_` back when the op is idle.
-  void Close() {
+  // The listener's Close, after core_->CloseSocket() (any thread): ends the armed op (its
+  // final completion wakes a waiting Accept, which then finds the socket closed) and closes
+  // the connections nobody accepted, now or at that final completion.
+  void CancelForClose() {
+    MutexLock lock(mu_);
+    // Under mu_: the relay handles the final completion only after it took mu_, so the op
+    // is still ours to cancel while armed_ says so.
+    if (armed_) {
+      core_->scheduler()->io().Cancel(&op_);
+    } else {
+      ClosePending();
+    }
+  }
+
+  // The listener lets go (its destructor or move-assignment, after CancelForClose).
+  void Release() {
+    bool last;
     {
       MutexLock lock(mu_);
-      FAIRSCHED_DCHECK(!accepting_, "TcpListener closed while an Accept is in progress");
-      if (armed_) {
-        closing_ = true;
-        // Under mu_: the relay frees the op only after it took mu_ at the final completion.
-        core_->scheduler()->io().Cancel(&op_);
-        return;
-      }
+      owned_ = false;
+      last = Unused();
     }
-    Finish();
+    if (last) delete this;
   }
 
  private:
-  ~MultishotAcceptor() = default;
+  // An Accept inside Next keeps the acceptor alive (the listener may be destroyed meanwhile:
+  // see TcpStream's destructor contract).
+  class InNext {
+   public:
+    explicit InNext(MultishotAcceptor* acceptor) : acceptor_(acceptor) {
+      MutexLock lock(acceptor_->mu_);
+      ++acceptor_->in_next_;
+    }
+    InNext(const InNext&) = delete;
+    InNext& operator=(const InNext&) = delete;
+    ~InNext() {
+      bool last;
+      {
+        MutexLock lock(acceptor_->mu_);
+        --acceptor_->in_next_;
+        last = acceptor_->Unused();
+      }
+      if (last) delete acceptor_;
+    }
+
+   private:
+    MultishotAcceptor* const acceptor_;
+  };
+
+  ~MultishotAcceptor() { ClosePending(); }
+
+  // mu_ held (or the last reference): nothing can reach this object any more.
+  bool Unused() const { return !owned_ && !armed_ && in_next_ == 0; }
+
+  // mu_ held: closes the accepted fds no Accept took.
+  void ClosePending() {
+    for (const std::int32_t result : pending_) {
+      if (result >= 0) CloseFd(result);
+    }
+    pending_.clear();
+  }
 
   void Run(Task* task) {
     const bool final_completion = task->ReceiveSignal();
     events_.TakeAll(batch_);
     coro::Waker wake;
-    bool finish = false;
+    bool last = false;
     {
       MutexLock lock(mu_);
       for (const IoEvent& event : batch_) pending_.push_back(event.result);
       if (final_completion) {
         armed_ = false;
-        finish = closing_;
+        // Acquire (IsClosed): a CloseSocket that ran before is ordered before what follows.
+        if (core_->IsClosed()) ClosePending();
+        last = Unused();
         // -ECANCELED: our own cancel (queue full, Close) or Stop's; not an Accept error.
         if (op_.Result() < 0 && op_.Result() != -ECANCELED) ended_result_ = op_.Result();
       } else if (pending_.size() >= kMaxPending && !cancelling_full_) {
@@ -792,21 +981,15 @@ class MultishotAcceptor {
         core_->scheduler()->PostDeadlineThroughStop(task, kTaskDeadlineInfinite);
       }
     }
-    if (finish) {
-      Finish();  // no Accept waits (Close does not race with one)
-      return;
+    if (final_completion) {
+      // The op no longer uses the fd (which may be closed now). The op's user reference kept
+      // the core alive up to here, whether or not this object is freed first.
+      Core* const core = core_;
+      if (last) delete this;
+      core->ReleaseUser();
     }
     // Only locals from here on (see "Relay tasks").
     if (wake) wake.Wakeup();
-  }
-
-  // The op is idle: close the fds nobody accepted and the listener, and free this.
-  void Finish() {
-    for (const std::int32_t result : pending_) {
-      if (result >= 0) CloseFd(result);
-    }
-    core_->Close();
-    delete this;
   }
 
   Core* const core_;
@@ -820,7 +1003,8 @@ class MultishotAcceptor {
   bool accepting_ = false;            // guarded by mu_: an Accept waits (misuse check)
   bool armed_ = false;                // guarded by mu_: between Submit and the final completion
   bool cancelling_full_ = false;      // guarded by mu_: the relay cancelled a full queue's op
-  bool closing_ = false;              // guarded by mu_: Close came while armed
+  bool owned_ = true;                 // guarded by mu_: the listener has not let go
+  int in_next_ = 0;                   // guarded by mu_: Accepts inside Next
   std::int32_t ended_result_ = 0;     // guarded by mu_: -errno that ended the op, unreported
 };
 
@@ -845,13 +1029,13 @@ class TcpListener {
         multishot_(std::exchange(other.multishot_, nullptr)) {}
   TcpListener& operator=(TcpListener&& other) noexcept {
     if (this != &other) {
-      Close();
+      Drop();
       core_ = std::exchange(other.core_, nullptr);
       multishot_ = std::exchange(other.multishot_, nullptr);
     }
     return *this;
   }
-  ~TcpListener() { Close(); }
+  ~TcpListener() { Drop(); }
 
   // Binds and listens (any thread; port 0 picks a free port, see LocalAddress).
   static IoResult<TcpListener> Listen(Scheduler& scheduler, const SocketAddress& address,
@@ -876,30 +1060,45 @@ class TcpListener {
   coro::Task<IoResult<AcceptedConnection<Scheduler>>> AcceptWithPeer(TaskDeadline deadline);
 
   IoResult<SocketAddress> LocalAddress() const;
-  bool IsOpen() const { return core_ != nullptr; }
+  bool IsOpen() const { return core_ != nullptr && !core_->IsClosed(); }
   int fd() const { return Checked()->fd(); }
-  // With a multishot accept armed, the socket (and connections accepted but not taken)
-  // are closed when the backend hands the op back, within one sched-role step.
+  // As TcpStream::Close: a pending Accept in another coroutine returns kClosed. With a
+  // multishot accept armed, the socket and the connections accepted but not taken are
+  // closed when the backend hands the op back, within one sched-role step.
   void Close() {
     if (core_ == nullptr) return;
-    Core* core = std::exchange(core_, nullptr);
-    if constexpr (internal::kHasMultishotAccept<Scheduler>) {
-      if (multishot_ != nullptr) {
-        std::exchange(multishot_, nullptr)->Close();  // closes `core` too
-        return;
-      }
-    }
-    core->Close();
+    core_->CloseSocket();
+    if (multishot_ != nullptr) multishot_->CancelForClose();
   }
 
  private:
   Core* Checked() const {
-    FAIRSCHED_CHECK(core_ != nullptr, "use of a closed or moved-from TcpListener");
+    FAIRSCHED_CHECK(core_ != nullptr && !core_->IsClosed(),
+                    "use of a closed or moved-from TcpListener");
     return core_;
   }
-  explicit TcpListener(Core* core) : core_(core) {}
+  Core* Live() const {
+    FAIRSCHED_CHECK(core_ != nullptr, "use of a moved-from TcpListener");
+    return core_;
+  }
+  explicit TcpListener(Core* core) : core_(core) {
+    if constexpr (internal::kHasMultishotAccept<Scheduler>) {
+      if (internal::MultishotAcceptor<Scheduler>::Usable(*core->scheduler())) {
+        multishot_ = new internal::MultishotAcceptor<Scheduler>(core);
+      }
+    }
+  }
+  // The destructor and move-assignment: Close, then let go of the acceptor and the core
+  // (each lives on while an operation still uses it).
+  void Drop() {
+    Close();
+    if (multishot_ != nullptr) std::exchange(multishot_, nullptr)->Release();
+    internal::DropCore(core_);
+  }
   Core* core_ = nullptr;
-  // io_uring: the standing multishot accept, created by the first Accept where usable.
+  // io_uring: the standing multishot accept where usable, made with the listener (so a
+  // Close from another coroutine reads a pointer no Accept writes); armed by the first
+  // Accept.
   internal::MultishotAcceptor<Scheduler>* multishot_ = nullptr;
 };
 
@@ -954,8 +1153,10 @@ coro::Task<IoResult<TcpStream<Scheduler>>> TcpStream<Scheduler>::Connect(Schedul
 template <typename Scheduler>
 coro::Task<IoResult<std::size_t>> TcpStream<Scheduler>::Read(std::span<char> buffer,
                                                              TaskDeadline deadline) {
-  Core* core = Checked();
+  Core* core = Live();
   FAIRSCHED_DCHECK(!buffer.empty(), "Read into an empty buffer");
+  const internal::SocketUse<Core> use(core);  // the fd stays open until we return
+  if (!use.ok()) co_return IoError(IoErrorCode::kClosed);
   if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
   if constexpr (Core::kCompletions) {
     core->op(Core::kReadSide)
@@ -1013,7 +1214,9 @@ template <typename Scheduler>
 coro::Task<IoError> TcpStream<Scheduler>::Transmit(std::span<const char> data,
                                                    TaskDeadline deadline, bool all,
                                                    std::size_t* moved) {
-  Core* core = Checked();
+  Core* core = Live();
+  const internal::SocketUse<Core> use(core);  // the fd stays open until we return
+  if (!use.ok()) co_return IoError(IoErrorCode::kClosed);
   if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
   std::size_t done = 0;
   while (done < data.size() && (all || done == 0)) {
@@ -1059,7 +1262,9 @@ coro::Task<IoResult<std::size_t>> TcpStream<Scheduler>::TransferOnce(
     std::span<const BasicIoSlice<Char>> window, std::size_t bytes, TaskDeadline deadline) {
   constexpr bool kSend = std::is_const_v<Char>;
   constexpr typename Core::Direction kSide = kSend ? Core::kWriteSide : Core::kReadSide;
-  Core* core = Checked();
+  Core* core = Live();
+  const internal::SocketUse<Core> use(core);  // the fd stays open until we return
+  if (!use.ok()) co_return IoError(IoErrorCode::kClosed);
   if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
   if constexpr (Core::kCompletions) {
     if constexpr (kSend) {
@@ -1218,13 +1423,11 @@ IoResult<TcpListener<Scheduler>> TcpListener<Scheduler>::Listen(Scheduler& sched
 
 template <typename Scheduler>
 coro::Task<IoResult<TcpStream<Scheduler>>> TcpListener<Scheduler>::Accept(TaskDeadline deadline) {
-  Core* core = Checked();
+  Core* core = Live();
+  const internal::SocketUse<Core> use(core);  // the fd stays open until we return
+  if (!use.ok()) co_return IoError(IoErrorCode::kClosed);
   if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
   if constexpr (internal::kHasMultishotAccept<Scheduler>) {
-    if (multishot_ == nullptr &&
-        internal::MultishotAcceptor<Scheduler>::Usable(*core->scheduler())) {
-      multishot_ = new internal::MultishotAcceptor<Scheduler>(core);
-    }
     if (multishot_ != nullptr) {
       IoResult<int> fd = co_await multishot_->Next(deadline);
       if (!fd.ok()) co_return fd.error();

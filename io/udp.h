@@ -23,8 +23,9 @@
 //   - Deadlines, cancellation, Stop, errors as values: as for TcpStream (io/tcp.h): kTimeout,
 //     kCancelled, kShutdown; the operation is released before the call returns.
 //   - One receiving and one sending coroutine may use a socket at the same time; two
-//     concurrent receives (or sends) are misuse, checked in debug builds. Close must not race
-//     with an operation. Close sockets before the scheduler is destroyed.
+//     concurrent receives (or sends) are misuse, checked in debug builds. Close may come from
+//     another coroutine while an operation waits: it returns kClosed. Close sockets before
+//     the scheduler is destroyed.
 //   - ICMP errors (Linux): a connected socket (Connect) reports a "port unreachable" for an
 //     earlier datagram as kRefused (ECONNREFUSED) from its next receive or send; an unbound
 //     peer is not reported to an unconnected socket (Bind) at all: its datagrams vanish.
@@ -98,12 +99,12 @@ class UdpSocket {
   UdpSocket(UdpSocket&& other) noexcept : core_(std::exchange(other.core_, nullptr)) {}
   UdpSocket& operator=(UdpSocket&& other) noexcept {
     if (this != &other) {
-      Close();
+      internal::DropCore(core_);
       core_ = std::exchange(other.core_, nullptr);
     }
     return *this;
   }
-  ~UdpSocket() { Close(); }
+  ~UdpSocket() { internal::DropCore(core_); }
 
   // A socket bound to `local` ("0.0.0.0:0": any address, any free port; see LocalAddress).
   // Any thread. Receives from anyone; sends with SendTo.
@@ -132,7 +133,9 @@ class UdpSocket {
   coro::Task<IoResult<UdpDatagram>> ReceiveFrom(std::span<char> buffer, TaskDeadline deadline) {
     UdpDatagram datagram;
     if constexpr (kDatagramOps) {
-      Core* core = Checked();
+      Core* core = Live();
+      const internal::SocketUse<Core> use(core);  // the fd stays open until we return
+      if (!use.ok()) co_return IoError(IoErrorCode::kClosed);
       if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
       sockaddr_storage from{};
       core->op(Core::kReadSide)
@@ -163,19 +166,27 @@ class UdpSocket {
   IoResult<SocketAddress> LocalAddress() const { return internal::LocalAddressOf(Checked()->fd()); }
   // Connected sockets: the peer.
   IoResult<SocketAddress> PeerAddress() const { return internal::PeerAddressOf(Checked()->fd()); }
-  bool IsOpen() const { return core_ != nullptr; }
+  bool IsOpen() const { return core_ != nullptr && !core_->IsClosed(); }
   int fd() const { return Checked()->fd(); }
-  // Gives the socket up (not while an operation is in progress; see io/tcp.h's Close).
+  // Closes the socket, as TcpStream::Close: any thread, idempotent; a pending receive or
+  // send of another coroutine returns kClosed, later ones fail at once with kClosed.
   void Close() {
-    if (core_ != nullptr) std::exchange(core_, nullptr)->Close();
+    if (core_ != nullptr) core_->CloseSocket();
   }
 
  private:
   static constexpr bool kDatagramOps = internal::HasDatagramOps<Scheduler>();
 
   explicit UdpSocket(Core* core) : core_(core) {}
+  // For the calls that use the fd at once (addresses, fd()).
   Core* Checked() const {
-    FAIRSCHED_CHECK(core_ != nullptr, "use of a closed or moved-from UdpSocket");
+    FAIRSCHED_CHECK(core_ != nullptr && !core_->IsClosed(),
+                    "use of a closed or moved-from UdpSocket");
+    return core_;
+  }
+  // For the operations: a closed socket is an error value there (kClosed), not misuse.
+  Core* Live() const {
+    FAIRSCHED_CHECK(core_ != nullptr, "use of a moved-from UdpSocket");
     return core_;
   }
 
@@ -197,7 +208,9 @@ class UdpSocket {
   coro::Task<IoResult<std::size_t>> SendDatagram(std::span<const char> data,
                                                  const SocketAddress* to, TaskDeadline deadline) {
     if constexpr (kDatagramOps) {
-      Core* core = Checked();
+      Core* core = Live();
+      const internal::SocketUse<Core> use(core);  // the fd stays open until we return
+      if (!use.ok()) co_return IoError(IoErrorCode::kClosed);
       if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
       core->op(Core::kWriteSide)
           .PrepareSendTo(core->fd(), data.data(), data.size(), to != nullptr ? to->get() : nullptr,
@@ -226,7 +239,9 @@ class UdpSocket {
   template <typename Syscall>
   coro::Task<IoResult<std::size_t>> Transfer(typename Core::Direction side, TaskDeadline deadline,
                                              Syscall syscall) {
-    Core* core = Checked();
+    Core* core = Live();
+    const internal::SocketUse<Core> use(core);  // the fd stays open until we return
+    if (!use.ok()) co_return IoError(IoErrorCode::kClosed);
     if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
     while (true) {
       if constexpr (!Core::kCompletions) {
