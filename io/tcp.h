@@ -961,6 +961,7 @@ class MultishotAcceptor {
     events_.TakeAll(batch_);
     coro::Waker wake;
     bool last = false;
+    Core* const core = core_;  // read while armed_ keeps this object alive (Unused)
     {
       MutexLock lock(mu_);
       for (const IoEvent& event : batch_) pending_.push_back(event.result);
@@ -981,14 +982,14 @@ class MultishotAcceptor {
         core_->scheduler()->PostDeadlineThroughStop(task, kTaskDeadlineInfinite);
       }
     }
+    // Only locals from here on (see "Relay tasks"): once mu_ is released with armed_ false,
+    // the listener's Release or an Accept's InNext may free this object.
     if (final_completion) {
-      // The op no longer uses the fd (which may be closed now). The op's user reference kept
-      // the core alive up to here, whether or not this object is freed first.
-      Core* const core = core_;
       if (last) delete this;
+      // The op no longer uses the fd (which may be closed now). Its user reference kept the
+      // core alive up to here, whether or not this object is gone.
       core->ReleaseUser();
     }
-    // Only locals from here on (see "Relay tasks").
     if (wake) wake.Wakeup();
   }
 
