@@ -1127,18 +1127,30 @@ coro::Task<IoResult<TcpStream<Scheduler>>> TcpStream<Scheduler>::Connect(Schedul
     internal::CloseFd(fd);
     co_return IoError::FromErrno(-attached);
   }
-  TcpStream stream(new Core(&scheduler, fd));
-  Core* core = stream.core_;
   if constexpr (Core::kCompletions) {
+    TcpStream stream(new Core(&scheduler, fd));
+    Core* core = stream.core_;
     // `address` lives in this frame until the final completion.
     core->op(Core::kWriteSide)
         .PrepareConnect(fd, address.get(), address.length(), core->relay(Core::kWriteSide));
     IoResult<std::int32_t> result = co_await core->RunOp(Core::kWriteSide, deadline);
     if (!result.ok()) co_return result.error();
     if (result.value() < 0) co_return internal::ErrorOfResult(result.value(), false);
+    co_return std::move(stream);
   } else {
-    if (const int started = internal::ConnectNow(fd, address); started != 0) {
-      if (started != -EINPROGRESS) co_return IoError::FromErrno(-started);
+    // connect(2) before the core registers the socket's watch: the role holder's epoll_ctl
+    // then follows the connect (a Unix-domain connect completes inside the call; TSan's fd
+    // model reports the two on different threads as a race otherwise). Edge-triggered
+    // epoll reports the state at registration, so a connect that finishes later still
+    // brings its edge.
+    const int started = internal::ConnectNow(fd, address);
+    if (started != 0 && started != -EINPROGRESS) {
+      internal::CloseFd(fd);
+      co_return IoError::FromErrno(-started);
+    }
+    TcpStream stream(new Core(&scheduler, fd));
+    Core* core = stream.core_;
+    if (started != 0) {
       while (true) {
         const int progress = internal::ConnectProgress(fd);
         if (progress == 0) break;
@@ -1147,8 +1159,8 @@ coro::Task<IoResult<TcpStream<Scheduler>>> TcpStream<Scheduler>::Connect(Schedul
         if (!waited.ok()) co_return waited;
       }
     }
+    co_return std::move(stream);
   }
-  co_return std::move(stream);
 }
 
 template <typename Scheduler>
