@@ -85,11 +85,15 @@ class Server {
     }
     Arm();
   }
-  // Cancels the op and waits for its final completion.
+  // Cancels the op and waits for its final completion. A task cancel that arrives while Run
+  // runs is not remembered (the task is not waiting), so it is repeated until the op ended;
+  // Run also cancels the op when it finds stopping_ set.
   void Stop() {
     stopping_.store(true);
-    sched_->Cancel(&task_);
-    while (!done_.load()) std::this_thread::yield();
+    while (!done_.load()) {
+      sched_->Cancel(&task_);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
   }
   std::int64_t count() const { return count_.load(std::memory_order_relaxed); }
 
@@ -139,7 +143,9 @@ class Server {
       Arm();
       return;
     }
-    if (self->IsCancelled() && op_.IsSubmitted()) sched_->io().Cancel(&op_);
+    if ((self->IsCancelled() || stopping_.load()) && op_.IsSubmitted()) {
+      sched_->io().Cancel(&op_);
+    }
     sched_->PostDeadlineThroughStop(self, kTaskDeadlineInfinite);
   }
 

@@ -28,6 +28,7 @@
 #include "queues/mcsp_queue.h"
 #include "sched/task_scheduler.h"
 #include "tests/io/io_test_util.h"
+#include "tests/io/tcp_pair.h"
 
 namespace fairsched {
 namespace {
@@ -75,35 +76,13 @@ TYPED_TEST_SUITE(TcpApiTest, Backends);
 
 TaskDeadline Soon() { return coro::DeadlineAfter(seconds(10)); }
 
-// A connected pair on loopback: the client end and the accepted end with its peer address.
 template <typename Sched>
-struct Connection {
-  TcpListener<Sched> listener;
-  TcpStream<Sched> client;
-  AcceptedConnection<Sched> server;
-};
-
-template <typename Sched>
-coro::Task<IoResult<Connection<Sched>>> Connect(Sched* scheduler) {
-  IoResult<TcpListener<Sched>> listener =
-      TcpListener<Sched>::Listen(*scheduler, SocketAddress::Parse("127.0.0.1:0").value());
-  if (!listener.ok()) co_return listener.error();
-  IoResult<SocketAddress> bound = listener.value().LocalAddress();
-  if (!bound.ok()) co_return bound.error();
-  // The kernel completes the handshake from the backlog: connect first, then accept.
-  IoResult<TcpStream<Sched>> client =
-      co_await TcpStream<Sched>::Connect(*scheduler, bound.value(), Soon());
-  if (!client.ok()) co_return client.error();
-  IoResult<AcceptedConnection<Sched>> server = co_await listener.value().AcceptWithPeer(Soon());
-  if (!server.ok()) co_return server.error();
-  co_return Connection<Sched>{std::move(listener).value(), std::move(client).value(),
-                              std::move(server).value()};
-}
+using Connection = testing::TcpPair<Sched>;
 
 // The client's local address and the peer address AcceptWithPeer reported.
 template <typename Sched>
 coro::Task<std::vector<std::string>> AddressesSeen(Sched* scheduler) {
-  IoResult<Connection<Sched>> connection = co_await Connect(scheduler);
+  IoResult<Connection<Sched>> connection = co_await testing::ConnectTcpPair(scheduler, Soon());
   if (!connection.ok()) co_return std::vector<std::string>{connection.error().Message()};
   co_return std::vector<std::string>{connection.value().client.LocalAddress().value().ToString(),
                                      connection.value().server.peer.ToString()};
@@ -120,7 +99,7 @@ TYPED_TEST(TcpApiTest, AcceptWithPeerReturnsTheClientsAddress) {
 // what arrived, or the error.
 template <typename Sched>
 coro::Task<std::string> ByteStreamRoundTrip(Sched* scheduler, std::string message) {
-  IoResult<Connection<Sched>> connection = co_await Connect(scheduler);
+  IoResult<Connection<Sched>> connection = co_await testing::ConnectTcpPair(scheduler, Soon());
   if (!connection.ok()) co_return connection.error().Message();
   TcpStream<Sched>& client = connection.value().client;
   TcpStream<Sched>& server = connection.value().server.stream;
@@ -151,7 +130,7 @@ constexpr std::size_t kMoreThanTheBuffers = 32 << 20;  // far beyond loopback so
 // returns its count, or -1 after a failure.
 template <typename Sched>
 coro::Task<std::ptrdiff_t> OneWriteSomeIntoAFullPipe(Sched* scheduler) {
-  IoResult<Connection<Sched>> connection = co_await Connect(scheduler);
+  IoResult<Connection<Sched>> connection = co_await testing::ConnectTcpPair(scheduler, Soon());
   if (!connection.ok()) co_return -1;
   const std::string data(kMoreThanTheBuffers, 'x');
   IoResult<std::size_t> written = co_await connection.value().client.WriteSome(data, Soon());
@@ -174,7 +153,7 @@ struct FailedWrite {
 template <typename Sched>
 coro::Task<FailedWrite> WriteUntilTheDeadline(Sched* scheduler) {
   FailedWrite outcome;
-  IoResult<Connection<Sched>> connection = co_await Connect(scheduler);
+  IoResult<Connection<Sched>> connection = co_await testing::ConnectTcpPair(scheduler, Soon());
   if (!connection.ok()) {
     outcome.error = connection.error();
     co_return outcome;
@@ -216,7 +195,7 @@ int IntOption(int fd, int level, int name) {
 template <typename Sched>
 coro::Task<std::vector<std::string>> OptionsSeen(Sched* scheduler) {
   std::vector<std::string> seen;
-  IoResult<Connection<Sched>> connection = co_await Connect(scheduler);
+  IoResult<Connection<Sched>> connection = co_await testing::ConnectTcpPair(scheduler, Soon());
   if (!connection.ok()) co_return std::vector<std::string>{connection.error().Message()};
   TcpStream<Sched>& stream = connection.value().client;
   const int fd = stream.fd();
@@ -342,7 +321,7 @@ template <typename Sched>
 coro::Task<IdleOutcome> IdleWhileTrickling(Sched* scheduler, int count,
                                            std::chrono::nanoseconds gap,
                                            std::chrono::nanoseconds idle) {
-  IoResult<Connection<Sched>> connection = co_await Connect(scheduler);
+  IoResult<Connection<Sched>> connection = co_await testing::ConnectTcpPair(scheduler, Soon());
   if (!connection.ok()) {
     IdleOutcome failed;
     failed.error = connection.error();

@@ -27,6 +27,7 @@
 #include "queues/mcsp_queue.h"
 #include "sched/task_scheduler.h"
 #include "tests/io/io_test_util.h"
+#include "tests/io/tcp_pair.h"
 
 #ifdef _WIN32
 #include "io/iocp_backend.h"
@@ -46,29 +47,8 @@ using Scheduler = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, Backend>
 
 TaskDeadline Soon() { return coro::DeadlineAfter(seconds(20)); }
 
-// A connected pair on loopback.
 template <typename Sched>
-struct Connection {
-  TcpListener<Sched> listener;
-  TcpStream<Sched> client;
-  TcpStream<Sched> server;
-};
-
-template <typename Sched>
-coro::Task<IoResult<Connection<Sched>>> Connect(Sched* scheduler) {
-  IoResult<TcpListener<Sched>> listener =
-      TcpListener<Sched>::Listen(*scheduler, SocketAddress::Parse("127.0.0.1:0").value());
-  if (!listener.ok()) co_return listener.error();
-  IoResult<SocketAddress> bound = listener.value().LocalAddress();
-  if (!bound.ok()) co_return bound.error();
-  IoResult<TcpStream<Sched>> client =
-      co_await TcpStream<Sched>::Connect(*scheduler, bound.value(), Soon());
-  if (!client.ok()) co_return client.error();
-  IoResult<TcpStream<Sched>> server = co_await listener.value().Accept(Soon());
-  if (!server.ok()) co_return server.error();
-  co_return Connection<Sched>{std::move(listener).value(), std::move(client).value(),
-                              std::move(server).value()};
-}
+using Connection = testing::TcpPair<Sched>;
 
 // Whether fds are counted around each test: on Linux. Under Wine /proc/self/fd lists the
 // emulator's own host fds, which it closes lazily (a skipped test saw the count change).
@@ -107,7 +87,7 @@ class TcpVectoredTest : public ::testing::Test {
   // A connected pair, made on the scheduler and used from any coroutine afterwards. The
   // caller drops it before the test ends (sockets close before the scheduler goes).
   std::unique_ptr<Connection<Sched>> Connected() {
-    IoResult<Connection<Sched>> connection = Run(Connect(&scheduler()));
+    IoResult<Connection<Sched>> connection = Run(testing::ConnectTcpPair(&scheduler(), Soon()));
     if (!connection.ok()) {
       ADD_FAILURE() << "connect: " << connection.error().Message();
       return nullptr;
@@ -199,7 +179,7 @@ coro::Task<GatherOutcome> GatherRead(Connection<Sched>* connection, std::string 
       parts[i].assign(sizes[i], '.');
       slices.emplace_back(parts[i].data(), parts[i].size());
     }
-    IoResult<std::size_t> n = co_await connection->server.ReadSomeV(slices, Soon());
+    IoResult<std::size_t> n = co_await connection->server.stream.ReadSomeV(slices, Soon());
     if (!n.ok()) {
       outcome.error = "read: " + n.error().Message();
       co_return outcome;
@@ -241,7 +221,7 @@ TYPED_TEST(TcpVectoredTest, WriteVResumesPartialSendsInsideAndAcrossSlices) {
   coro::JoinHandle<IoError> writer =
       coro::Spawn(this->scheduler(), WriteAllV(&connection->client, &slices));
   coro::JoinHandle<std::string> reader = coro::Spawn(
-      this->scheduler(), ReadCount(&connection->server, expected.size(), 700, /*pause_every=*/8));
+      this->scheduler(), ReadCount(&connection->server.stream, expected.size(), 700, /*pause_every=*/8));
   const IoError written = writer.Get();
   const std::string received = reader.Get();
   EXPECT_TRUE(written.ok()) << written.Message();
@@ -275,7 +255,7 @@ coro::Task<std::string> ZeroLengthSlices(Connection<Sched>* connection) {
   while (received.size() < 4) {
     const std::vector<IoSlice> into = {IoSlice(), IoSlice(room, 1), IoSlice(room + 1, 0),
                                        IoSlice(room + 1, 2), IoSlice()};
-    IoResult<std::size_t> n = co_await connection->server.ReadSomeV(into, Soon());
+    IoResult<std::size_t> n = co_await connection->server.stream.ReadSomeV(into, Soon());
     if (!n.ok()) co_return report + "read:" + n.error().Message();
     received.append(room, n.value());
   }
@@ -327,7 +307,7 @@ coro::Task<ManyOutcome> ManySlices(Connection<Sched>* connection, const std::str
   std::vector<IoSlice> into;
   for (char& byte : room) into.emplace_back(&byte, 1);
   while (outcome.received.size() < source->size()) {
-    IoResult<std::size_t> n = co_await connection->server.ReadSomeV(into, Soon());
+    IoResult<std::size_t> n = co_await connection->server.stream.ReadSomeV(into, Soon());
     if (!n.ok()) {
       outcome.error = "ReadSomeV: " + n.error().Message();
       co_return outcome;
@@ -367,7 +347,7 @@ coro::Task<FailedWriteV> WriteVUntilTheDeadline(Connection<Sched>* connection,
   if (!connection->client.Shutdown(ShutdownHow::kWrite).ok()) co_return outcome;
   std::vector<char> buffer(1 << 16);
   while (true) {
-    IoResult<std::size_t> n = co_await connection->server.Read(buffer, Soon());
+    IoResult<std::size_t> n = co_await connection->server.stream.Read(buffer, Soon());
     if (!n.ok()) break;  // kEndOfStream after everything that was sent
     outcome.received.append(buffer.data(), n.value());
   }
@@ -383,7 +363,7 @@ TYPED_TEST(TcpVectoredTest, ATimedOutWriteVReportsTheBytesSentAcrossSlices) {
   std::unique_ptr<Connection<typename TestFixture::Sched>> connection = this->Connected();
   ASSERT_NE(connection, nullptr);
   ASSERT_TRUE(connection->client.SetSendBufferSize(4096).ok());
-  ASSERT_TRUE(connection->server.SetReceiveBufferSize(4096).ok());
+  ASSERT_TRUE(connection->server.stream.SetReceiveBufferSize(4096).ok());
   const std::string source = Pattern(4 << 20);
   std::string expected;
   const std::vector<ConstIoSlice> slices =
@@ -402,7 +382,7 @@ coro::Task<std::string> ReadSomeVTimesOut(Connection<Sched>* connection) {
   char room[8];
   const std::vector<IoSlice> into = {IoSlice(room, 3), IoSlice(room + 3, 5)};
   IoResult<std::size_t> silent =
-      co_await connection->server.ReadSomeV(into, coro::DeadlineAfter(milliseconds(50)));
+      co_await connection->server.stream.ReadSomeV(into, coro::DeadlineAfter(milliseconds(50)));
   std::string report = silent.ok() ? "read" : ToString(silent.error().code());
   const std::string hello = "hello";
   const std::vector<ConstIoSlice> data = {ConstIoSlice(hello.data(), 2),
@@ -411,7 +391,7 @@ coro::Task<std::string> ReadSomeVTimesOut(Connection<Sched>* connection) {
   if (!written.ok()) co_return report + ", write: " + written.Message();
   std::string received;
   while (received.size() < hello.size()) {
-    IoResult<std::size_t> n = co_await connection->server.ReadSomeV(into, Soon());
+    IoResult<std::size_t> n = co_await connection->server.stream.ReadSomeV(into, Soon());
     if (!n.ok()) co_return report + ", read: " + n.error().Message();
     received.append(room, n.value());
   }
