@@ -55,10 +55,10 @@ struct Flags {
   // Not the scheduler's default (20 us): an echo server is IO-bound, and its idle worker
   // spinning for the next readiness edge polls the epoll fd (EventsReady, a syscall per
   // microsecond: 1.3-1.5 per request at 64 and 1,000 connections) and takes the CPU the
-  // peers (here the load generator on the same 2 cores) need to send the next request.
-  // Measured on a 2-core box with loadgen on it (bench/io/echo_bench.sh 1 1, load 0.5-3):
-  // 64 connections 68k -> 121k req/s, 1,000 connections 27k -> 108k; 1 connection 32k
-  // -> 29k (the one cell where the spin pays).
+  // peers (in the benchmark, the load generator on the same cores) need. The recorded echo
+  // table (bench/results/io.md, the -spin20 columns) shows the trade: on epoll no spin is
+  // the faster setting at 64 and 1,000 connections, the spin at one connection (and on
+  // io_uring everywhere). Pass --spin_us=20 for a server with few, latency-bound clients.
   long spin_us = 0;
 };
 
