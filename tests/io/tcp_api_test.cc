@@ -28,7 +28,7 @@
 #include "queues/mcsp_queue.h"
 #include "sched/task_scheduler.h"
 #include "tests/io/io_test_util.h"
-#include "tests/io/tcp_pair.h"
+#include "tests/io/socket_test.h"
 
 namespace fairsched {
 namespace {
@@ -36,40 +36,11 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-template <typename Backend>
-using Scheduler = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, Backend>;
-
-static_assert(ByteStream<TcpStream<Scheduler<EpollBackend>>>);
-static_assert(ByteStream<TcpStream<Scheduler<IoUringBackend>>>);
+static_assert(ByteStream<TcpStream<testing::IoTestScheduler<EpollBackend>>>);
+static_assert(ByteStream<TcpStream<testing::IoTestScheduler<IoUringBackend>>>);
 
 template <typename Backend>
-class TcpApiTest : public ::testing::Test {
- protected:
-  using Sched = Scheduler<Backend>;
-
-  void SetUp() override { fds_at_start_ = testing::OpenFdCount(); }
-  void TearDown() override {
-    scheduler_.reset();
-    EXPECT_EQ(testing::OpenFdCount(), fds_at_start_) << "a file descriptor leaked";
-  }
-
-  Sched& scheduler() {
-    if (scheduler_ == nullptr) {
-      scheduler_ = std::make_unique<Sched>();
-      scheduler_->Start(2);
-    }
-    return *scheduler_;
-  }
-
-  // Runs `task` on the scheduler and returns its result.
-  template <typename T>
-  T Run(coro::Task<T> task) {
-    return coro::Spawn(scheduler(), std::move(task)).Get();
-  }
-
-  std::unique_ptr<Sched> scheduler_;
-  int fds_at_start_ = 0;
-};
+class TcpApiTest : public testing::SocketTest<Backend> {};
 
 using Backends = ::testing::Types<EpollBackend, IoUringBackend>;
 TYPED_TEST_SUITE(TcpApiTest, Backends);

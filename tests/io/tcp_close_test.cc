@@ -37,6 +37,7 @@
 #include "queues/mcsp_queue.h"
 #include "sched/task_scheduler.h"
 #include "tests/io/io_test_util.h"
+#include "tests/io/socket_test.h"
 #include "tests/stress.h"
 
 namespace fairsched {
@@ -44,9 +45,6 @@ namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-
-template <typename Backend>
-using Scheduler = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, Backend>;
 
 TaskDeadline Soon() { return coro::DeadlineAfter(seconds(10)); }
 
@@ -145,26 +143,10 @@ coro::Task<IoError> ConnectError(Sched* scheduler, SocketAddress address) {
 }
 
 template <typename Backend>
-class TcpCloseTest : public ::testing::Test {
- protected:
-  using Sched = Scheduler<Backend>;
-
-  // The fd count is Linux's: under Wine /proc/self/fd lists Wine's own (changing) fds.
-  void SetUp() override { fds_at_start_ = testing::OpenFdCount(); }
-  void TearDown() override {
-    scheduler_.reset();
-#ifndef _WIN32
-    EXPECT_EQ(testing::OpenFdCount(), fds_at_start_) << "a file descriptor leaked";
-#endif
-  }
-
-  Sched& scheduler() {
-    if (scheduler_ == nullptr) {
-      scheduler_ = std::make_unique<Sched>();
-      scheduler_->Start(2);
-    }
-    return *scheduler_;
-  }
+class TcpCloseTest : public testing::SocketTest<Backend> {
+ public:
+  using Sched = typename testing::SocketTest<Backend>::Sched;
+  using testing::SocketTest<Backend>::scheduler;
 
   TcpListener<Sched> Listen() {
     IoResult<TcpListener<Sched>> listener =
@@ -186,17 +168,9 @@ class TcpCloseTest : public ::testing::Test {
     EXPECT_TRUE(handle.WaitFor(kJoinBound)) << "the operation was not released";
     return handle.Get();
   }
-
-  std::unique_ptr<Sched> scheduler_;
-  int fds_at_start_ = 0;
 };
 
-#ifdef _WIN32
-using Backends = ::testing::Types<IocpBackend>;
-#else
-using Backends = ::testing::Types<EpollBackend, IoUringBackend>;
-#endif
-TYPED_TEST_SUITE(TcpCloseTest, Backends);
+TYPED_TEST_SUITE(TcpCloseTest, testing::IoBackends);
 
 TYPED_TEST(TcpCloseTest, CloseFromAnotherCoroutineReleasesABlockedRead) {
   using Sched = typename TestFixture::Sched;

@@ -27,7 +27,7 @@
 #include "queues/mcsp_queue.h"
 #include "sched/task_scheduler.h"
 #include "tests/io/io_test_util.h"
-#include "tests/io/tcp_pair.h"
+#include "tests/io/socket_test.h"
 
 #ifdef _WIN32
 #include "io/iocp_backend.h"
@@ -42,47 +42,17 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-template <typename Backend>
-using Scheduler = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, Backend>;
-
 TaskDeadline Soon() { return coro::DeadlineAfter(seconds(20)); }
 
 template <typename Sched>
 using Connection = testing::TcpPair<Sched>;
 
-// Whether fds are counted around each test: on Linux. Under Wine /proc/self/fd lists the
-// emulator's own host fds, which it closes lazily (a skipped test saw the count change).
-#ifdef _WIN32
-constexpr bool kCountFds = false;
-#else
-constexpr bool kCountFds = true;
-#endif
-
 template <typename Backend>
-class TcpVectoredTest : public ::testing::Test {
- protected:
-  using Sched = Scheduler<Backend>;
-
-  void SetUp() override { fds_at_start_ = testing::OpenFdCount(); }
-  void TearDown() override {
-    scheduler_.reset();
-    if (kCountFds) {
-      EXPECT_EQ(testing::OpenFdCount(), fds_at_start_) << "a file descriptor leaked";
-    }
-  }
-
-  Sched& scheduler() {
-    if (scheduler_ == nullptr) {
-      scheduler_ = std::make_unique<Sched>();
-      scheduler_->Start(2);
-    }
-    return *scheduler_;
-  }
-
-  template <typename T>
-  T Run(coro::Task<T> task) {
-    return coro::Spawn(scheduler(), std::move(task)).Get();
-  }
+class TcpVectoredTest : public testing::SocketTest<Backend> {
+ public:
+  using Sched = typename testing::SocketTest<Backend>::Sched;
+  using testing::SocketTest<Backend>::Run;
+  using testing::SocketTest<Backend>::scheduler;
 
   // A connected pair, made on the scheduler and used from any coroutine afterwards. The
   // caller drops it before the test ends (sockets close before the scheduler goes).
@@ -94,17 +64,9 @@ class TcpVectoredTest : public ::testing::Test {
     }
     return std::make_unique<Connection<Sched>>(std::move(connection).value());
   }
-
-  std::unique_ptr<Sched> scheduler_;
-  int fds_at_start_ = 0;
 };
 
-#ifdef _WIN32
-using Backends = ::testing::Types<IocpBackend>;
-#else
-using Backends = ::testing::Types<EpollBackend, IoUringBackend>;
-#endif
-TYPED_TEST_SUITE(TcpVectoredTest, Backends);
+TYPED_TEST_SUITE(TcpVectoredTest, testing::IoBackends);
 
 // Bytes that differ from their neighbours, so a byte out of place shows.
 std::string Pattern(std::size_t size) {

@@ -28,6 +28,7 @@
 #include "queues/mcsp_queue.h"
 #include "sched/task_scheduler.h"
 #include "tests/io/io_test_util.h"
+#include "tests/io/socket_test.h"
 #include "tests/stress.h"
 
 #ifdef _WIN32
@@ -47,9 +48,6 @@ using std::chrono::seconds;
 using testing::OpenFdCount;
 using testing::WaitUntilTrue;
 
-template <typename Backend>
-using Scheduler = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, Backend>;
-
 TaskDeadline Soon() { return coro::DeadlineAfter(seconds(10)); }
 
 SocketAddress Loopback(const char* host = "127.0.0.1", std::uint16_t port = 0) {
@@ -59,15 +57,12 @@ SocketAddress Loopback(const char* host = "127.0.0.1", std::uint16_t port = 0) {
 }
 
 #ifdef _WIN32
-// Under Wine /proc/self/fd lists Wine's own descriptors, which come and go: not a leak check.
-constexpr bool kCountsFds = false;
 // Wine exports wine_get_version from its ntdll; Windows does not.
 bool RunsUnderWine() {
   const HMODULE ntdll = GetModuleHandleA("ntdll.dll");
   return ntdll != nullptr && GetProcAddress(ntdll, "wine_get_version") != nullptr;
 }
 #else
-constexpr bool kCountsFds = true;
 bool RunsUnderWine() { return false; }
 #endif
 
@@ -116,47 +111,20 @@ SocketAddress ClosedPort() {
 IoError Mismatch() { return IoError(IoErrorCode::kSystem, EBADMSG); }
 
 template <typename Backend>
-class UdpTest : public ::testing::Test {
- protected:
-  using Sched = Scheduler<Backend>;
+class UdpTest : public testing::SocketTest<Backend> {
+ public:
+  using Sched = typename testing::SocketTest<Backend>::Sched;
   using Socket = UdpSocket<Sched>;
-
-  void SetUp() override { fds_at_start_ = OpenFdCount(); }
-  void TearDown() override {
-    if (scheduler_ != nullptr) {
-      EXPECT_TRUE(WaitUntilTrue([&] { return scheduler_->io().LiveCount() == 0; }))
-          << "IO operations still live: " << scheduler_->io().LiveCount();
-    }
-    scheduler_.reset();
-    if (kCountsFds) {
-      EXPECT_EQ(OpenFdCount(), fds_at_start_) << "a file descriptor leaked";
-    }
-  }
-
-  Sched& scheduler() {
-    if (scheduler_ == nullptr) {
-      scheduler_ = std::make_unique<Sched>();
-      scheduler_->Start(2);
-    }
-    return *scheduler_;
-  }
+  using testing::SocketTest<Backend>::scheduler;
 
   Socket Bind(const char* host = "127.0.0.1") {
     IoResult<Socket> socket = Socket::Bind(scheduler(), Loopback(host));
     EXPECT_TRUE(socket.ok()) << socket.error().Message();
     return std::move(socket).value();
   }
-
-  std::unique_ptr<Sched> scheduler_;
-  int fds_at_start_ = 0;
 };
 
-#ifdef _WIN32
-using Backends = ::testing::Types<IocpBackend>;
-#else
-using Backends = ::testing::Types<EpollBackend, IoUringBackend>;
-#endif
-TYPED_TEST_SUITE(UdpTest, Backends);
+TYPED_TEST_SUITE(UdpTest, testing::IoBackends);
 
 // Receives `rounds` datagrams on `socket` and sends each back to its sender.
 template <typename Socket>

@@ -28,6 +28,7 @@
 #include "queues/mcsp_queue.h"
 #include "sched/task_scheduler.h"
 #include "tests/io/io_test_util.h"
+#include "tests/io/socket_test.h"
 
 namespace fairsched {
 namespace {
@@ -36,9 +37,6 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using testing::OpenFdCount;
 using testing::WaitUntilTrue;
-
-template <typename Backend>
-using Scheduler = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, Backend>;
 
 TaskDeadline Soon() { return coro::DeadlineAfter(seconds(10)); }
 
@@ -50,35 +48,23 @@ bool Exists(const std::string& path) {
 }
 
 template <typename Backend>
-class UnixStreamTest : public ::testing::Test {
+class UnixStreamTest : public testing::SocketTest<Backend> {
  public:  // EchoManyClients drives any fixture
-  using Sched = Scheduler<Backend>;
+  using Sched = typename testing::SocketTest<Backend>::Sched;
   using Stream = UnixStream<Sched>;
   using Listener = UnixListener<Sched>;
+  using testing::SocketTest<Backend>::scheduler;
 
   void SetUp() override {
-    fds_at_start_ = OpenFdCount();
+    testing::SocketTest<Backend>::SetUp();
     char pattern[] = "/tmp/fairsched_unix.XXXXXX";
     ASSERT_NE(::mkdtemp(pattern), nullptr);
     dir_ = pattern;
   }
   void TearDown() override {
-    if (scheduler_ != nullptr) {
-      EXPECT_TRUE(WaitUntilTrue([&] { return scheduler_->io().LiveCount() == 0; }))
-          << "IO operations still live: " << scheduler_->io().LiveCount();
-    }
-    scheduler_.reset();
-    EXPECT_EQ(OpenFdCount(), fds_at_start_) << "a file descriptor leaked";
+    testing::SocketTest<Backend>::TearDown();
     // Every socket file was removed by its listener (tests remove what they made).
     EXPECT_EQ(::rmdir(dir_.c_str()), 0) << "files left in " << dir_;
-  }
-
-  Sched& scheduler() {
-    if (scheduler_ == nullptr) {
-      scheduler_ = std::make_unique<Sched>();
-      scheduler_->Start(2);
-    }
-    return *scheduler_;
   }
   std::string PathIn(const char* name) const { return dir_ + "/" + name; }
   SocketAddress AddressIn(const char* name) const {
@@ -92,9 +78,7 @@ class UnixStreamTest : public ::testing::Test {
     return std::move(listener).value();
   }
 
-  std::unique_ptr<Sched> scheduler_;
   std::string dir_;
-  int fds_at_start_ = 0;
 };
 
 using Backends = ::testing::Types<EpollBackend, IoUringBackend>;
