@@ -1,7 +1,7 @@
 # Shared steps of the scripts that build the Tokio and Go peers outside Bazel
 # (bench/coro/peers/build.sh, bench/io/peers/build.sh): finds the toolchains and builds one
 # Cargo crate or one Go module in release mode, offline. Sourced, not run:
-#   source bench/peer_build.sh; peer_toolchains; peer_cargo_build DIR NAME OUT; peer_go_build DIR NAME OUT
+#   source bench/peer_build.sh; peer_build_main TOKIO_CRATE GO_MODULE "$@"
 # Needs the Debian packages cargo (with rustc), librust-tokio-dev and golang-go. Uses
 # $CARGO / $RUSTC if set, else /usr/bin/cargo and /usr/bin/rustc (the Debian toolchain the
 # Debian crate registry is made for), else cargo and rustc from PATH; $GO, else go from PATH.
@@ -49,4 +49,23 @@ peer_go_build() {
       GOCACHE="${GOCACHE:-$3/go-cache}" \
       "$GO" build -trimpath -o "$3/$2" .
   )
+}
+
+# The whole of a peers/build.sh: peer_build_main TOKIO_CRATE GO_MODULE OUTDIR, run from the
+# peers folder's build.sh (their folders next to it). Builds OUTDIR/TOKIO_CRATE and
+# OUTDIR/GO_MODULE and prints the two paths.
+peer_build_main() {
+  if [[ $# -ne 3 ]]; then
+    echo "usage: $0 OUTDIR" >&2
+    exit 2
+  fi
+  local here out
+  here=$(cd "$(dirname "$0")" && pwd)
+  mkdir -p "$3"
+  out=$(cd "$3" && pwd)
+  peer_toolchains
+  peer_cargo_build "$here/$1" "$1" "$out"
+  peer_go_build "$here/$2" "$2" "$out"
+  echo "$out/$1"
+  echo "$out/$2"
 }

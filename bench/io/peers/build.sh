@@ -7,17 +7,6 @@
 # golang-go; $CARGO / $RUSTC / $GO override).
 set -euo pipefail
 
-if [[ $# -ne 1 ]]; then
-  echo "usage: $0 OUTDIR" >&2
-  exit 2
-fi
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-mkdir -p "$1"
-out=$(cd "$1" && pwd)
 # shellcheck source=bench/peer_build.sh
-source "$here/../../peer_build.sh"
-peer_toolchains
-peer_cargo_build "$here/tokio_echo" tokio_echo "$out"
-peer_go_build "$here/go_echo" go_echo "$out"
-echo "$out/tokio_echo"
-echo "$out/go_echo"
+source "$(dirname "${BASH_SOURCE[0]}")/../../peer_build.sh"
+peer_build_main tokio_echo go_echo "$@"
