@@ -1,12 +1,9 @@
-// The per-operation cancel hook of coro/combinators.h on real sockets (io/tcp.h), over both
-// backends: `WithCancel(stream.Read(...), token)` cancelled from another thread ends that
+// The per-operation cancel hook of coro/combinators.h on real sockets (io/tcp.h), over every
+// IO backend of the platform (epoll and io_uring; IOCP under Wine): `WithCancel(stream.Read(...), token)` cancelled from another thread ends that
 // one Read with kCancelled and releases its IO operation, while the coroutine that issued
 // it is not cancelled and goes on using the same stream; `WithTimeout(stream.Read(...))`
 // times out the same way. Loopback only; every wait is bounded.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -17,21 +14,14 @@
 #include "coro/combinators.h"
 #include "coro/runtime.h"
 #include "coro/task.h"
-#include "io/epoll_backend.h"
-#include "io/io_uring_backend.h"
 #include "io/tcp.h"
-#include "queues/binary_heap.h"
-#include "queues/mcsp_queue.h"
-#include "sched/task_scheduler.h"
+#include "tests/io/io_test_util.h"
 
 namespace fairsched {
 namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-
-template <typename Backend>
-using Scheduler = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, Backend>;
 
 // What the reading coroutine saw, step by step.
 struct ReadSteps {
@@ -73,10 +63,20 @@ coro::Task<void> ReadThreeTimes(Sched* scheduler, SocketAddress address, coro::C
   if (third.ok()) steps->last_read.assign(buffer, third.value());
 }
 
+template <typename Sched>
+coro::Task<IoResult<TcpStream<Sched>>> AcceptOne(TcpListener<Sched>* listener) {
+  co_return co_await listener->Accept(coro::DeadlineAfter(seconds(10)));
+}
+
+template <typename Sched>
+coro::Task<IoError> SendOneByte(TcpStream<Sched>* stream) {
+  const std::string byte = "x";
+  co_return co_await stream->Write(byte, coro::DeadlineAfter(seconds(10)));
+}
+
 template <typename Backend>
 class CombinatorsIoTest : public ::testing::Test {};
-using Backends = ::testing::Types<EpollBackend, IoUringBackend>;
-TYPED_TEST_SUITE(CombinatorsIoTest, Backends);
+TYPED_TEST_SUITE(CombinatorsIoTest, testing::IoBackends);
 
 // Polls `done` every millisecond for up to 10 s.
 template <typename Predicate>
@@ -86,21 +86,15 @@ bool Eventually(Predicate done) {
 }
 
 TYPED_TEST(CombinatorsIoTest, CancellingOneReadLeavesTheCallerAndTheStreamWorking) {
-  using Sched = Scheduler<TypeParam>;
-  // The peer: a loopback listener on this thread, accepted with a bounded wait.
-  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  ASSERT_GE(listener, 0);
-  sockaddr_in any{};
-  any.sin_family = AF_INET;
-  any.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&any), sizeof(any)), 0);
-  ASSERT_EQ(::listen(listener, 4), 0);
-  socklen_t length = sizeof(any);
-  ::getsockname(listener, reinterpret_cast<sockaddr*>(&any), &length);
-  const SocketAddress address =
-      SocketAddress::FromSockaddr(reinterpret_cast<sockaddr*>(&any), sizeof(any));
-  const timeval timeout{10, 0};
-  ::setsockopt(listener, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  using Sched = testing::IoTestScheduler<TypeParam>;
+  // The peer: a listener on a scheduler of its own, so that its sockets' IO operations do
+  // not count in the reader's LiveCount check.
+  Sched peers;
+  peers.Start(1);
+  IoResult<TcpListener<Sched>> listener =
+      TcpListener<Sched>::Listen(peers, SocketAddress::Parse("127.0.0.1:0").value());
+  ASSERT_TRUE(listener.ok()) << listener.error().Message();
+  const SocketAddress address = listener.value().LocalAddress().value();
 
   coro::CancelSource source;
   ReadSteps steps;
@@ -109,21 +103,18 @@ TYPED_TEST(CombinatorsIoTest, CancellingOneReadLeavesTheCallerAndTheStreamWorkin
     sched.Start(2);
     coro::JoinHandle<void> reader =
         coro::Spawn(sched, ReadThreeTimes(&sched, address, source.Token(), &steps));
-    int peer = -1;
-    while ((peer = ::accept(listener, nullptr, nullptr)) < 0 && errno == EINTR) {
-    }
-    EXPECT_GE(peer, 0);
+    IoResult<TcpStream<Sched>> peer = coro::Spawn(peers, AcceptOne(&listener.value())).Get();
+    EXPECT_TRUE(peer.ok()) << peer.error().Message();
     ASSERT_TRUE(Eventually([&] { return steps.phase.load() >= 1; }));
     std::this_thread::sleep_for(milliseconds(20));  // let the Read block in the backend
     EXPECT_TRUE(source.Cancel());
     EXPECT_TRUE(Eventually([&] { return steps.phase.load() >= 2; }));
-    while (peer >= 0 && ::send(peer, "x", 1, MSG_NOSIGNAL) < 0 && errno == EINTR) {
+    if (peer.ok()) {
+      EXPECT_TRUE(coro::Spawn(peers, SendOneByte(&peer.value())).Get().ok());
     }
     reader.Get();
-    if (peer >= 0) ::close(peer);
     sched.Stop();
   }
-  ::close(listener);
   EXPECT_EQ(steps.connect, IoErrorCode::kOk);
   EXPECT_EQ(steps.cancelled_read, IoErrorCode::kCancelled);
   EXPECT_TRUE(steps.released);

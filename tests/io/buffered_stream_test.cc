@@ -3,8 +3,9 @@
 // write: delimiters split across reads, lines at and over their bound (and the memory the
 // bound allows), the stream ending mid-line, ReadExactly across the buffer, buffered writes
 // and Flush with partial writes. Those run synchronously (coro::RunSync). Then the same
-// reader over real TcpStreams (a ByteStream themselves) on both backends, against a raw client that
-// splits its bytes across packets.
+// reader over real TcpStreams (a ByteStream themselves) on every backend of the platform
+// (epoll and io_uring; IOCP under Wine), against a client that splits its bytes across
+// packets.
 #include "io/buffered_stream.h"
 
 #include <gtest/gtest.h>
@@ -21,13 +22,8 @@
 #include "coro/runtime.h"
 #include "coro/task.h"
 #include "io/byte_stream.h"
-#include "io/epoll_backend.h"
-#include "io/io_uring_backend.h"
 #include "io/tcp.h"
-#include "queues/binary_heap.h"
-#include "queues/mcsp_queue.h"
-#include "sched/task_scheduler.h"
-#include "tests/io/raw_client.h"
+#include "tests/io/io_test_util.h"
 
 namespace fairsched {
 namespace {
@@ -79,10 +75,7 @@ class ScriptedStream {
 
 static_assert(ByteStream<ScriptedStream>);
 static_assert(ByteStream<BufferedStream<ScriptedStream>>);  // layers stack
-static_assert(
-    ByteStream<TcpStream<BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, EpollBackend>>>);
-static_assert(
-    ByteStream<TcpStream<BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, IoUringBackend>>>);
+// (TcpStream over each backend: the BufferedTcpTest suite below instantiates it.)
 
 using Buffered = BufferedStream<ScriptedStream>;
 
@@ -219,16 +212,38 @@ TEST(BufferedStreamDeathTest, MisuseIsReportedInDebugBuilds) {
 
 // ---- over real sockets, both backends ----
 
+// The server under test on `scheduler_`; the client on `peers_`.
 template <typename Backend>
 class BufferedTcpTest : public ::testing::Test {
  protected:
-  using Sched = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, Backend>;
-  BufferedTcpTest() { scheduler_.Start(2); }
+  using Sched = testing::IoTestScheduler<Backend>;
+  BufferedTcpTest() {
+    scheduler_.Start(2);
+    peers_.Start(1);
+  }
+  Sched peers_;
   Sched scheduler_;
 };
 
-using Backends = ::testing::Types<EpollBackend, IoUringBackend>;
-TYPED_TEST_SUITE(BufferedTcpTest, Backends);
+TYPED_TEST_SUITE(BufferedTcpTest, testing::IoBackends);
+
+template <typename Sched>
+coro::Task<IoResult<TcpStream<Sched>>> ConnectTo(Sched* scheduler, SocketAddress address) {
+  co_return co_await TcpStream<Sched>::Connect(*scheduler, address,
+                                               coro::DeadlineAfter(seconds(10)));
+}
+
+template <typename Sched>
+coro::Task<IoError> SendPiece(TcpStream<Sched>* stream, std::string piece) {
+  co_return co_await stream->Write(piece, coro::DeadlineAfter(seconds(10)));
+}
+
+template <typename Sched>
+coro::Task<std::string> ReceiveBytes(TcpStream<Sched>* stream, std::size_t size) {
+  std::string bytes(size, '\0');
+  IoError read = co_await stream->ReadExactly(bytes, coro::DeadlineAfter(seconds(10)));
+  co_return read.ok() ? bytes : "read failed: " + read.Message();
+}
 
 // Accepts one connection; reads two lines, a 4-digit length line and that many bytes,
 // answers "<line1>|<line2>|<bytes>\n" with one Flush; then reads one more line with a
@@ -262,17 +277,23 @@ TYPED_TEST(BufferedTcpTest, LinesAndExactReadsSplitAcrossPackets) {
   const SocketAddress address = listener.value().LocalAddress().value();
   coro::JoinHandle<IoError> server =
       coro::Spawn(this->scheduler_, ServeOne<Sched>(std::move(listener).value()));
-  testing::RawClient client(address);
+  IoResult<TcpStream<Sched>> connected =
+      coro::Spawn(this->peers_, ConnectTo(&this->peers_, address)).Get();
+  ASSERT_TRUE(connected.ok()) << connected.error().Message();
+  TcpStream<Sched> client = std::move(connected).value();
+  auto send = [&](std::string piece) {
+    return coro::Spawn(this->peers_, SendPiece(&client, std::move(piece))).Get().ok();
+  };
   const std::string payload(1000, 'p');
   for (const std::string& piece :
        {std::string("hel"), std::string("lo\r"), std::string("\nwor"), std::string("ld\n10"),
         std::string("00\r\n") + payload.substr(0, 10), payload.substr(10)}) {
-    ASSERT_TRUE(client.SendAll(piece));
+    ASSERT_TRUE(send(piece));
     std::this_thread::sleep_for(std::chrono::milliseconds(5));  // separate packets
   }
   const std::string expected = "hello|world|1000|" + payload + "\n";
-  EXPECT_EQ(client.Receive(expected.size()), expected);
-  ASSERT_TRUE(client.SendAll(std::string(100, 'L') + "\n"));
+  EXPECT_EQ(coro::Spawn(this->peers_, ReceiveBytes(&client, expected.size())).Get(), expected);
+  ASSERT_TRUE(send(std::string(100, 'L') + "\n"));
   const IoError result = server.Get();
   EXPECT_TRUE(IsTooLong(result)) << result.Message();
 }
