@@ -56,7 +56,7 @@ struct Flags {
   // spinning for the next readiness edge polls the epoll fd (EventsReady, a syscall per
   // microsecond: 1.3-1.5 per request at 64 and 1,000 connections) and takes the CPU the
   // peers (in the benchmark, the load generator on the same cores) need. The recorded echo
-  // table (bench/results/io.md, the -spin20 columns) shows the trade: on epoll no spin is
+  // table (bench/results/io.md, run 3, the -spin20 columns) shows the trade: on epoll no spin is
   // the faster setting at 64 and 1,000 connections, the spin at one connection (and on
   // io_uring everywhere). Pass --spin_us=20 for a server with few, latency-bound clients.
   long spin_us = 0;

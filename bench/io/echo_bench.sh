@@ -5,10 +5,11 @@
 # interleaved, repeated.
 #   bench/io/echo_bench.sh [repeats=3] [seconds=3] [out=/tmp/echo_bench] [servers...]
 # servers: fairsched-epoll fairsched-io_uring (echo_server's default: no spin before park),
-# fairsched-epoll-spin20 fairsched-io_uring-spin20 (--spin_us=20, the scheduler's default),
 # asio tokio go (the default list; tokio and go only if bench/io/peers/build.sh can build
-# them, else with a warning), and fairsched-epoll-nospin, fairsched-io_uring-nospin
-# (--spin_us=0, the names of older recordings; now the same as the first pair); any of them with
+# them, else with a warning); also fairsched-epoll-spin20 fairsched-io_uring-spin20
+# (--spin_us=20, the scheduler's default; bench/results/io.md run 3) and
+# fairsched-epoll-nospin, fairsched-io_uring-nospin (--spin_us=0, the names of older
+# recordings; now the same as the first pair); any of them with
 # the suffix -framed (e.g. asio-framed) runs the 4-byte length-prefixed protocol instead.
 # The Tokio and Go peers are built outside Bazel into $ECHO_PEERS_BUILD (default
 # ${TMPDIR:-/tmp}/fairsched_echo_peers_build).
@@ -34,8 +35,7 @@ mkdir -p "$out"
 bin=$(./bazelw info --config=opt bazel-bin 2>/dev/null)
 peers=${ECHO_PEERS_BUILD:-${TMPDIR:-/tmp}/fairsched_echo_peers_build}
 if [ ${#servers[@]} -eq 0 ]; then
-  # The -spin20 pair checks, in every recording, the echo server's default of no spin.
-  servers=(fairsched-epoll fairsched-io_uring fairsched-epoll-spin20 fairsched-io_uring-spin20 asio)
+  servers=(fairsched-epoll fairsched-io_uring asio)
   if bench/io/peers/build.sh "$peers" > /dev/null; then
     servers+=(tokio go)
   else

@@ -75,8 +75,8 @@ HOT_PATH_SECONDS = 55     # one round of record_hot_path.sh with HOT_PATH_ENV (G
 HOT_PATH_ENV = {"YIELD_FILTER": "-yield/asio/", "SKIP_SCHED": "1"}
 HOT_PATH_TO_CORO = ("coro_bench", "mutex_bench", "yield_bench")  # copied into json/coro/
 ECHO_SECONDS_PER_POINT = 1
-ECHO_POINTS = 8 * 7       # points per server x servers (fairsched-epoll, fairsched-io_uring,
-                          # their -spin20 twins, asio, tokio, go), per round
+ECHO_POINTS = 8 * 5       # points per server x servers (fairsched-epoll, fairsched-io_uring,
+                          # asio, tokio, go), per round
 SAVEGAME_SECONDS = 11 * 60   # record_all.sh plans 608 s, plus its opt build
 RENDER_SECONDS = 30
 BUDGET_SECONDS = 30 * 60
