@@ -108,6 +108,7 @@ class RenderTest(unittest.TestCase):
         self.assertNotIn("old figures", text)
         self.assertTrue(text.startswith("intro\n<!-- hot_path:begin -->\nCoroutine yield"))
         self.assertIn("2.00x the textbook pool", text)
+        self.assertIn("all rows, misses and profiles: `hot_path.md`", text)  # not absolute
         self.assertTrue(text.endswith("<!-- hot_path:end -->\nrest\n"))
 
 

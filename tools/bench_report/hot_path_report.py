@@ -432,8 +432,10 @@ def main():
         f.write(text)
     if opts.readme:
         try:
-            blocks.rewrite_file(opts.readme,
-                                {"hot_path": readme_block(summary, loads, opts.out)})
+            # The report's path as the README's reader finds it: relative to the README.
+            report = os.path.relpath(os.path.abspath(opts.out),
+                                     os.path.dirname(os.path.abspath(opts.readme)))
+            blocks.rewrite_file(opts.readme, {"hot_path": readme_block(summary, loads, report)})
         except blocks.BlockError as e:
             sys.exit(str(e))
     print(f"wrote {opts.out}" + (f" and {opts.readme}" if opts.readme else ""))
