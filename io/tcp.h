@@ -853,7 +853,6 @@ class MultishotAcceptor {
   coro::Task<IoResult<int>> Next(TaskDeadline deadline) {
     const InNext in_next(this);
     while (true) {
-      bool arm = false;
       {
         MutexLock lock(mu_);
         FAIRSCHED_DCHECK(!accepting_, "two concurrent Accepts on one TcpListener");
@@ -875,7 +874,7 @@ class MultishotAcceptor {
           // mu_: CancelForClose (under mu_, after CloseSocket) then either sees the op
           // armed and submitted, and cancels it, or runs first, and this fails.
           if (!core_->AcquireUser()) co_return IoError(IoErrorCode::kClosed);
-          armed_ = arm = true;
+          armed_ = true;
           op_.PrepareAcceptMultishot(core_->fd(), &events_, &relay_);
           core_->scheduler()->PostDeadlineThroughStop(&relay_, kTaskDeadlineInfinite);
           core_->scheduler()->io().Submit(&op_);
