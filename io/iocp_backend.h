@@ -77,6 +77,11 @@ void EnsureWinsock();
 int ErrnoOfWinsockError(int error);
 // The SOCKET an IoOp / TcpStream `int fd` stands for.
 inline SOCKET SocketOf(int fd) { return static_cast<SOCKET>(static_cast<std::intptr_t>(fd)); }
+// -errno of the calling thread's last Winsock error (the socket seam's failure value).
+inline int LastSocketError() { return -ErrnoOfWinsockError(WSAGetLastError()); }
+// An overlapped, non-inheritable socket (Winsock started first) as an `int fd`, or
+// -errno. Socket handles are small in practice; one that does not fit in an int aborts.
+int OpenOverlappedSocket(int family, int type, int protocol);
 }  // namespace internal
 
 class IocpBackend {

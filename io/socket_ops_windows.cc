@@ -13,22 +13,22 @@
 namespace fairsched::internal {
 
 namespace {
-int LastError() { return -ErrnoOfWinsockError(WSAGetLastError()); }
-
 // Winsock is started before main, so that address parsing (inet_pton), which a program may
 // do before it creates a scheduler or a socket, never meets an uninitialised Winsock.
 const bool winsock_started = (EnsureWinsock(), true);
 }  // namespace
 
-int OpenTcpSocket(int family) {
+int OpenOverlappedSocket(int family, int type, int protocol) {
   EnsureWinsock();
-  const SOCKET socket = WSASocketW(family, SOCK_STREAM, IPPROTO_TCP, nullptr, 0,
+  const SOCKET socket = WSASocketW(family, type, protocol, nullptr, 0,
                                    WSA_FLAG_OVERLAPPED | WSA_FLAG_NO_HANDLE_INHERIT);
-  if (socket == INVALID_SOCKET) return LastError();
+  if (socket == INVALID_SOCKET) return LastSocketError();
   FAIRSCHED_CHECK(socket <= static_cast<SOCKET>(INT_MAX),
                   "a Winsock socket handle does not fit in an int");
   return static_cast<int>(socket);
 }
+
+int OpenTcpSocket(int family) { return OpenOverlappedSocket(family, SOCK_STREAM, IPPROTO_TCP); }
 
 int OpenListeningSocket(const SocketAddress& address, const ListenOptions& options) {
   const int fd = OpenTcpSocket(address.family());
@@ -42,7 +42,7 @@ int OpenListeningSocket(const SocketAddress& address, const ListenOptions& optio
   }
   if (status == 0 && (::bind(SocketOf(fd), address.get(), address.length()) != 0 ||
                       ::listen(SocketOf(fd), options.backlog) != 0)) {
-    status = LastError();
+    status = LastSocketError();
   }
   if (status != 0) {
     ::closesocket(SocketOf(fd));
@@ -88,7 +88,7 @@ int SetSocketOption(int fd, SocketOption option, int value) {
   return ::setsockopt(SocketOf(fd), id->level, id->name, reinterpret_cast<const char*>(&value),
                       sizeof(value)) == 0
              ? 0
-             : LastError();
+             : LastSocketError();
 }
 
 int GetSocketOption(int fd, SocketOption option, int* value) {
@@ -101,7 +101,7 @@ int GetSocketOption(int fd, SocketOption option, int* value) {
   int length = sizeof(whole);
   if (::getsockopt(SocketOf(fd), id->level, id->name, reinterpret_cast<char*>(&whole),
                    &length) != 0) {
-    return LastError();
+    return LastSocketError();
   }
   if (length != 1 && length != static_cast<int>(sizeof(whole))) return -EINVAL;
   *value = whole;
@@ -114,25 +114,25 @@ int ShutdownSocket(int fd, ShutdownHow how) {
   const int windows_how = how == ShutdownHow::kRead    ? SD_RECEIVE
                           : how == ShutdownHow::kWrite ? SD_SEND
                                                        : SD_BOTH;
-  return ::shutdown(SocketOf(fd), windows_how) == 0 ? 0 : LastError();
+  return ::shutdown(SocketOf(fd), windows_how) == 0 ? 0 : LastSocketError();
 }
 
 int SocketName(int fd, bool peer, sockaddr_storage* storage, socklen_t* length) {
   auto* address = reinterpret_cast<sockaddr*>(storage);
   const int status = peer ? ::getpeername(SocketOf(fd), address, length)
                           : ::getsockname(SocketOf(fd), address, length);
-  return status == 0 ? 0 : LastError();
+  return status == 0 ? 0 : LastSocketError();
 }
 
 std::ptrdiff_t RecvNow(int fd, char* buffer, std::size_t size) {
   // The sockets are blocking for plain calls (overlapped calls never block); a recv of no
   // more than what is buffered returns at once.
   u_long buffered = 0;
-  if (::ioctlsocket(SocketOf(fd), FIONREAD, &buffered) != 0) return LastError();
+  if (::ioctlsocket(SocketOf(fd), FIONREAD, &buffered) != 0) return LastSocketError();
   if (buffered == 0) return -EWOULDBLOCK;
   const int length = static_cast<int>(std::min<std::size_t>({size, buffered, INT_MAX}));
   const int n = ::recv(SocketOf(fd), buffer, length, 0);
-  return n >= 0 ? n : LastError();
+  return n >= 0 ? n : LastSocketError();
 }
 
 }  // namespace fairsched::internal

@@ -2,29 +2,15 @@
 // sockets for IocpBackend, bind and connect. Sending and receiving are IoOps (WSASendTo /
 // WSARecvFrom in io/iocp_backend.cc), so the POSIX file's non-blocking calls have no twin
 // here. Errors as -errno, mapped by internal::ErrnoOfWinsockError.
-#include <climits>
-
 #include "io/iocp_backend.h"
 #include "io/udp.h"
 
 namespace fairsched::internal {
 
-namespace {
-int LastError() { return -ErrnoOfWinsockError(WSAGetLastError()); }
-}  // namespace
-
-int OpenUdpSocket(int family) {
-  EnsureWinsock();
-  const SOCKET socket = WSASocketW(family, SOCK_DGRAM, IPPROTO_UDP, nullptr, 0,
-                                   WSA_FLAG_OVERLAPPED | WSA_FLAG_NO_HANDLE_INHERIT);
-  if (socket == INVALID_SOCKET) return LastError();
-  FAIRSCHED_CHECK(socket <= static_cast<SOCKET>(INT_MAX),
-                  "a Winsock socket handle does not fit in an int");
-  return static_cast<int>(socket);
-}
+int OpenUdpSocket(int family) { return OpenOverlappedSocket(family, SOCK_DGRAM, IPPROTO_UDP); }
 
 int BindSocket(int fd, const SocketAddress& address) {
-  if (::bind(SocketOf(fd), address.get(), address.length()) != 0) return LastError();
+  if (::bind(SocketOf(fd), address.get(), address.length()) != 0) return LastSocketError();
   // An unconnected socket must not hear of the ICMP "port unreachable" its datagrams to
   // some other peer caused: Windows would fail its next receive with WSAECONNRESET; Linux
   // reports nothing (io/udp.h).
@@ -32,13 +18,13 @@ int BindSocket(int fd, const SocketAddress& address) {
   DWORD bytes = 0;
   if (WSAIoctl(SocketOf(fd), SIO_UDP_CONNRESET, &report, sizeof(report), nullptr, 0, &bytes,
                nullptr, nullptr) != 0) {
-    return LastError();
+    return LastSocketError();
   }
   return 0;
 }
 
 int ConnectDatagramSocket(int fd, const SocketAddress& address) {
-  return ::connect(SocketOf(fd), address.get(), address.length()) == 0 ? 0 : LastError();
+  return ::connect(SocketOf(fd), address.get(), address.length()) == 0 ? 0 : LastSocketError();
 }
 
 }  // namespace fairsched::internal
