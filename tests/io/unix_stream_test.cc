@@ -35,8 +35,6 @@ namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-using testing::OpenFdCount;
-using testing::WaitUntilTrue;
 
 TaskDeadline Soon() { return coro::DeadlineAfter(seconds(10)); }
 
