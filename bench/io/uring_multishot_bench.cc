@@ -176,11 +176,12 @@ std::unique_ptr<UringScheduler> MakeScheduler(Mode mode, benchmark::State& state
   return sched;
 }
 
-// Waits until the server has handled `target` connections or bytes; a benchmark that stops
-// making progress fails loudly after 30 s instead of hanging the recording.
-void WaitForCount(const Server& server, std::int64_t target) {
+// Waits until `count()` (connections or bytes handled) reaches `target`; a benchmark that
+// stops making progress fails loudly after 30 s instead of hanging the recording.
+template <typename Count>
+void WaitForCount(Count count, std::int64_t target) {
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (server.count() < target) {
+  while (count() < target) {
     if (std::chrono::steady_clock::now() > give_up) Die("no progress for 30 s");
     std::this_thread::yield();
   }
@@ -218,7 +219,7 @@ void AcceptRate(benchmark::State& state) {
   for (auto _ : state) {
     ConnectClients(address);
     target += kConnectionsPerIteration;
-    WaitForCount(server, target);
+    WaitForCount([&] { return server.count(); }, target);
   }
   server.Stop();
   sched->Stop();
@@ -256,11 +257,7 @@ void ListenerAcceptRate(benchmark::State& state) {
   for (auto _ : state) {
     ConnectClients(address);
     target += kConnectionsPerIteration;
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (count.load(std::memory_order_relaxed) < target) {
-      if (std::chrono::steady_clock::now() > give_up) Die("no progress for 30 s");
-      std::this_thread::yield();
-    }
+    WaitForCount([&] { return count.load(std::memory_order_relaxed); }, target);
   }
   loop.Cancel();
   loop.Get();
@@ -297,7 +294,7 @@ void RecvThroughput(benchmark::State& state) {
       if (n > 0) sent += static_cast<std::size_t>(n);
     }
     target += static_cast<std::int64_t>(kBytesPerIteration);
-    WaitForCount(server, target);
+    WaitForCount([&] { return server.count(); }, target);
   }
   server.Stop();
   sched->Stop();
