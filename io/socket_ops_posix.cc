@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 #include "io/tcp.h"
 
@@ -83,6 +84,8 @@ int GetSocketOption(int fd, SocketOption option, int* value) {
   return ::getsockopt(fd, id.level, id.name, value, &length) == 0 ? 0 : -errno;
 }
 
+
+const char* ErrnoText(int sys_errno) { return std::strerror(sys_errno); }
 
 void CloseFd(int fd) { ::close(fd); }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstring>
 #include <optional>
 
 #include "io/iocp_backend.h"
@@ -17,6 +18,31 @@ namespace {
 // do before it creates a scheduler or a socket, never meets an uninitialised Winsock.
 const bool winsock_started = (EnsureWinsock(), true);
 }  // namespace
+
+// mingw-w64 defines the POSIX socket errnos (numbers above 100, which ErrnoOfWinsockError
+// maps Winsock errors to), but msvcrt's strerror calls every one of them "Unknown error".
+const char* ErrnoText(int sys_errno) {
+  switch (sys_errno) {
+    case EMSGSIZE: return "Message too long";
+    case ECONNRESET: return "Connection reset by peer";
+    case ECONNREFUSED: return "Connection refused";
+    case ECONNABORTED: return "Software caused connection abort";
+    case ETIMEDOUT: return "Connection timed out";
+    case ECANCELED: return "Operation canceled";
+    case ENOTCONN: return "Transport endpoint is not connected";
+    case EADDRINUSE: return "Address already in use";
+    case EADDRNOTAVAIL: return "Cannot assign requested address";
+    case EAFNOSUPPORT: return "Address family not supported by protocol";
+    case EOPNOTSUPP: return "Operation not supported";
+    case ENETUNREACH: return "Network is unreachable";
+    case EHOSTUNREACH: return "No route to host";
+    case EINPROGRESS: return "Operation now in progress";
+    case ENOPROTOOPT: return "Protocol not available";
+    case EPROTO: return "Protocol error";
+    case ENOBUFS: return "No buffer space available";
+    default: return std::strerror(sys_errno);
+  }
+}
 
 int OpenOverlappedSocket(int family, int type, int protocol) {
   EnsureWinsock();

@@ -53,41 +53,11 @@ IoError IoError::FromErrno(int sys_errno) {
   }
 }
 
-namespace {
-// strerror, except on Windows for the socket errnos the C runtime does not describe:
-// mingw-w64 defines them (POSIX numbers above 100, which the backends map Winsock errors
-// to), but msvcrt's strerror calls every one of them "Unknown error".
-const char* ErrnoText(int sys_errno) {
-#ifdef _WIN32
-  switch (sys_errno) {
-    case EMSGSIZE: return "Message too long";
-    case ECONNRESET: return "Connection reset by peer";
-    case ECONNREFUSED: return "Connection refused";
-    case ECONNABORTED: return "Software caused connection abort";
-    case ETIMEDOUT: return "Connection timed out";
-    case ECANCELED: return "Operation canceled";
-    case ENOTCONN: return "Transport endpoint is not connected";
-    case EADDRINUSE: return "Address already in use";
-    case EADDRNOTAVAIL: return "Cannot assign requested address";
-    case EAFNOSUPPORT: return "Address family not supported by protocol";
-    case EOPNOTSUPP: return "Operation not supported";
-    case ENETUNREACH: return "Network is unreachable";
-    case EHOSTUNREACH: return "No route to host";
-    case EINPROGRESS: return "Operation now in progress";
-    case ENOPROTOOPT: return "Protocol not available";
-    case EPROTO: return "Protocol error";
-    case ENOBUFS: return "No buffer space available";
-    default: break;
-  }
-#endif
-  return std::strerror(sys_errno);
-}
-}  // namespace
-
 std::string IoError::Message() const {
   std::string message = ToString(code_);
   if (sys_errno_ != 0) {
-    message += " (errno " + std::to_string(sys_errno_) + ": " + ErrnoText(sys_errno_) + ")";
+    message += " (errno " + std::to_string(sys_errno_) + ": " + internal::ErrnoText(sys_errno_) +
+               ")";
   }
   return message;
 }

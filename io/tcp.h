@@ -207,6 +207,9 @@ enum class SocketOption : std::uint8_t {
 // has no such option).
 int SetSocketOption(int fd, SocketOption option, int value);
 int GetSocketOption(int fd, SocketOption option, int* value);
+// The text of an errno for IoError::Message: strerror on POSIX; on Windows also the socket
+// errnos msvcrt's strerror calls "Unknown error".
+const char* ErrnoText(int sys_errno);
 inline IoError ErrorOfStatus(int status) {
   return status < 0 ? IoError::FromErrno(-status) : IoError();
 }
