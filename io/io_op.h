@@ -52,6 +52,17 @@
 // completion instead of waking it (a woken task could only post itself again, and Stop
 // would wake it again, in a loop, until the completion came).
 //
+// Handlers instead of a task. An op may name an IoOpHandler instead of a task (IoTarget
+// takes either). The sched-role then calls the handler where it would wake the task: its
+// OnIoEvent for each readiness edge of a Watch and each queued event of a multishot op, its
+// OnIoFinished for the final completion (the same "last touch" rule: after it the backend
+// never touches the op again). That saves a task run per event when all the event does is
+// wake someone else, which is what the coroutine sockets (io/tcp.h) do: an edge or a
+// completion readies the waiting coroutine directly. A handler runs on the sched-role holder
+// in the middle of its IO delivery, so it must be short and must never wait: it may take a
+// mutex that is only ever held for a few instructions, store flags, and Wakeup/Signal tasks
+// or coroutines (those made ready from inside the role go straight to the ready queue).
+//
 // Misuse caught in every build: submitting an op that is already submitted, destroying an
 // op between Submit and its final completion (both abort with a message).
 #ifndef FAIRSCHED_IO_IO_OP_H_
@@ -216,6 +227,37 @@ class BasicIoSlice {
 using IoSlice = BasicIoSlice<char>;
 using ConstIoSlice = BasicIoSlice<const char>;
 
+class IoOp;
+
+// The handler of an op (see "Handlers instead of a task"). Both calls come from the
+// sched-role holder, never concurrently for one op.
+class IoOpHandler {
+ public:
+  // In place of a Wakeup of the task: a Watch's readiness edge (`readiness`: its kIo* bits),
+  // or an intermediate completion of a multishot op (readiness 0; the event is in the op's
+  // IoEventQueue).
+  virtual void OnIoEvent(IoOp& op, std::uint32_t readiness) = 0;
+  // In place of the final Signal: op.Result() is valid. The backend's last touch of `op`.
+  virtual void OnIoFinished(IoOp& op) = 0;
+
+ protected:
+  ~IoOpHandler() = default;
+};
+
+// Whom an op tells about its events: a task (woken) or a handler (called). Converts from
+// either.
+class IoTarget {
+ public:
+  IoTarget(Task* task) : task_(task) {}                    // NOLINT: implicit on purpose
+  IoTarget(IoOpHandler* handler) : handler_(handler) {}  // NOLINT: implicit on purpose
+  Task* task() const { return task_; }
+  IoOpHandler* handler() const { return handler_; }
+
+ private:
+  Task* task_ = nullptr;
+  IoOpHandler* handler_ = nullptr;
+};
+
 class IoOp {
  public:
   IoOp() = default;
@@ -230,35 +272,35 @@ class IoOp {
   IoOp& operator=(const IoOp&) = delete;
 
   // Setters: before Submit, or after the final completion. `task` is woken by this op.
-  void PrepareWatch(int fd, std::uint32_t interest, Task* task) {
-    Prepare(IoOpKind::kWatch, fd, task);
+  void PrepareWatch(int fd, std::uint32_t interest, IoTarget target) {
+    Prepare(IoOpKind::kWatch, fd, target);
     interest_ = interest;
   }
-  void PreparePoll(int fd, std::uint32_t interest, Task* task) {
-    Prepare(IoOpKind::kPoll, fd, task);
+  void PreparePoll(int fd, std::uint32_t interest, IoTarget target) {
+    Prepare(IoOpKind::kPoll, fd, target);
     interest_ = interest;
   }
-  void PrepareRead(int fd, void* buffer, std::size_t length, Task* task) {
-    Prepare(IoOpKind::kRead, fd, task);
+  void PrepareRead(int fd, void* buffer, std::size_t length, IoTarget target) {
+    Prepare(IoOpKind::kRead, fd, target);
     buffer_ = buffer;
     length_ = length;
   }
-  void PrepareWrite(int fd, const void* buffer, std::size_t length, Task* task) {
-    Prepare(IoOpKind::kWrite, fd, task);
+  void PrepareWrite(int fd, const void* buffer, std::size_t length, IoTarget target) {
+    Prepare(IoOpKind::kWrite, fd, target);
     buffer_ = const_cast<void*>(buffer);  // never written through for kWrite
     length_ = length;
   }
   // send(2) on a socket with MSG_NOSIGNAL: a write to a connection the peer reset fails
   // with -EPIPE instead of raising SIGPIPE (which kills a process that did not ignore it).
-  void PrepareSend(int fd, const void* buffer, std::size_t length, Task* task) {
-    Prepare(IoOpKind::kSend, fd, task);
+  void PrepareSend(int fd, const void* buffer, std::size_t length, IoTarget target) {
+    Prepare(IoOpKind::kSend, fd, target);
     buffer_ = const_cast<void*>(buffer);  // never written through for kSend
     length_ = length;
   }
-  void PrepareAccept(int listen_fd, Task* task) { Prepare(IoOpKind::kAccept, listen_fd, task); }
+  void PrepareAccept(int listen_fd, IoTarget target) { Prepare(IoOpKind::kAccept, listen_fd, target); }
   // `address` must stay alive until the final completion.
-  void PrepareConnect(int fd, const sockaddr* address, socklen_t length, Task* task) {
-    Prepare(IoOpKind::kConnect, fd, task);
+  void PrepareConnect(int fd, const sockaddr* address, socklen_t length, IoTarget target) {
+    Prepare(IoOpKind::kConnect, fd, target);
     address_ = address;
     address_length_ = length;
   }
@@ -267,8 +309,8 @@ class IoOp {
   // bytes, or -errno (-EMSGSIZE: too large). `address` must stay alive until the final
   // completion.
   void PrepareSendTo(int fd, const void* buffer, std::size_t length, const sockaddr* address,
-                     socklen_t address_length, Task* task) {
-    Prepare(IoOpKind::kSendTo, fd, task);
+                     socklen_t address_length, IoTarget target) {
+    Prepare(IoOpKind::kSendTo, fd, target);
     buffer_ = const_cast<void*>(buffer);  // never written through for kSendTo
     length_ = length;
     address_ = address;
@@ -279,8 +321,8 @@ class IoOp {
   // `length` (the buffer then holds its first `length` bytes and `*from` is set; the rest
   // is discarded), or another -errno.
   void PrepareReceiveFrom(int fd, void* buffer, std::size_t length, sockaddr_storage* from,
-                          Task* task) {
-    Prepare(IoOpKind::kReceiveFrom, fd, task);
+                          IoTarget target) {
+    Prepare(IoOpKind::kReceiveFrom, fd, target);
     buffer_ = buffer;
     length_ = length;
     address_ = reinterpret_cast<const sockaddr*>(from);  // written through for kReceiveFrom
@@ -288,30 +330,31 @@ class IoOp {
   }
 
   // Multishot (io_uring): every accepted socket of `listen_fd` becomes an event in `events`.
-  void PrepareAcceptMultishot(int listen_fd, IoEventQueue* events, Task* task) {
-    Prepare(IoOpKind::kAcceptMultishot, listen_fd, task);
+  void PrepareAcceptMultishot(int listen_fd, IoEventQueue* events, IoTarget target) {
+    Prepare(IoOpKind::kAcceptMultishot, listen_fd, target);
     events_ = events;
   }
   // Multishot (io_uring): every chunk of bytes received on `fd` lands in a buffer of `ring`
   // chosen by the kernel and becomes an event in `events`.
-  void PrepareRecvMultishot(int fd, IoBufferRing* ring, IoEventQueue* events, Task* task) {
-    Prepare(IoOpKind::kRecvMultishot, fd, task);
+  void PrepareRecvMultishot(int fd, IoBufferRing* ring, IoEventQueue* events, IoTarget target) {
+    Prepare(IoOpKind::kRecvMultishot, fd, target);
     buffer_ring_ = ring;
     events_ = events;
   }
 
   // Vectored: `count` (1..kMaxIoSlices) slices; the array and the memory it points at must
   // stay alive and unchanged until the final completion.
-  void PrepareReadV(int fd, const IoSlice* slices, std::size_t count, Task* task) {
-    PrepareVectored(IoOpKind::kReadV, fd, IoSlice::Native(slices), count, task);
+  void PrepareReadV(int fd, const IoSlice* slices, std::size_t count, IoTarget target) {
+    PrepareVectored(IoOpKind::kReadV, fd, IoSlice::Native(slices), count, target);
   }
-  void PrepareSendV(int fd, const ConstIoSlice* slices, std::size_t count, Task* task) {
-    PrepareVectored(IoOpKind::kSendV, fd, ConstIoSlice::Native(slices), count, task);
+  void PrepareSendV(int fd, const ConstIoSlice* slices, std::size_t count, IoTarget target) {
+    PrepareVectored(IoOpKind::kSendV, fd, ConstIoSlice::Native(slices), count, target);
   }
 
   IoOpKind kind() const { return kind_; }
   int fd() const { return fd_; }
   Task* task() const { return task_; }
+  IoOpHandler* handler() const { return handler_; }
   std::uint32_t interest() const { return interest_; }
   void* buffer() const { return buffer_; }
   std::size_t length() const { return length_; }
@@ -350,11 +393,12 @@ class IoOp {
   static constexpr std::uint8_t kActive = 2;  // armed in the kernel by the sched-role
   static constexpr std::uint8_t kCancel = 4;  // cancellation requested (with kQueued/kActive)
 
-  void Prepare(IoOpKind kind, int fd, Task* task) {
+  void Prepare(IoOpKind kind, int fd, IoTarget target) {
     FAIRSCHED_DCHECK(!IsSubmitted(), "IoOp prepared while submitted");
     kind_ = kind;
     fd_ = fd;
-    task_ = task;
+    task_ = target.task();
+    handler_ = target.handler();
     interest_ = 0;
     buffer_ = nullptr;
     length_ = 0;
@@ -366,10 +410,10 @@ class IoOp {
     slice_count_ = 0;
   }
   void PrepareVectored(IoOpKind kind, int fd, NativeIoSlice* slices, std::size_t count,
-                       Task* task) {
+                       IoTarget target) {
     FAIRSCHED_DCHECK(count >= 1 && count <= kMaxIoSlices,
                      "a vectored IoOp takes 1 to kMaxIoSlices (1024) slices");
-    Prepare(kind, fd, task);
+    Prepare(kind, fd, target);
     slices_ = slices;
     slice_count_ = count;
   }
@@ -377,7 +421,8 @@ class IoOp {
   // Inputs (written by the owner before Submit; read by the sched-role).
   IoOpKind kind_ = IoOpKind::kWatch;
   int fd_ = -1;
-  Task* task_ = nullptr;
+  Task* task_ = nullptr;          // woken, or
+  IoOpHandler* handler_ = nullptr;  // called (exactly one of the two is set)
   std::uint32_t interest_ = 0;
   void* buffer_ = nullptr;
   std::size_t length_ = 0;

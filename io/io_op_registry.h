@@ -50,7 +50,8 @@ class IoOpRegistry {
   // --- Any thread. Each returns true if the caller must Notify the role holder. ---
 
   bool Submit(IoOp* op) {
-    FAIRSCHED_DCHECK(op->task_ != nullptr, "IoOp submitted without a task (Prepare it first)");
+    FAIRSCHED_DCHECK(op->task_ != nullptr || op->handler_ != nullptr,
+                     "IoOp submitted without a task or handler (Prepare it first)");
     // Relaxed: a double submit is misuse; the RMW makes two racing submitters disagree.
     FAIRSCHED_CHECK(op->state_.exchange(IoOp::kQueued, std::memory_order_relaxed) == IoOp::kIdle,
                     "IoOp submitted while already submitted (wait for its final completion)");
@@ -150,20 +151,31 @@ class IoOpRegistry {
   static void AddReadiness(IoOp* op, std::uint32_t readiness) {
     op->readiness_.fetch_or(readiness, std::memory_order_relaxed);
   }
-  // A Watch's edge: adds the bits and wakes the task as Wakeup.
+  // A Watch's edge: adds the bits and wakes the task as Wakeup, or hands them to the
+  // handler. The op stays armed.
   void Ready(IoOp* op, std::uint32_t readiness, IoReadySink& sink) {
+    ++woken_;
+    if (op->handler_ != nullptr) {
+      op->handler_->OnIoEvent(*op, readiness);
+      return;
+    }
     AddReadiness(op, readiness);
-    Wake(op, sink);
+    sink.Wake(op->task_, IoWake::kWakeup);
   }
-  // An intermediate completion (a Watch's edge, a multishot op's queued event): wakes the
-  // task as Wakeup; the op stays armed.
+  // A multishot op's queued event: wakes the task as Wakeup, or tells the handler. The op
+  // stays armed.
   void Wake(IoOp* op, IoReadySink& sink) {
     ++woken_;
+    if (op->handler_ != nullptr) {
+      op->handler_->OnIoEvent(*op, 0);
+      return;
+    }
     sink.Wake(op->task_, IoWake::kWakeup);
   }
 
-  // Whether tasks were woken since the last call. A backend's WaitUntil must not block
-  // after its drain woke a task: that task sits unpublished until the holder returns.
+  // Whether tasks were woken (or handlers called, which may have woken some) since the last
+  // call. A backend's WaitUntil must not block after its drain woke a task: that task sits
+  // unpublished until the holder returns.
   bool TakeWoken() {
     const bool woken = woken_ != 0;
     woken_ = 0;
@@ -217,11 +229,17 @@ class IoOpRegistry {
     UnlinkInFlight(op);
     op->result_ = result;
     Task* const task = op->task_;
+    IoOpHandler* const handler = op->handler_;
     live_.fetch_sub(1, std::memory_order_relaxed);
     // Relaxed: published with result_ by the Signal below (its release), which is what the
-    // task waits for.
+    // task waits for; a handler runs on this thread, and whatever it wakes is published by
+    // that wake.
     op->state_.store(IoOp::kIdle, std::memory_order_relaxed);
     ++woken_;
+    if (handler != nullptr) {
+      handler->OnIoFinished(*op);  // may free the op: nothing touches it after this
+      return;
+    }
     sink.Wake(task, IoWake::kSignal);
   }
 

@@ -295,41 +295,45 @@ IoError CancellationError();
 // close(2) / closesocket.
 void CloseFd(int fd);
 
-// The shared state of one socket: the fd, the IoOps and their relay tasks, and the waiting
-// coroutines. Heap-allocated and reference-counted, because with epoll the backend hands the
-// standing watch back asynchronously after Close.
+// The shared state of one socket: the fd, the IoOps, and the waiting coroutines.
+// Heap-allocated and reference-counted, because with epoll the backend hands the standing
+// watch back asynchronously after Close.
 //
-// Relay tasks. An IoOp wakes a fairsched::Task, while a coroutine waits through the coro
-// wait primitive (PrepareWait / Waker). A relay is a small Task per operation slot whose
-// callback turns the op's events into Waker::Wakeup of the coroutine waiting in that slot:
-//   - epoll: one relay for the standing watch. Each readiness edge (Wakeup) marks the
-//     direction ready and wakes its waiter; the relay re-posts itself. The final completion
-//     (Signal: Close or Stop cancelled the watch, or the kernel refused to register it) ends
-//     the watch for good.
-//   - io_uring: one relay per direction, posted with each operation; the final completion
-//     (Signal) marks the slot finished and wakes its waiter.
-// A relay waits with PostDeadlineThroughStop: only its op ends its wait, and Stop, which
-// cancels every op, must not wake it meanwhile (it could only post itself again).
-// Ordering between a slot's owner coroutine and its relay goes through mu_. A relay's last
-// touch of its own task and of the core is before the mutex release; after that it only
-// wakes a Waker it moved into a local. So the woken coroutine (which re-posts the relay for
-// its next operation, or frees the core) never races with the relay: the scheduler itself
-// never touches a task after its callback returns (the same rule that lets a task delete
-// itself inside its callback).
+// The core is its ops' IoOpHandler (io/io_op.h): the sched-role calls it where it would
+// wake a task, and it turns the op's events into Waker::Wakeup of the coroutine waiting in
+// that direction, so one event costs one run of that coroutine and nothing else:
+//   - epoll: one standing watch. Each readiness edge (OnIoEvent) marks the directions ready
+//     and wakes their waiters. The final completion (OnIoFinished: Close or Stop cancelled
+//     the watch, or the kernel refused to register it) ends the watch for good, and
+//     Signals watch_end_, a task posted (through Stop) when the watch was submitted: while
+//     it waits, the scheduler's Stop keeps draining, so it does not end with the watch still
+//     in the backend; when it runs, on a worker, it releases the watch's use of the fd.
+//   - io_uring, IOCP: one op per direction; its final completion marks the direction no
+//     longer busy and wakes its waiter.
+// Ordering between a direction's coroutine and the handler goes through mu_. The handler's
+// last touch of the core is before the mutex release (or, for the watch's end, its
+// ReleaseUser); after that it only wakes a Waker it moved into a local. So the woken
+// coroutine (which submits its next operation, or frees the core) never races with it.
 template <typename Scheduler>
-class SocketCore {
+class SocketCore final : public IoOpHandler {
  public:
   static constexpr bool kCompletions = kCompletionIo<Scheduler>;
   enum Direction : int { kReadSide = 0, kWriteSide = 1 };
 
   SocketCore(Scheduler* scheduler, int fd) : scheduler_(scheduler), fd_(fd) {
-    relays_[kReadSide].SetCallback([this](Task* task) { RelayRun(kReadSide, task); });
-    relays_[kWriteSide].SetCallback([this](Task* task) { RelayRun(kWriteSide, task); });
     if constexpr (!kCompletions) {
       // The watch is a user of the fd until its final completion (see "Close").
       state_.store(kOwnerBit + kUser, std::memory_order_relaxed);
-      ops_[kReadSide].PrepareWatch(fd_, kIoReadable | kIoWritable, &relays_[kReadSide]);
-      scheduler_->PostDeadlineThroughStop(&relays_[kReadSide], kTaskDeadlineInfinite);
+      watch_end_.SetCallback([this](Task* task) {
+        if (!task->ReceiveSignal()) {
+          // Not the watch's end (nothing else should wake it): wait on.
+          scheduler_->PostDeadlineThroughStop(task, kTaskDeadlineInfinite);
+          return;
+        }
+        ReleaseUser();  // the watch no longer uses the fd; may free the core
+      });
+      scheduler_->PostDeadlineThroughStop(&watch_end_, kTaskDeadlineInfinite);
+      ops_[kReadSide].PrepareWatch(fd_, kIoReadable | kIoWritable, this);
       scheduler_->io().Submit(&ops_[kReadSide]);
     }
   }
@@ -432,7 +436,7 @@ class SocketCore {
   void SetDrained(Direction side) { drained_[side] = true; }
   void SetDrainedAfterShortRead() {
     // Relaxed: a hangup that matters here came in the same edge whose ready_ flag this
-    // coroutine consumed under mu_ (after the relay stored this flag), so it is visible; a
+    // coroutine consumed under mu_ (after OnIoEvent stored this flag), so it is visible; a
     // later hangup comes with its own edge, which sets ready_ again.
     if (!hangup_.load(std::memory_order_relaxed)) drained_[kReadSide] = true;
   }
@@ -507,7 +511,6 @@ class SocketCore {
       // Uncancellable: the wait must see the final completion; cancellation reaches the op
       // through the callback below, the deadline through io().Cancel after the wait.
       waiter_[side] = coro::PrepareWait(coro::WaitMode::kUncancellable);
-      scheduler_->PostDeadlineThroughStop(&relays_[side], kTaskDeadlineInfinite);
       scheduler_->io().Submit(&op);
     }
     bool timed_out = false;
@@ -518,8 +521,8 @@ class SocketCore {
       while (true) {
         {
           MutexLock lock(mu_);
-          if (!busy_[side]) break;  // the relay saw the final completion
-          // Only the deadline ends an uncancellable wait before the relay: cancel the op
+          if (!busy_[side]) break;  // OnIoFinished saw the final completion
+          // Only the deadline ends an uncancellable wait before the op: cancel it
           // and wait (without deadline) for its final completion.
           FAIRSCHED_DCHECK(why == coro::WakeReason::kDeadline, "unexpected wake of an IO wait");
           timed_out = true;
@@ -538,7 +541,44 @@ class SocketCore {
     co_return result;
   }
   IoOp& op(Direction side) { return ops_[side]; }
-  Task* relay(Direction side) { return &relays_[side]; }
+  // What the ops of this socket tell about their events: the core (see above).
+  IoOpHandler* handler() { return this; }
+
+  // ---- IoOpHandler: called by the sched-role holder (short, never waits) ----
+  // epoll: a readiness edge of the watch.
+  void OnIoEvent(IoOp&, std::uint32_t readiness) override {
+    coro::Waker wake[2];
+    {
+      MutexLock lock(mu_);
+      MarkReady(readiness, wake);
+    }
+    // Only locals from here on (see above).
+    for (coro::Waker& waker : wake) {
+      if (waker) waker.Wakeup();
+    }
+  }
+  // The final completion of an op: io_uring/IOCP: of one direction's operation; epoll: of
+  // the watch.
+  void OnIoFinished(IoOp& op) override {
+    coro::Waker wake[2];
+    if constexpr (kCompletions) {
+      const Direction side = &op == &ops_[kReadSide] ? kReadSide : kWriteSide;
+      MutexLock lock(mu_);
+      busy_[side] = false;
+      wake[side] = std::move(waiter_[side]);
+    } else {
+      MutexLock lock(mu_);
+      watch_ended_ = true;
+      watch_result_ = op.Result();
+      MarkReady(kIoReadable | kIoWritable, wake);
+    }
+    // Only locals from here on (see above); watch_end_ is not run before the Signal, and
+    // the core lives until it ran.
+    for (coro::Waker& waker : wake) {
+      if (waker) waker.Wakeup();
+    }
+    if constexpr (!kCompletions) scheduler_->Signal(&watch_end_);
+  }
 
  private:
   ~SocketCore() = default;
@@ -574,49 +614,19 @@ class SocketCore {
     return IoError::FromErrno(-watch_result_);
   }
 
-  void RelayRun(Direction side, Task* task) {
-    const bool final_completion = task->ReceiveSignal();
-    coro::Waker wake[2];
-    if constexpr (kCompletions) {
-      if (!final_completion) {
-        // Not its op (the relay waits through Stop, and nothing else wakes it): wait on.
-        scheduler_->PostDeadlineThroughStop(task, kTaskDeadlineInfinite);
-        return;
-      }
-      MutexLock lock(mu_);
-      busy_[side] = false;
-      wake[side] = std::move(waiter_[side]);
-    } else {
-      // Relaxed RMW inside TakeReadiness; the wake that ran us published the bits.
-      const std::uint32_t bits = ops_[kReadSide].TakeReadiness();
-      {
-        MutexLock lock(mu_);
-        if (final_completion) {
-          watch_ended_ = true;
-          watch_result_ = ops_[kReadSide].Result();
-        }
-        // Relaxed: published by mu_ to the coroutine that consumes ready_ (see
-        // SetDrainedAfterShortRead).
-        if ((bits & (kIoHangup | kIoError)) != 0) hangup_.store(true, std::memory_order_relaxed);
-        if (final_completion || (bits & (kIoReadable | kIoHangup | kIoError)) != 0) {
-          ready_[kReadSide] = true;
-          wake[kReadSide] = std::move(waiter_[kReadSide]);
-        }
-        if (final_completion || (bits & (kIoWritable | kIoHangup | kIoError)) != 0) {
-          ready_[kWriteSide] = true;
-          wake[kWriteSide] = std::move(waiter_[kWriteSide]);
-        }
-      }
-      if (!final_completion) {
-        scheduler_->PostDeadlineThroughStop(task, kTaskDeadlineInfinite);  // the next edge
-      }
+  // epoll, mu_ held: an edge with `bits` (or the watch's end: both bits) makes the directions
+  // it concerns ready and takes their waiters into `wake`.
+  void MarkReady(std::uint32_t bits, coro::Waker (&wake)[2]) {
+    // Relaxed: published by mu_ to the coroutine that consumes ready_ (see
+    // SetDrainedAfterShortRead).
+    if ((bits & (kIoHangup | kIoError)) != 0) hangup_.store(true, std::memory_order_relaxed);
+    if ((bits & (kIoReadable | kIoHangup | kIoError)) != 0) {
+      ready_[kReadSide] = true;
+      wake[kReadSide] = std::move(waiter_[kReadSide]);
     }
-    // Only locals from here on (see "Relay tasks").
-    for (coro::Waker& waker : wake) {
-      if (waker) waker.Wakeup();
-    }
-    if constexpr (!kCompletions) {
-      if (final_completion) ReleaseUser();  // the watch no longer uses the fd
+    if ((bits & (kIoWritable | kIoHangup | kIoError)) != 0) {
+      ready_[kWriteSide] = true;
+      wake[kWriteSide] = std::move(waiter_[kWriteSide]);
     }
   }
 
@@ -624,10 +634,9 @@ class SocketCore {
   const int fd_;
   // kClosedBit | kOwnerBit | users * kUser (see "Close"); epoll starts with the watch's user.
   Atomic<std::uint32_t> state_{kOwnerBit};
-  // epoll: ops_[kReadSide] is the watch, relays_[kReadSide] its relay. io_uring: one op and
-  // one relay per direction.
+  // epoll: ops_[kReadSide] is the watch. io_uring, IOCP: one op per direction.
   IoOp ops_[2];
-  Task relays_[2];
+  Task watch_end_;  // epoll: waits for the watch's final completion (see above)
   Mutex mu_;
   coro::Waker waiter_[2];       // guarded by mu_: the coroutine waiting in each direction
   bool waiting_[2] = {};        // epoll, guarded by mu_: a coroutine waits in WaitReady
@@ -826,9 +835,10 @@ constexpr bool kHasMultishotAccept = requires(BackendOf<Scheduler>& backend) {
 // io_uring_enter slot and one CQE per connection). Accepted fds the relay has seen and no
 // Accept has taken yet wait in `pending_`; at kMaxPending the relay cancels the op, so the
 // listen backlog (not this queue) holds further connections, and the next Accept that finds
-// the queue empty arms it again. The relay is a Task (see "Relay tasks" above): every
-// intermediate completion moves the events to pending_ and wakes the waiting Accept; the
-// final one (cancel, Stop, or an error that ended the multishot) disarms.
+// the queue empty arms it again. The relay is a Task, not an IoOpHandler (io/io_op.h),
+// because its work per event (moving fds, closing the extras at the end) does not belong on
+// the sched-role: every intermediate completion moves the events to pending_ and wakes the
+// waiting Accept; the final one (cancel, Stop, or an error that ended the multishot) disarms.
 // Close and lifetime (the listener's socket follows SocketCore's "Close" rules): the armed
 // op is a user of the listener's fd (AcquireUser when armed, ReleaseUser at its final
 // completion), so the fd is closed only after the backend handed the op back. The
@@ -984,7 +994,7 @@ class MultishotAcceptor {
         core_->scheduler()->PostDeadlineThroughStop(task, kTaskDeadlineInfinite);
       }
     }
-    // Only locals from here on (see "Relay tasks"): once mu_ is released with armed_ false,
+    // Only locals from here on (as in SocketCore's handler): once mu_ is released with armed_ false,
     // the listener's Release or an Accept's InNext may free this object.
     if (final_completion) {
       if (last) delete this;
@@ -1134,7 +1144,7 @@ coro::Task<IoResult<TcpStream<Scheduler>>> TcpStream<Scheduler>::Connect(Schedul
     Core* core = stream.core_;
     // `address` lives in this frame until the final completion.
     core->op(Core::kWriteSide)
-        .PrepareConnect(fd, address.get(), address.length(), core->relay(Core::kWriteSide));
+        .PrepareConnect(fd, address.get(), address.length(), core->handler());
     IoResult<std::int32_t> result = co_await core->RunOp(Core::kWriteSide, deadline);
     if (!result.ok()) co_return result.error();
     if (result.value() < 0) co_return internal::ErrorOfResult(result.value(), false);
@@ -1175,7 +1185,7 @@ coro::Task<IoResult<std::size_t>> TcpStream<Scheduler>::Read(std::span<char> buf
   if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
   if constexpr (Core::kCompletions) {
     core->op(Core::kReadSide)
-        .PrepareRead(core->fd(), buffer.data(), buffer.size(), core->relay(Core::kReadSide));
+        .PrepareRead(core->fd(), buffer.data(), buffer.size(), core->handler());
     IoResult<std::int32_t> result =
         co_await core->RunOp(Core::kReadSide, core->IdleBound(deadline));
     if (!result.ok()) co_return result.error();
@@ -1238,7 +1248,7 @@ coro::Task<IoError> TcpStream<Scheduler>::Transmit(std::span<const char> data,
     if constexpr (Core::kCompletions) {
       core->op(Core::kWriteSide)
           .PrepareSend(core->fd(), data.data() + done, data.size() - done,
-                       core->relay(Core::kWriteSide));
+                       core->handler());
       IoResult<std::int32_t> result =
           co_await core->RunOp(Core::kWriteSide, core->IdleBound(deadline));
       if (!result.ok()) co_return result.error().WithBytesDone(done);
@@ -1283,9 +1293,9 @@ coro::Task<IoResult<std::size_t>> TcpStream<Scheduler>::TransferOnce(
   if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
   if constexpr (Core::kCompletions) {
     if constexpr (kSend) {
-      core->op(kSide).PrepareSendV(core->fd(), window.data(), window.size(), core->relay(kSide));
+      core->op(kSide).PrepareSendV(core->fd(), window.data(), window.size(), core->handler());
     } else {
-      core->op(kSide).PrepareReadV(core->fd(), window.data(), window.size(), core->relay(kSide));
+      core->op(kSide).PrepareReadV(core->fd(), window.data(), window.size(), core->handler());
     }
     IoResult<std::int32_t> result = co_await core->RunOp(kSide, core->IdleBound(deadline));
     if (!result.ok()) co_return result.error();
@@ -1452,7 +1462,7 @@ coro::Task<IoResult<TcpStream<Scheduler>>> TcpListener<Scheduler>::Accept(TaskDe
   while (true) {
     int fd;
     if constexpr (Core::kCompletions) {
-      core->op(Core::kReadSide).PrepareAccept(core->fd(), core->relay(Core::kReadSide));
+      core->op(Core::kReadSide).PrepareAccept(core->fd(), core->handler());
       IoResult<std::int32_t> result = co_await core->RunOp(Core::kReadSide, deadline);
       if (!result.ok()) co_return result.error();
       fd = result.value();

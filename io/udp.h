@@ -2,7 +2,7 @@
 // spawned on a scheduler whose IO backend is EpollBackend, IoUringBackend (Linux) or
 // IocpBackend (Windows).
 //
-// It reuses the TCP layer's socket core (io/tcp.h: internal::SocketCore, its relay tasks,
+// It reuses the TCP layer's socket core (io/tcp.h: internal::SocketCore, its IO handler,
 // IoError/IoResult, SocketAddress). The Linux backends use readiness here (IoOp's datagram
 // kinds are IOCP's only):
 //   - epoll: the core's standing edge-triggered watch; the non-blocking recvfrom/sendto is
@@ -140,7 +140,7 @@ class UdpSocket {
       sockaddr_storage from{};
       core->op(Core::kReadSide)
           .PrepareReceiveFrom(core->fd(), buffer.data(), buffer.size(), &from,
-                              core->relay(Core::kReadSide));
+                              core->handler());
       IoResult<std::int32_t> result = co_await core->RunOp(Core::kReadSide, deadline);
       if (!result.ok()) co_return result.error();
       const bool truncated = result.value() == -EMSGSIZE;
@@ -214,7 +214,7 @@ class UdpSocket {
       if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
       core->op(Core::kWriteSide)
           .PrepareSendTo(core->fd(), data.data(), data.size(), to != nullptr ? to->get() : nullptr,
-                         to != nullptr ? to->length() : 0, core->relay(Core::kWriteSide));
+                         to != nullptr ? to->length() : 0, core->handler());
       IoResult<std::int32_t> result = co_await core->RunOp(Core::kWriteSide, deadline);
       if (!result.ok()) co_return result.error();
       if (result.value() < 0) co_return DatagramError(result.value());
@@ -267,7 +267,7 @@ class UdpSocket {
   static coro::Task<IoError> PollReady(Core* core, typename Core::Direction side,
                                        TaskDeadline deadline) {
     const std::uint32_t interest = side == Core::kReadSide ? kIoReadable : kIoWritable;
-    core->op(side).PreparePoll(core->fd(), interest, core->relay(side));
+    core->op(side).PreparePoll(core->fd(), interest, core->handler());
     IoResult<std::int32_t> result = co_await core->RunOp(side, deadline);
     if (!result.ok()) co_return result.error();
     // An error or hangup bit is a success here: the retried syscall reports the error.
