@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Echo benchmark: fairsched's coroutine echo server (examples/echo_server.cc) on epoll and on
 # io_uring, and the same server written with Asio (bench/io/asio_echo_server.cc), Tokio and
-# Go (bench/io/peers/), all driven by the same load generator (tools/loadgen) in one run,
-# interleaved, repeated.
+# Go (bench/io/peers/), and the trivial version (bench/io/trivial_epoll_echo_server.cc: a plain
+# echo on raw epoll, no framework), all driven by the same load generator (tools/loadgen) in
+# one run, interleaved, repeated.
 #   bench/io/echo_bench.sh [repeats=3] [seconds=3] [out=/tmp/echo_bench] [servers...]
 # servers: fairsched-epoll fairsched-io_uring (echo_server's default: no spin before park),
-# asio tokio go (the default list; tokio and go only if bench/io/peers/build.sh can build
+# trivial-epoll asio tokio go (the default list; tokio and go only if bench/io/peers/build.sh can build
 # them, else with a warning); also fairsched-epoll-spin20 fairsched-io_uring-spin20
 # (--spin_us=20, the scheduler's default; bench/results/io.md run 3) and
 # fairsched-epoll-nospin, fairsched-io_uring-nospin (--spin_us=0, the names of older
@@ -31,11 +32,12 @@ out=${3:-/tmp/echo_bench}
 shift $(( $# < 3 ? $# : 3 ))
 servers=("$@")
 mkdir -p "$out"
-./bazelw build --config=opt //examples:echo_server //bench/io:asio_echo_server //tools/loadgen
+./bazelw build --config=opt //examples:echo_server //bench/io:asio_echo_server \
+  //bench/io:trivial_epoll_echo_server //tools/loadgen
 bin=$(./bazelw info --config=opt bazel-bin 2>/dev/null)
 peers=${ECHO_PEERS_BUILD:-${TMPDIR:-/tmp}/fairsched_echo_peers_build}
 if [ ${#servers[@]} -eq 0 ]; then
-  servers=(fairsched-epoll fairsched-io_uring asio)
+  servers=(fairsched-epoll fairsched-io_uring trivial-epoll asio)
   if bench/io/peers/build.sh "$peers" > /dev/null; then
     servers+=(tokio go)
   else
@@ -61,6 +63,7 @@ start_server() {  # name -> sets server_pid
     fairsched-io_uring-nospin) "$bin/examples/echo_server" --backend=io_uring --workers=2 --spin_us=0 --port=$port "${protocol[@]}" & ;;
     fairsched-epoll-spin20) "$bin/examples/echo_server" --backend=epoll --workers=2 --spin_us=20 --port=$port "${protocol[@]}" & ;;
     fairsched-io_uring-spin20) "$bin/examples/echo_server" --backend=io_uring --workers=2 --spin_us=20 --port=$port "${protocol[@]}" & ;;
+    trivial-epoll) "$bin/bench/io/trivial_epoll_echo_server" --workers=2 --port=$port "${protocol[@]}" & ;;
     asio) "$bin/bench/io/asio_echo_server" --workers=2 --port=$port "${protocol[@]}" & ;;
     tokio) "$peers/tokio_echo" --workers=2 --port=$port "${protocol[@]}" & ;;
     go) "$peers/go_echo" --workers=2 --port=$port "${protocol[@]}" & ;;

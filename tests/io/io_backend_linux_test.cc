@@ -126,6 +126,35 @@ TYPED_TEST(IoReadinessTest, ReadableFdWakesTheRightTaskExactlyOnce) {
   EXPECT_EQ(sched.io().LiveCount(), 0);
 }
 
+// A Watch with an IoOpHandler: every readiness edge reaches OnIoEvent with its bits (no task
+// runs), and the cancellation's final completion reaches OnIoFinished, once.
+TYPED_TEST(IoReadinessTest, AWatchHandlerSeesEveryEdgeAndTheEnd) {
+  auto& sched = this->sched();
+  sched.Start(2);
+  FdPair pair = MakeFdPair(FdKind::kSocketPair);
+  testing::RecordingHandler<TypeParam> handler(&sched);
+  IoOp watch;
+  watch.PrepareWatch(pair.read_fd, kIoReadable, &handler);
+  sched.io().Submit(&watch);
+  ASSERT_TRUE(WaitUntilTrue([&] { return sched.io().LiveCount() == 1; }));
+  std::this_thread::sleep_for(milliseconds(5));  // armed in the kernel by now
+  for (int edge = 1; edge <= 3; ++edge) {
+    pair.MakeReadable();  // more data: a new edge each time
+    ASSERT_TRUE(WaitUntilTrue([&] { return handler.events() >= edge; })) << "edge " << edge;
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  EXPECT_EQ(handler.readiness() & kIoReadable, kIoReadable);
+  EXPECT_EQ(handler.finals(), 0);
+  sched.io().Cancel(&watch);
+  ASSERT_TRUE(WaitUntilTrue([&] { return handler.finals() == 1; }));
+  EXPECT_EQ(handler.result(), -ECANCELED);
+  EXPECT_FALSE(watch.IsSubmitted());
+  EXPECT_EQ(sched.io().LiveCount(), 0);
+  sched.Stop();
+  EXPECT_EQ(handler.finals(), 1);
+  pair.Close();
+}
+
 // Cancelling the waiting task releases its registration: the final completion comes with
 // -ECANCELED, the backend holds nothing, and later readiness wakes nobody.
 TYPED_TEST(IoReadinessTest, CancelReleasesTheRegistration) {

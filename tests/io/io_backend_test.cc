@@ -237,6 +237,54 @@ TYPED_TEST(IoBackendTest, CancelReleasesTheOperation) {
   }
 }
 
+// An op with an IoOpHandler instead of a task: the sched-role calls OnIoFinished exactly
+// once, with the result, in place of the final Signal; a task the handler wakes from there
+// runs. One worker, so that worker is the role holder asleep in the backend when the data
+// comes: a wake from inside the handler goes straight to the ready queue, and must be
+// published before the holder sleeps again (else the task would never run).
+TYPED_TEST(IoBackendTest, AHandlerReplacesTheTaskAndMayWakeOthers) {
+  if constexpr (kDoesIo<TypeParam>) {
+    auto& sched = this->sched();
+    sched.Start(1);
+    std::atomic<int> woken_runs{0};
+    Task woken;
+    woken.SetCallback([&](Task*) { woken_runs.fetch_add(1); });
+    sched.PostDeadline(&woken, kTaskDeadlineInfinite);
+    testing::RecordingHandler<TypeParam> handler(&sched, &woken);
+    LoopbackPair pair(sched.io());
+    char byte = 0;
+    IoOp op;
+    for (int round = 0; round < 3; ++round) {
+      if (round > 0) sched.PostDeadline(&woken, kTaskDeadlineInfinite);
+      PrepareDataWait<TypeParam>(op, pair.fd(), &byte, &handler);
+      sched.io().Submit(&op);
+      ASSERT_TRUE(WaitUntilTrue([&] { return sched.io().LiveCount() == 1; }));
+      std::this_thread::sleep_for(milliseconds(20));  // the holder sleeps in the backend
+      EXPECT_EQ(handler.finals(), round);
+      pair.SendByte(static_cast<char>('a' + round));
+      ASSERT_TRUE(WaitUntilTrue([&] { return woken_runs.load() == round + 1; }))
+          << "the task the handler woke did not run (round " << round << ")";
+      EXPECT_EQ(handler.finals(), round + 1);
+      EXPECT_EQ(handler.result(), kDataResult<TypeParam>);
+      if constexpr (kDataWaitConsumes<TypeParam>) {
+        EXPECT_EQ(byte, 'a' + round);
+      } else {
+        char taken = 0;
+        ASSERT_TRUE(pair.ReceiveByte(&taken));  // the Poll left the byte in the socket
+        EXPECT_EQ(taken, 'a' + round);
+      }
+    }
+    std::this_thread::sleep_for(milliseconds(30));  // room for a wrong second completion
+    EXPECT_EQ(handler.finals(), 3);
+    EXPECT_EQ(handler.events(), 0);
+    EXPECT_EQ(woken_runs.load(), 3);
+    EXPECT_EQ(sched.io().LiveCount(), 0);
+    sched.Stop();
+  } else {
+    GTEST_SKIP() << "NoIoBackend does no IO";
+  }
+}
+
 // Stop with ops pending: Stop cancels them (CancelAll), each waiting task gets its final
 // completion, and Stop returns.
 TYPED_TEST(IoBackendTest, StopWithOperationsPending) {

@@ -78,6 +78,36 @@ class IoWaiter {
   std::atomic<std::uint32_t> readiness_{0};
 };
 
+// An IoOpHandler (io/io_op.h) that records what the sched-role hands it, and wakes `task`
+// (when given) from inside OnIoFinished, as the coroutine sockets wake their coroutines.
+template <typename Backend>
+class RecordingHandler final : public IoOpHandler {
+ public:
+  explicit RecordingHandler(IoTestScheduler<Backend>* scheduler, Task* wake = nullptr)
+      : scheduler_(scheduler), wake_(wake) {}
+  void OnIoEvent(IoOp&, std::uint32_t readiness) override {
+    readiness_ |= readiness;
+    events_.fetch_add(1);
+  }
+  void OnIoFinished(IoOp& op) override {
+    result_ = op.Result();
+    finals_.fetch_add(1);
+    if (wake_ != nullptr) scheduler_->Wakeup(wake_);
+  }
+  int events() const { return events_.load(); }
+  int finals() const { return finals_.load(); }
+  std::int32_t result() const { return result_.load(); }
+  std::uint32_t readiness() const { return readiness_.load(); }
+
+ private:
+  IoTestScheduler<Backend>* scheduler_;
+  Task* wake_;
+  std::atomic<int> events_{0};
+  std::atomic<int> finals_{0};
+  std::atomic<std::int32_t> result_{0};
+  std::atomic<std::uint32_t> readiness_{0};
+};
+
 // Stops `scheduler` with every waiter's op pending: Stop cancels them (CancelAll), so each
 // must have ended with exactly one final completion, -ECANCELED, and the backend must hold
 // nothing once Stop returned.

@@ -95,11 +95,11 @@ template <typename Backend>
 inline constexpr std::int32_t kDataResult =
     kDataWaitConsumes<Backend> ? 1 : static_cast<std::int32_t>(kIoReadable);
 template <typename Backend>
-void PrepareDataWait(IoOp& op, int fd, char* byte, Task* task) {
+void PrepareDataWait(IoOp& op, int fd, char* byte, IoTarget target) {
   if constexpr (kDataWaitConsumes<Backend>) {
-    op.PrepareRead(fd, byte, 1, task);
+    op.PrepareRead(fd, byte, 1, target);
   } else {
-    op.PreparePoll(fd, kIoReadable, task);
+    op.PreparePoll(fd, kIoReadable, target);
   }
 }
 

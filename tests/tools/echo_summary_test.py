@@ -113,6 +113,24 @@ class EchoSummaryTest(unittest.TestCase):
         self.assertIn("- fairsched-io_uring >= 1.5x Asio in every cell: **not measured** "
                       "(no round with both in c64_s64)", lines)
 
+    def test_the_trivial_version_is_a_peer_and_sets_a_bound_but_no_goal(self):
+        runs = []
+        for label in echo_summary.CELLS:
+            runs += [run_line("fairsched-epoll", label, 1, 120), run_line("asio", label, 1, 100),
+                     run_line("tokio", label, 1, 110), run_line("trivial-epoll", label, 1, 130)]
+        lines = echo_summary.summary(echo_summary.load(runs))
+        row = table_row(lines, "| point (requests/s ratio", "c64_s64")
+        self.assertEqual(row["fairsched-epoll/trivial-epoll"], "0.92 (0.92-0.92)")
+        bound = "- trivial-epoll >= 1.5x Asio in every cell: **not met** (" + ", ".join(
+            f"{label} 1.30" for label in echo_summary.CELLS) + ")"
+        self.assertIn(bound, lines)
+        # The bound is not one of the goals: the verdict comes from fairsched's lines only.
+        self.assertNotIn("- trivial-epoll ahead of Tokio in every cell", " ".join(lines))
+        self.assertIn("Goals (issue 24), judged on each cell's median per-round ratio: "
+                      "**not met**", lines)
+        self.assertLess(lines.index("- fairsched-epoll ahead of Tokio in every cell: **met** "
+                                    "(lowest: c1_s64 1.09)"), lines.index(bound))
+
     def test_framed_servers_are_compared_with_framed_peers(self):
         framed = [run_line(server + "-framed", label, 1, rps) for label in echo_summary.CELLS
                   for server, rps in (("fairsched-epoll", 150), ("asio", 100))]
