@@ -45,6 +45,10 @@
 //     backend wrote before Wake is visible in the task's callback. The backend must not
 //     touch the task after a kSignal wake that ends a registration (the task may delete
 //     itself once it sees the signal).
+//   - Waking from inside the role: a backend may call user code in the middle of its
+//     delivery (io/io_op.h's IoOpHandler). A Wakeup/Signal/Cancel of a task of this
+//     scheduler made there, on the holder's thread, takes the same direct path as the
+//     sink (BasicTaskScheduler::Wake checks for it): no round trip through the front queue.
 //
 // Completion-based backends fit the same shape: io_uring (io/io_uring_backend.h) reaps its
 // completion queue in Poll/WaitUntil; the Windows IOCP backend (io/iocp_backend.h) calls
