@@ -248,7 +248,7 @@ class IoOpHandler {
 // either.
 class IoTarget {
  public:
-  IoTarget(Task* task) : task_(task) {}                    // NOLINT: implicit on purpose
+  IoTarget(Task* task) : task_(task) {}                  // NOLINT: implicit on purpose
   IoTarget(IoOpHandler* handler) : handler_(handler) {}  // NOLINT: implicit on purpose
   Task* task() const { return task_; }
   IoOpHandler* handler() const { return handler_; }
@@ -297,7 +297,9 @@ class IoOp {
     buffer_ = const_cast<void*>(buffer);  // never written through for kSend
     length_ = length;
   }
-  void PrepareAccept(int listen_fd, IoTarget target) { Prepare(IoOpKind::kAccept, listen_fd, target); }
+  void PrepareAccept(int listen_fd, IoTarget target) {
+    Prepare(IoOpKind::kAccept, listen_fd, target);
+  }
   // `address` must stay alive until the final completion.
   void PrepareConnect(int fd, const sockaddr* address, socklen_t length, IoTarget target) {
     Prepare(IoOpKind::kConnect, fd, target);
@@ -421,7 +423,7 @@ class IoOp {
   // Inputs (written by the owner before Submit; read by the sched-role).
   IoOpKind kind_ = IoOpKind::kWatch;
   int fd_ = -1;
-  Task* task_ = nullptr;          // woken, or
+  Task* task_ = nullptr;            // woken, or
   IoOpHandler* handler_ = nullptr;  // called (exactly one of the two is set)
   std::uint32_t interest_ = 0;
   void* buffer_ = nullptr;

@@ -994,8 +994,8 @@ class MultishotAcceptor {
         core_->scheduler()->PostDeadlineThroughStop(task, kTaskDeadlineInfinite);
       }
     }
-    // Only locals from here on (as in SocketCore's handler): once mu_ is released with armed_ false,
-    // the listener's Release or an Accept's InNext may free this object.
+    // Only locals from here on (as in SocketCore's handler): once mu_ is released with
+    // armed_ false, the listener's Release or an Accept's InNext may free this object.
     if (final_completion) {
       if (last) delete this;
       // The op no longer uses the fd (which may be closed now). Its user reference kept the
@@ -1143,8 +1143,7 @@ coro::Task<IoResult<TcpStream<Scheduler>>> TcpStream<Scheduler>::Connect(Schedul
     TcpStream stream(new Core(&scheduler, fd));
     Core* core = stream.core_;
     // `address` lives in this frame until the final completion.
-    core->op(Core::kWriteSide)
-        .PrepareConnect(fd, address.get(), address.length(), core->handler());
+    core->op(Core::kWriteSide).PrepareConnect(fd, address.get(), address.length(), core->handler());
     IoResult<std::int32_t> result = co_await core->RunOp(Core::kWriteSide, deadline);
     if (!result.ok()) co_return result.error();
     if (result.value() < 0) co_return internal::ErrorOfResult(result.value(), false);
@@ -1184,8 +1183,7 @@ coro::Task<IoResult<std::size_t>> TcpStream<Scheduler>::Read(std::span<char> buf
   if (!use.ok()) co_return IoError(IoErrorCode::kClosed);
   if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
   if constexpr (Core::kCompletions) {
-    core->op(Core::kReadSide)
-        .PrepareRead(core->fd(), buffer.data(), buffer.size(), core->handler());
+    core->op(Core::kReadSide).PrepareRead(core->fd(), buffer.data(), buffer.size(), core->handler());
     IoResult<std::int32_t> result =
         co_await core->RunOp(Core::kReadSide, core->IdleBound(deadline));
     if (!result.ok()) co_return result.error();
@@ -1247,8 +1245,7 @@ coro::Task<IoError> TcpStream<Scheduler>::Transmit(std::span<const char> data,
   while (done < data.size() && (all || done == 0)) {
     if constexpr (Core::kCompletions) {
       core->op(Core::kWriteSide)
-          .PrepareSend(core->fd(), data.data() + done, data.size() - done,
-                       core->handler());
+          .PrepareSend(core->fd(), data.data() + done, data.size() - done, core->handler());
       IoResult<std::int32_t> result =
           co_await core->RunOp(Core::kWriteSide, core->IdleBound(deadline));
       if (!result.ok()) co_return result.error().WithBytesDone(done);

@@ -139,8 +139,7 @@ class UdpSocket {
       if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
       sockaddr_storage from{};
       core->op(Core::kReadSide)
-          .PrepareReceiveFrom(core->fd(), buffer.data(), buffer.size(), &from,
-                              core->handler());
+          .PrepareReceiveFrom(core->fd(), buffer.data(), buffer.size(), &from, core->handler());
       IoResult<std::int32_t> result = co_await core->RunOp(Core::kReadSide, deadline);
       if (!result.ok()) co_return result.error();
       const bool truncated = result.value() == -EMSGSIZE;
