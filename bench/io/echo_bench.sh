@@ -12,6 +12,9 @@
 # fairsched-epoll-nospin, fairsched-io_uring-nospin (--spin_us=0, the names of older
 # recordings; now the same as the first pair); any of them with
 # the suffix -framed (e.g. asio-framed) runs the 4-byte length-prefixed protocol instead.
+# before-epoll, before-io_uring: the echo_server binary named by $ECHO_SERVER_BEFORE (an
+# older build, e.g. from a git worktree of the commit before a change), for a before/after
+# comparison in the same interleaved run (echo_summary.py gives fairsched-X/before-X).
 # The Tokio and Go peers are built outside Bazel into $ECHO_PEERS_BUILD (default
 # ${TMPDIR:-/tmp}/fairsched_echo_peers_build).
 # Every server echoes plain bytes by default (examples/echo_server.h, EchoProtocol::kPlain):
@@ -63,6 +66,8 @@ start_server() {  # name -> sets server_pid
     fairsched-io_uring-nospin) "$bin/examples/echo_server" --backend=io_uring --workers=2 --spin_us=0 --port=$port "${protocol[@]}" & ;;
     fairsched-epoll-spin20) "$bin/examples/echo_server" --backend=epoll --workers=2 --spin_us=20 --port=$port "${protocol[@]}" & ;;
     fairsched-io_uring-spin20) "$bin/examples/echo_server" --backend=io_uring --workers=2 --spin_us=20 --port=$port "${protocol[@]}" & ;;
+    before-epoll) "${ECHO_SERVER_BEFORE:?set ECHO_SERVER_BEFORE}" --backend=epoll --workers=2 --port=$port "${protocol[@]}" & ;;
+    before-io_uring) "${ECHO_SERVER_BEFORE:?set ECHO_SERVER_BEFORE}" --backend=io_uring --workers=2 --port=$port "${protocol[@]}" & ;;
     trivial-epoll) "$bin/bench/io/trivial_epoll_echo_server" --workers=2 --port=$port "${protocol[@]}" & ;;
     asio) "$bin/bench/io/asio_echo_server" --workers=2 --port=$port "${protocol[@]}" & ;;
     tokio) "$peers/tokio_echo" --workers=2 --port=$port "${protocol[@]}" & ;;

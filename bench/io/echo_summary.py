@@ -8,6 +8,8 @@ echo goals of issue 24 are met, computed from those ratios:
   - fairsched >= 1.5x Asio's requests/s in every cell (connections x size);
   - fairsched ahead of Tokio (ratio > 1) in every cell;
   - fairsched's io_uring server >= its epoll server at 1,000 connections.
+With before-epoll / before-io_uring in the run (an older echo_server build, echo_bench.sh's
+$ECHO_SERVER_BEFORE), also fairsched-X/before-X: the change's effect in the same rounds.
 With the trivial version in the run (trivial-epoll: one recv and one send per request on raw
 epoll, bench/io/trivial_epoll_echo_server.cc), also the bound it sets, computed the same way
 but not a goal: whether even it reaches 1.5x Asio.
@@ -24,6 +26,8 @@ PEERS = [TRIVIAL, "asio", "tokio", "go"]
 IO_URING_VS_EPOLL = [("fairsched-io_uring", "fairsched-epoll"),
                      ("fairsched-io_uring-nospin", "fairsched-epoll-nospin"),
                      ("fairsched-io_uring-spin20", "fairsched-epoll-spin20")]
+BEFORE_AFTER = [("fairsched-epoll", "before-epoll"), ("fairsched-io_uring", "before-io_uring")]
+SERVERS = SUBJECTS + [before for _, before in BEFORE_AFTER] + PEERS  # the tables' column order
 PROTOCOLS = ["", "-framed"]  # a server name's suffix: plain echo, or the framed protocol
 CELLS = [f"c{c}_s{s}" for c in (1, 64, 1000) for s in (64, 4096)]
 WIDE_CELLS = ["c1000_s64", "c1000_s4096"]  # the 1,000-connection cells
@@ -87,7 +91,7 @@ def goal(runs, a, b, labels, holds, wording):
 def protocol_section(runs, suffix):
     """The requests/s tables and goals of one protocol (servers named with `suffix`)."""
     present = {server for server, _ in runs}
-    servers = [s + suffix for s in SUBJECTS + PEERS if s + suffix in present]
+    servers = [s + suffix for s in SERVERS if s + suffix in present]
     subjects = [s + suffix for s in SUBJECTS if s + suffix in present]
     peers = [p + suffix for p in PEERS if p + suffix in present]
     out = ["| point (requests/s) | " + " | ".join(servers) + " |",
@@ -96,7 +100,7 @@ def protocol_section(runs, suffix):
         out.append(f"| {label} | " + " | ".join(cell(runs[(s, label)], "rps") for s in servers)
                    + " |")
     pairs = [(s, p) for s in subjects for p in peers]
-    pairs += [(u + suffix, e + suffix) for u, e in IO_URING_VS_EPOLL
+    pairs += [(u + suffix, e + suffix) for u, e in IO_URING_VS_EPOLL + BEFORE_AFTER
               if u + suffix in present and e + suffix in present]
     if pairs:
         out += ["", "| point (requests/s ratio, median of per-round ratios (min-max)) | " +
@@ -134,9 +138,9 @@ def summary(runs):
     present = {server for server, _ in runs}
     out = []
     for suffix in PROTOCOLS:
-        if any(s + suffix in present for s in SUBJECTS + PEERS):
+        if any(s + suffix in present for s in SERVERS):
             out += protocol_section(runs, suffix) + [""]
-    servers = [s + suffix for suffix in PROTOCOLS for s in SUBJECTS + PEERS
+    servers = [s + suffix for suffix in PROTOCOLS for s in SERVERS
                if s + suffix in present]
     for key, name, fmt in (("p50_us", "p50 us", "{:.1f}"), ("p99_us", "p99 us", "{:.1f}"),
                            ("server_cpu_us_per_req", "server CPU us/request", "{:.2f}")):

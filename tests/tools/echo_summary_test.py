@@ -131,6 +131,18 @@ class EchoSummaryTest(unittest.TestCase):
         self.assertLess(lines.index("- fairsched-epoll ahead of Tokio in every cell: **met** "
                                     "(lowest: c1_s64 1.09)"), lines.index(bound))
 
+    def test_a_before_build_is_compared_with_the_current_one_in_the_same_rounds(self):
+        runs = []
+        for rep, (now, before) in enumerate(((110, 100), (150, 100), (90, 100)), start=1):
+            for label in echo_summary.CELLS:
+                runs += [run_line("fairsched-epoll", label, rep, now),
+                         run_line("before-epoll", label, rep, before)]
+        lines = echo_summary.summary(echo_summary.load(runs))
+        row = table_row(lines, "| point (requests/s ratio", "c1000_s64")
+        self.assertEqual(row["fairsched-epoll/before-epoll"], "1.10 (0.90-1.50)")
+        cpu = table_row(lines, "| point (server CPU us/request)", "c1_s64")
+        self.assertEqual(list(cpu)[1:], ["fairsched-epoll", "before-epoll"])
+
     def test_framed_servers_are_compared_with_framed_peers(self):
         framed = [run_line(server + "-framed", label, 1, rps) for label in echo_summary.CELLS
                   for server, rps in (("fairsched-epoll", 150), ("asio", 100))]
