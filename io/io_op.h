@@ -271,7 +271,8 @@ class IoOp {
   IoOp(const IoOp&) = delete;
   IoOp& operator=(const IoOp&) = delete;
 
-  // Setters: before Submit, or after the final completion. `task` is woken by this op.
+  // Setters: before Submit, or after the final completion. `target` is the task this op
+  // wakes, or the handler it calls (see "Handlers instead of a task").
   void PrepareWatch(int fd, std::uint32_t interest, IoTarget target) {
     Prepare(IoOpKind::kWatch, fd, target);
     interest_ = interest;
@@ -372,7 +373,8 @@ class IoOp {
   // Whether the op is between Submit and its final completion. Relaxed: a snapshot; the
   // task's own view is exact (the final Signal publishes the state change).
   bool IsSubmitted() const { return state_.load(std::memory_order_relaxed) != kIdle; }
-  // Watch/Poll: the readiness bits (kIo*) reported since the last call, cleared. Relaxed:
+  // Watch/Poll with a task (a handler gets a Watch's bits as OnIoEvent's argument): the
+  // readiness bits (kIo*) reported since the last call, cleared. Relaxed:
   // the bits are the only data; the Wakeup that follows the backend's fetch_or publishes
   // them to the run it causes, and a later run reads them with the same RMW chain.
   std::uint32_t TakeReadiness() { return readiness_.exchange(0, std::memory_order_relaxed); }
