@@ -1105,6 +1105,17 @@ inline CoroutineRef ThisCoroutine() {
 
 // The owner's handle of a spawned coroutine: join (co_await, Get, WaitFor), cancel, signal,
 // detach. Move-only. Destroying it detaches the coroutine (it keeps running).
+// Lifetime of the joined coroutine's frame: its body's locals are gone when the join
+// returns, but the root frame (which holds the result and the coroutine's PARAMETERS) is
+// destroyed by whoever drops the last reference (see "Wakers and lifetime"). The coroutine
+// drops its own as the last step of finishing, on its own thread, which can come just
+// after the joiner resumed. So a spawned coroutine's parameters must not point into the
+// joiner's frame (a pointer or reference parameter whose destructor or use outlives the
+// join could touch freed memory): pass values, or point at something that outlives both.
+// The combinators (coro/combinators.h) do promise it: their children's frames, parameters
+// included, are destroyed before the combinator returns. (Found by the combinators stress
+// test under ASan: a joined coroutine's parameter decremented a counter in the joiner's
+// frame after that frame was freed.)
 template <typename T>
 class [[nodiscard]] JoinHandle {
  public:

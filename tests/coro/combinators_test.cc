@@ -533,8 +533,11 @@ Task<void> CancelAfterYields(CancelSource source, int yields) {
 
 // One round: a WhenAny of racers, a WithTimeout with a deadline close to the work, and a
 // WhenAll whose first exception races the others; a WithCancel racing its source's Cancel;
-// a timed join racing the end. After each, no child may be alive.
-Task<int> StressRound(int seed, std::atomic<int>* failures) {
+// a timed join racing the end. After each combinator, no child may be alive. The joined
+// coroutine's parameter counts into `joined_live`, which outlives the round: a JoinHandle
+// does not promise that the frame (its parameters) is gone when the join returns (see
+// JoinHandle in coro/runtime.h), so it must not point into this frame.
+Task<int> StressRound(int seed, std::atomic<int>* failures, std::atomic<int>* joined_live) {
   std::atomic<int> live{0};
   const int a = seed % 5, b = (seed / 5) % 5;
   std::variant<int, int, int> any = co_await WhenAny(
@@ -564,7 +567,7 @@ Task<int> StressRound(int seed, std::atomic<int>* failures) {
   co_await std::move(canceller);
 
   // A timed join racing the coroutine's end; after a timeout the handle joins again.
-  JoinHandle<int> joined = SpawnHere(Racer(6, a, Alive(&live)));
+  JoinHandle<int> joined = SpawnHere(Racer(6, a, Alive(joined_live)));
   TimeoutOr<int> timed_join = co_await JoinFor(joined, std::chrono::microseconds(seed % 30));
   int join_value = 0;
   if (timed_join) {
@@ -581,11 +584,16 @@ TEST(CombinatorsStressTest, CompletionsRaceCancellationAndNoChildOutlivesItsCall
   sched.Start(4);
   const int rounds = static_cast<int>(testing::StressIterations(2000, 4));
   std::atomic<int> failures{0};
+  std::atomic<int> joined_live{0};
   std::vector<JoinHandle<int>> handles;
   handles.reserve(rounds);
-  for (int i = 0; i < rounds; ++i) handles.push_back(Spawn(sched, StressRound(i, &failures)));
+  for (int i = 0; i < rounds; ++i) {
+    handles.push_back(Spawn(sched, StressRound(i, &failures, &joined_live)));
+  }
   for (JoinHandle<int>& handle : handles) EXPECT_EQ(handle.Get(), 0);
   EXPECT_EQ(failures.load(), 0);
+  sched.Stop();  // every frame is gone once the scheduler drained
+  EXPECT_EQ(joined_live.load(), 0);
 }
 
 }  // namespace
