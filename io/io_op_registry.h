@@ -151,23 +151,18 @@ class IoOpRegistry {
   static void AddReadiness(IoOp* op, std::uint32_t readiness) {
     op->readiness_.fetch_or(readiness, std::memory_order_relaxed);
   }
-  // A Watch's edge: adds the bits and wakes the task as Wakeup, or hands them to the
-  // handler. The op stays armed.
+  // A Watch's edge: adds the bits for the task to take, or hands them to the handler; then
+  // as Wake.
   void Ready(IoOp* op, std::uint32_t readiness, IoReadySink& sink) {
+    if (op->handler_ == nullptr) AddReadiness(op, readiness);
+    Wake(op, sink, readiness);
+  }
+  // An intermediate completion (a Watch's edge, a multishot op's queued event): wakes the
+  // task as Wakeup, or calls the handler's OnIoEvent with `readiness`. The op stays armed.
+  void Wake(IoOp* op, IoReadySink& sink, std::uint32_t readiness = 0) {
     ++woken_;
     if (op->handler_ != nullptr) {
       op->handler_->OnIoEvent(*op, readiness);
-      return;
-    }
-    AddReadiness(op, readiness);
-    sink.Wake(op->task_, IoWake::kWakeup);
-  }
-  // A multishot op's queued event: wakes the task as Wakeup, or tells the handler. The op
-  // stays armed.
-  void Wake(IoOp* op, IoReadySink& sink) {
-    ++woken_;
-    if (op->handler_ != nullptr) {
-      op->handler_->OnIoEvent(*op, 0);
       return;
     }
     sink.Wake(op->task_, IoWake::kWakeup);
