@@ -62,6 +62,12 @@
 // in the middle of its IO delivery, so it must be short and must never wait: it may take a
 // mutex that is only ever held for a few instructions, store flags, and Wakeup/Signal tasks
 // or coroutines (those made ready from inside the role go straight to the ready queue).
+// Stop: a task that waits for its op through Stop keeps the scheduler's Stop draining until
+// the final completion; a handler is not a task and keeps nothing alive. So whoever uses
+// one either keeps a task of its own posted through Stop until OnIoFinished (SocketCore:
+// the coroutine waiting for its operation, and for the epoll watch its watch_end_ task), or
+// cancels the op and sees OnIoFinished before the scheduler stops (else the backend is
+// destroyed with the op still submitted, which aborts).
 //
 // Misuse caught in every build: submitting an op that is already submitted, destroying an
 // op between Submit and its final completion (both abort with a message).

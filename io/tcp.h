@@ -636,7 +636,10 @@ class SocketCore final : public IoOpHandler {
   Atomic<std::uint32_t> state_{kOwnerBit};
   // epoll: ops_[kReadSide] is the watch. io_uring, IOCP: one op per direction.
   IoOp ops_[2];
-  Task watch_end_;  // epoll: waits for the watch's final completion (see above)
+  // epoll: waits for the watch's final completion (see above); nothing on the completion
+  // backends, which have no watch.
+  struct NoWatchEnd {};
+  [[no_unique_address]] std::conditional_t<kCompletions, NoWatchEnd, Task> watch_end_;
   Mutex mu_;
   coro::Waker waiter_[2];       // guarded by mu_: the coroutine waiting in each direction
   bool waiting_[2] = {};        // epoll, guarded by mu_: a coroutine waits in WaitReady
