@@ -6,8 +6,8 @@
 # one run, interleaved, repeated.
 #   bench/io/echo_bench.sh [repeats=3] [seconds=3] [out=/tmp/echo_bench] [servers...]
 # servers: fairsched-epoll fairsched-io_uring (echo_server's default: no spin before park),
-# trivial-epoll asio tokio go (the default list; tokio and go only if bench/io/peers/build.sh can build
-# them, else with a warning); also fairsched-epoll-spin20 fairsched-io_uring-spin20
+# trivial-epoll asio tokio go (the default list; tokio and go only if bench/io/peers/build.sh
+# can build them, else with a warning); also fairsched-epoll-spin20 fairsched-io_uring-spin20
 # (--spin_us=20, the scheduler's default; bench/results/io.md run 3) and
 # fairsched-epoll-nospin, fairsched-io_uring-nospin (--spin_us=0, the names of older
 # recordings; now the same as the first pair); any of them with
