@@ -374,8 +374,8 @@ class alignas(64) CoroutineState {
   // happen-before the destruction; acquire (for the thread that reaches zero) sees
   // everyone's.
   void Ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
-  void Unref() {
-    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) Destroy();
+  void Unref(std::uint32_t count = 1) {
+    if (refs_.fetch_sub(count, std::memory_order_acq_rel) == count) Destroy();
   }
 
   // --- The wait word. ---
@@ -391,6 +391,9 @@ class alignas(64) CoroutineState {
   //   bit 9       kFinished: the coroutine is done (its result is written); nothing opens
   //               again
   //   bit 10      kDetached: the JoinHandle let go without taking the result
+  //   bit 11      kFinishDone: Finish touches the state no more (a join waits for it)
+  //   bit 12      kOwnRefHandedOver: with kFinishDone, Finish left the coroutine's own
+  //               reference to the JoinHandle, which drops both (see ReleaseOwnReference)
   //   bits 16-63  the epoch of the current (or last) wait; only the coroutine changes it
   static constexpr std::uint64_t kOpen = 1;
   static constexpr int kReasonShift = 1;
@@ -402,6 +405,8 @@ class alignas(64) CoroutineState {
   static constexpr std::uint64_t kPendingSignal = 1 << 8;
   static constexpr std::uint64_t kFinished = 1 << 9;
   static constexpr std::uint64_t kDetached = 1 << 10;
+  static constexpr std::uint64_t kFinishDone = 1 << 11;
+  static constexpr std::uint64_t kOwnRefHandedOver = 1 << 12;
   static constexpr int kEpochShift = 16;
 
   static WakeReason ReasonOf(std::uint64_t word) {
@@ -617,12 +622,36 @@ class alignas(64) CoroutineState {
   // JoinHandle::Finished): withdraws the join waker, so that the coroutine may be joined
   // again. A no-op if Finish already took it (its wakeup of the stale epoch does nothing).
   void ClearJoinWaker(CoroutineState* joiner);
-  // The JoinHandle let go. A coroutine that already finished with an exception nobody took
-  // reports it now, as one that finishes later will (see "Results"): the RMW decides which
-  // of Detach and Finish sees the other.
-  void Detach() {
+  // The JoinHandle lets go without taking the result (Detach, or its destructor), dropping
+  // its reference (and the coroutine's own, if Finish handed it over). A coroutine that
+  // already finished with an exception nobody took reports it now, as one that finishes
+  // later will (see "Results"). Acq_rel: the RMW decides which of this and Finish's
+  // ReleaseOwnReference sees the other (exactly one of them drops the coroutine's own
+  // reference); acquire also orders Finish's last touches before a Destroy here.
+  void ReleaseHandle() {
     const std::uint64_t old = word_.fetch_or(kDetached, std::memory_order_acq_rel);
     if ((old & kFinished) != 0 && root_ops_->failed(Frame())) root_ops_->report(Frame());
+    Unref((old & kOwnRefHandedOver) != 0 ? 2 : 1);
+  }
+  // The JoinHandle's reference after its join took the result: waits until Finish is done
+  // with the state (a few steps on the coroutine's thread, which never wait for the
+  // joiner), then drops the handle's reference and the coroutine's own if Finish handed it
+  // over. So the root frame, parameters included, is destroyed here, before the join
+  // returns, unless someone else (a CoroutineRef, or a helper's pending task run) still
+  // holds a reference.
+  void ReleaseJoined() {
+    // Acquire: pairs with ReleaseOwnReference's release, so Finish's touches of the state
+    // happen-before its destruction here.
+    std::uint64_t word = word_.load(std::memory_order_acquire);
+    for (int spins = 0; (word & kFinishDone) == 0; ++spins) {
+      if (spins < 64) {
+        CpuRelax();
+      } else {
+        YieldThread();  // the finishing thread was preempted in its last few steps
+      }
+      word = word_.load(std::memory_order_acquire);
+    }
+    Unref((word & kOwnRefHandedOver) != 0 ? 2 : 1);
   }
 
   // --- Awaitable support (coroutine thread). ---
@@ -850,11 +879,44 @@ class alignas(64) CoroutineState {
       joiner->WakeEpoch(join_epoch, WakeReason::kWakeup);
       joiner->Unref();
     }
-    // Finished on a helper thread while a run of our task is still pending: that run drops
-    // our own reference (the task must stay alive until it ran). Last, because from the
-    // moment the helper knows, that run may drop it, and nothing here may follow.
-    if (ContinuationHelper* helper = Helper(); helper != nullptr && helper->Finished(this)) return;
-    Unref();  // the coroutine's own reference: may destroy this (and task_) right here
+    ReleaseOwnReference();
+  }
+
+  // The last step of Finish: the coroutine's own reference goes. While the JoinHandle is
+  // attached it is handed to the handle, so that a join, which drops both, destroys the
+  // root frame (the coroutine's parameters) before it returns: a parameter may then point
+  // into the joiner's frame. Without this the coroutine's thread would drop it here, a
+  // moment after the joiner resumed (the combinators stress test saw a parameter's
+  // destructor write into a freed joiner frame under ASan).
+  void ReleaseOwnReference() {
+    if (ContinuationHelper* helper = Helper()) {
+      // With a helper (coro/task_list.h, whose slots are detached) the reference may belong
+      // to a pending task run, which only the helper knows of: keep the plain rule. Release:
+      // a join waiting for kFinishDone may drop its reference after it; ours keeps the
+      // state alive for the helper call.
+      word_.fetch_or(kFinishDone, std::memory_order_release);
+      // Finished on a helper thread while a run of our task is still pending: that run
+      // drops our own reference (the task must stay alive until it ran). Last, because
+      // from the moment the helper knows, that run may drop it, and nothing may follow.
+      if (helper->Finished(this)) return;
+      Unref();
+      return;
+    }
+    std::uint64_t old = word_.load(std::memory_order_relaxed);
+    for (;;) {
+      if ((old & kDetached) != 0) {
+        Unref();  // nobody will join: the coroutine's own reference, may destroy this
+        return;
+      }
+      // Release: every touch of the state above happens-before the joiner's (or
+      // ReleaseHandle's) acquire of this bit and the Destroy that may follow. A CAS rather
+      // than an OR: a concurrent ReleaseHandle (kDetached) must make us drop the reference
+      // ourselves, since the handle is gone. Nothing of the state may be touched after it.
+      if (word_.compare_exchange_weak(old, old | kFinishDone | kOwnRefHandedOver,
+                                      std::memory_order_release, std::memory_order_relaxed)) {
+        return;
+      }
+    }
   }
 
   // Runs the callbacks once, whoever calls first (RequestCancel, or AddCancelCallback when
@@ -1166,8 +1228,7 @@ class [[nodiscard]] JoinHandle {
   // Lets it run on its own. (An exception it then ends with aborts the process.)
   void Detach() {
     if (state_ == nullptr) return;
-    state_->Detach();
-    std::exchange(state_, nullptr)->Unref();
+    std::exchange(state_, nullptr)->ReleaseHandle();
   }
   bool Cancel() const { return Checked()->RequestCancel(CancelReason::kRequested); }
   void Wakeup() const { Checked()->NotifyExternal(WakeReason::kWakeup); }
@@ -1185,12 +1246,14 @@ class [[nodiscard]] JoinHandle {
   friend JoinHandle<U> Spawn(Scheduler& scheduler, Task<U> task, SpawnOptions options);
   explicit JoinHandle(State* state) : state_(state) {}
 
+  // After the result is moved out, the frame goes (ReleaseJoined), also when it rethrows.
+  struct ReleaseJoined {
+    State* state;
+    ~ReleaseJoined() { state->ReleaseJoined(); }
+  };
   T TakeAndRelease() {
     State* state = std::exchange(state_, nullptr);
-    struct Release {
-      State* state;
-      ~Release() { state->Unref(); }
-    } release{state};
+    ReleaseJoined release{state};
     return state->template TakeResult<T>();
   }
 
@@ -1209,8 +1272,10 @@ class [[nodiscard]] JoinHandle {
    public:
     explicit JoinAwaiter(State* state) : state_(state) {}
     JoinAwaiter(JoinAwaiter&& other) noexcept : state_(std::exchange(other.state_, nullptr)) {}
+    // Destroyed without having joined (its coroutine's frame went while suspended here):
+    // lets go as Detach does.
     ~JoinAwaiter() {
-      if (state_ != nullptr) state_->Unref();
+      if (state_ != nullptr) state_->ReleaseHandle();
     }
     bool await_ready() { return JoinReady(state_, &joiner_); }
     void await_suspend(std::coroutine_handle<> handle) {
@@ -1218,12 +1283,8 @@ class [[nodiscard]] JoinHandle {
     }
     T await_resume() {
       FAIRSCHED_DCHECK(state_->IsDone(), "a join wait ended before the coroutine finished");
-      State* state = std::exchange(state_, nullptr);
-      struct Release {
-        State* state;
-        ~Release() { state->Unref(); }
-      } release{state};
-      return state->template TakeResult<T>();
+      ReleaseJoined release{std::exchange(state_, nullptr)};
+      return release.state->template TakeResult<T>();
     }
 
    private:

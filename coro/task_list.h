@@ -380,13 +380,12 @@ class TaskList {
         shared->scheduler, &internal::kSchedulerOps<Scheduler>, Slot(shared, std::move(entry)),
         SpawnOptions{}, helper);
     if (helper != nullptr && !on_this_thread) state->MarkStartPosted();
-    state->Detach();  // a slot never throws (it catches its tasks' exceptions)
     if (on_this_thread) {
       state->StartOnThisThread();
     } else {
       state->Start();
     }
-    state->Unref();  // the reference a JoinHandle would hold
+    state->ReleaseHandle();  // a slot never throws (it catches its tasks' exceptions)
   }
 
   // A slot: runs `entry`'s task (an empty entry: the first not-yet-started one), then the
