@@ -66,6 +66,13 @@ class FrameAllocator {
   static constexpr std::size_t kAlignment = 64;
 
   static void* Allocate(std::size_t size) {
+#if defined(FAIRSCHED_EXPLORE)
+    // The interleaving explorer (sync/explore) needs every schedule of a scenario to take
+    // the same steps; the caches carry blocks from one schedule into the next and their
+    // pool mutex would be a scheduling point, so that build takes every block from the
+    // system. The allocator itself is not what such a scenario checks.
+    return ::operator new(size == 0 ? 1 : size, std::align_val_t{kAlignment});
+#endif
     ThreadCache& cache = Cache();
     cache.stats.allocations++;
     cache.stats.bytes_requested += size;
@@ -92,6 +99,10 @@ class FrameAllocator {
 
   static void Deallocate(void* pointer, std::size_t size) {
     if (pointer == nullptr) return;
+#if defined(FAIRSCHED_EXPLORE)
+    ::operator delete(pointer, std::align_val_t{kAlignment});  // see Allocate
+    return;
+#endif
     ThreadCache& cache = Cache();
     cache.stats.deallocations++;
     if (size == 0 || size > kMaxRecycledSize) {

@@ -43,6 +43,10 @@
 // freed by whoever drops the last reference, so a late waker never touches freed memory:
 // it holds its own reference while it wakes. Wakers and CoroutineRefs must not outlive the
 // scheduler while they can still fire; once the coroutine has finished they do nothing.
+// A join (co_await of the JoinHandle, Get) returns only after the root frame, the
+// coroutine's parameters included, is destroyed, unless a CoroutineRef or Waker copy still
+// holds the state: the finishing coroutine hands its own reference to the attached handle,
+// and the join drops both once the coroutine's thread is done with the state.
 //
 // Cancellation (cooperative): Cancel() records a reason (first one wins) and wakes the
 // coroutine from a cancellable wait with kCancelled; every later cancellable wait returns
@@ -1167,17 +1171,11 @@ inline CoroutineRef ThisCoroutine() {
 
 // The owner's handle of a spawned coroutine: join (co_await, Get, WaitFor), cancel, signal,
 // detach. Move-only. Destroying it detaches the coroutine (it keeps running).
-// Lifetime of the joined coroutine's frame: its body's locals are gone when the join
-// returns, but the root frame (which holds the result and the coroutine's PARAMETERS) is
-// destroyed by whoever drops the last reference (see "Wakers and lifetime"). The coroutine
-// drops its own as the last step of finishing, on its own thread, which can come just
-// after the joiner resumed. So a spawned coroutine's parameters must not point into the
-// joiner's frame (a pointer or reference parameter whose destructor or use outlives the
-// join could touch freed memory): pass values, or point at something that outlives both.
-// The combinators (coro/combinators.h) do promise it: their children's frames, parameters
-// included, are destroyed before the combinator returns. (Found by the combinators stress
-// test under ASan: a joined coroutine's parameter decremented a counter in the joiner's
-// frame after that frame was freed.)
+// Lifetime of the joined coroutine's frame: when a join returns (co_await, Get), the root
+// frame (the result and the coroutine's parameters) has been destroyed on the joiner's
+// thread, so a parameter may point into the joiner's frame. Exception: a CoroutineRef or
+// Waker copy still held elsewhere keeps the state, and the frame goes with the last of them
+// (see "Wakers and lifetime"). A detached coroutine's frame goes when it finishes.
 template <typename T>
 class [[nodiscard]] JoinHandle {
  public:
