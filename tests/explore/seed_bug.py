@@ -67,6 +67,20 @@ BUGS = {
         "    state_.store(kWaiting, std::memory_order_release);\n"
         "    return true;\n",
     ),
+    # coro/runtime.h ReleaseOwnReference: Finish marks itself done but drops the coroutine's
+    # own reference itself instead of handing it to the attached JoinHandle, so the root
+    # frame (the parameters) can be destroyed after the join returned (the defect before
+    # the hand-over).
+    "join_own_reference_not_handed_over": (
+        "coro/runtime.h",
+        "      if (word_.compare_exchange_weak(old, old | kFinishDone | kOwnRefHandedOver,\n"
+        "                                      std::memory_order_release, std::memory_order_relaxed)) {\n"
+        "        return;\n",
+        "      if (word_.compare_exchange_weak(old, old | kFinishDone,\n"
+        "                                      std::memory_order_release, std::memory_order_relaxed)) {\n"
+        "        Unref();\n"
+        "        return;\n",
+    ),
 }
 
 
