@@ -21,6 +21,7 @@
 #include "coro/event.h"
 #include "coro/runtime.h"
 #include "sched/task_scheduler.h"
+#include "tests/coro/alive.h"
 #include "tests/stress.h"
 
 namespace fairsched::coro {
@@ -31,17 +32,7 @@ using std::chrono::seconds;
 
 constexpr auto kLongTime = seconds(60);  // "never" for a test that must not hit it
 
-// Counts itself in `*live` while it exists (a child's local or parameter).
-class Alive {
- public:
-  explicit Alive(std::atomic<int>* live) : live_(live) { live_->fetch_add(1); }
-  Alive(const Alive& other) : live_(other.live_) { live_->fetch_add(1); }
-  Alive& operator=(const Alive&) = delete;
-  ~Alive() { live_->fetch_sub(1); }
-
- private:
-  std::atomic<int>* live_;
-};
+using testing::Alive;  // counts a child's live locals and parameters
 
 Task<int> ValueAfterYields(int value, int yields) {
   for (int i = 0; i < yields; ++i) co_await Yield();

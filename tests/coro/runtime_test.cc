@@ -15,6 +15,7 @@
 
 #include "sched/task_scheduler.h"
 #include "sync/primitives.h"
+#include "tests/coro/alive.h"
 
 namespace fairsched::coro {
 namespace {
@@ -110,20 +111,8 @@ TEST(RuntimeTest, JoiningAChildThatWaitsForASignal) {
   (void)child_waiting;
 }
 
-// Counts its live copies into *live: a coroutine parameter whose destructor must have run
-// by the time the join returns.
-class LiveParameter {
- public:
-  explicit LiveParameter(std::atomic<int>* live) : live_(live) { live_->fetch_add(1); }
-  LiveParameter(const LiveParameter& other) : live_(other.live_) { live_->fetch_add(1); }
-  LiveParameter& operator=(const LiveParameter&) = delete;
-  ~LiveParameter() { live_->fetch_sub(1); }
-
- private:
-  std::atomic<int>* live_;
-};
-
-Task<int> HoldsAParameter(LiveParameter parameter, int value) {
+// `parameter` must have been destroyed by the time the join returns.
+Task<int> HoldsAParameter(testing::Alive parameter, int value) {
   (void)parameter;
   co_return value;
 }
@@ -140,7 +129,7 @@ TEST(RuntimeTest, AJoinDestroysTheParametersBeforeItReturns) {
   int alive_after_get = 0;
   for (int round = 0; round < kRounds; ++round) {
     std::atomic<int> live{0};
-    JoinHandle<int> handle = Spawn(sched, HoldsAParameter(LiveParameter(&live), round));
+    JoinHandle<int> handle = Spawn(sched, HoldsAParameter(testing::Alive(&live), round));
     while (!handle.IsDone()) CpuRelax();
     EXPECT_EQ(handle.Get(), round);
     if (live.load() != 0) ++alive_after_get;
@@ -153,7 +142,7 @@ TEST(RuntimeTest, AJoinDestroysTheParametersBeforeItReturns) {
     int alive_after_join = 0;
     for (int round = 0; round < rounds; ++round) {
       std::atomic<int> live{0};
-      JoinHandle<int> child = Spawn(*s, HoldsAParameter(LiveParameter(&live), round));
+      JoinHandle<int> child = Spawn(*s, HoldsAParameter(testing::Alive(&live), round));
       if (co_await std::move(child) != round) co_return -1;
       if (live.load() != 0) ++alive_after_join;
       while (live.load() != 0) co_await Yield();
