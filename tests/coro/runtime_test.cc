@@ -143,7 +143,8 @@ TEST(RuntimeTest, AJoinDestroysTheParametersBeforeItReturns) {
     for (int round = 0; round < rounds; ++round) {
       std::atomic<int> live{0};
       JoinHandle<int> child = Spawn(*s, HoldsAParameter(testing::Alive(&live), round));
-      if (co_await std::move(child) != round) co_return -1;
+      const int value = co_await std::move(child);
+      if (value != round) co_return -1;
       if (live.load() != 0) ++alive_after_join;
       while (live.load() != 0) co_await Yield();
     }
