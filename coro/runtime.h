@@ -64,7 +64,10 @@
 // Callbacks never run under a lock; a callback may cancel anything (also its own coroutine
 // again: Cancel is idempotent) and may deregister itself; deregistering waits only for a
 // callback that is running on another thread. A callback must not wait for its own
-// coroutine to make progress (that coroutine is not woken until the callback returns).
+// coroutine to make progress (that coroutine is not woken until the callback returns), nor
+// for a coroutine that joins it: a finishing child deregisters from its parent's
+// cancellation, which waits for a parent cancellation that is running the child's
+// callbacks, and the join waits for those last steps of the child.
 //
 // Stop: when the scheduler stops, every coroutine in a cancellable wait (or starting one)
 // is cancelled with reason kShutdown and its wait returns kShutdown; IsCancelled() turns
