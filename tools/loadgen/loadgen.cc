@@ -43,9 +43,14 @@
 #include <thread>
 #include <vector>
 
+#include "tools/loadgen/connection.h"
+
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using fairsched::loadgen::Clock;
+using fairsched::loadgen::Connection;
+using fairsched::loadgen::Pump;
+using fairsched::loadgen::ReceiveEchoes;
 
 struct Flags {
   std::string address = "127.0.0.1";
@@ -155,18 +160,6 @@ class Histogram {
   std::int64_t total_ = 0;
 };
 
-struct Connection {
-  int fd = -1;
-  bool flood = false;
-  int depth = 1;                       // frames kept in flight
-  std::deque<Clock::time_point> sent;  // send times of frames in flight
-  std::size_t out_offset = 0;          // bytes of the current outgoing frame already sent
-  int out_frames = 0;                  // frames still to send (including the partial one)
-  bool want_write = false;
-  std::vector<char> in;  // received bytes of the current frame
-  std::size_t in_size = 0;
-};
-
 std::atomic<bool> g_measuring{false};
 std::atomic<bool> g_stop{false};
 
@@ -177,39 +170,6 @@ struct Worker {
   Histogram normal;
   Histogram flood;
 };
-
-void SetWrite(int epoll_fd, Connection* c, bool want) {
-  if (c->want_write == want) return;
-  c->want_write = want;
-  epoll_event event{};
-  event.events = want ? (EPOLLIN | EPOLLOUT) : EPOLLIN;
-  event.data.ptr = c;
-  epoll_ctl(epoll_fd, EPOLL_CTL_MOD, c->fd, &event);
-}
-
-// Sends queued frames until done or EAGAIN. False on a connection error.
-bool Pump(int epoll_fd, Connection* c, const std::string& frame) {
-  while (c->out_frames > 0) {
-    const ssize_t n = ::send(c->fd, frame.data() + c->out_offset, frame.size() - c->out_offset,
-                             MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        SetWrite(epoll_fd, c, true);
-        return true;
-      }
-      return false;
-    }
-    if (c->out_offset == 0) c->sent.push_back(Clock::now());
-    c->out_offset += static_cast<std::size_t>(n);
-    if (c->out_offset == frame.size()) {
-      c->out_offset = 0;
-      --c->out_frames;
-    }
-  }
-  SetWrite(epoll_fd, c, false);
-  return true;
-}
 
 void RunWorker(Worker* worker, const std::string& frame) {
   const int epoll_fd = epoll_create1(EPOLL_CLOEXEC);
@@ -231,37 +191,12 @@ void RunWorker(Worker* worker, const std::string& frame) {
       bool ok = true;
       if ((events[i].events & EPOLLOUT) != 0) ok = Pump(epoll_fd, c, frame);
       if (ok && (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0) {
-        while (true) {
-          const ssize_t got =
-              ::recv(c->fd, c->in.data() + c->in_size, c->in.size() - c->in_size, MSG_DONTWAIT);
-          if (got < 0 && errno == EINTR) continue;
-          if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-          if (got <= 0) {
-            ok = false;
-            break;
-          }
-          c->in_size += static_cast<std::size_t>(got);
-          if (c->in_size < c->in.size()) continue;
-          // One complete echo.
-          c->in_size = 0;
-          if (std::memcmp(c->in.data(), frame.data(), frame.size()) != 0 || c->sent.empty()) {
-            ok = false;
-            break;
-          }
-          const Clock::time_point now = Clock::now();
-          const auto latency =
-              std::chrono::duration_cast<std::chrono::nanoseconds>(now - c->sent.front()).count();
-          c->sent.pop_front();
+        ok = ReceiveEchoes(epoll_fd, c, frame, [&](std::int64_t latency) {
           if (g_measuring.load(std::memory_order_relaxed)) {
             (c->flood ? worker->flood : worker->normal).Add(latency);
             worker->requests.fetch_add(1, std::memory_order_relaxed);
           }
-          ++c->out_frames;
-          if (!Pump(epoll_fd, c, frame)) {
-            ok = false;
-            break;
-          }
-        }
+        });
       }
       if (!ok) {
         worker->errors.fetch_add(1, std::memory_order_relaxed);
