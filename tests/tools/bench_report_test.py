@@ -207,6 +207,31 @@ class RecordFilesTest(unittest.TestCase):
         self.assertEqual(["results.txt"], os.listdir(os.path.join(io, "echo")))
         self.assertEqual([], os.listdir(os.path.join(root, "queues")))
 
+    def test_an_echo_recording_replaces_results_and_keeps_the_older_recordings(self):
+        root = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
+        self.touch(root, "io", "echo", "results.txt")
+        self.touch(root, "io", "echo", "handler_ab_results.txt")
+        commands = []
+
+        def fake_run_script(_root, _label, cmd, _failed, env=None):
+            commands.append(cmd)
+            os.makedirs(cmd[-1], exist_ok=True)  # as echo_bench.sh's mkdir -p
+            with open(os.path.join(cmd[-1], "results.txt"), "w") as f:
+                f.write("new\n")
+            return True
+
+        saved = record.run_script
+        record.run_script = fake_run_script
+        try:
+            record.record_echo("/repo", root, 5, [])
+        finally:
+            record.run_script = saved
+        echo = os.path.join(root, "io", "echo")
+        self.assertEqual(commands[0][:2], ["bench/io/echo_bench.sh", "5"])
+        self.assertEqual(sorted(os.listdir(echo)), ["handler_ab_results.txt", "results.txt"])
+        with open(os.path.join(echo, "results.txt")) as f:
+            self.assertEqual(f.read(), "new\n")
+
     def test_a_full_recording_removes_the_flat_layout(self):
         root = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
         for name in ("mpsc_queue_bench.json", "mpsc_queue_bench.txt", "meta.json"):

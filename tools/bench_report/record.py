@@ -275,10 +275,10 @@ def clear_rounds(folder):
 
 
 def record_echo(root, json_root, reps, failed):
-    """bench/io/echo_bench.sh into json/io/echo/ (render() writes io.md's echo block from
-    its results.txt)."""
+    """bench/io/echo_bench.sh into json/io/echo/results.txt (render() writes io.md's echo
+    block from it). The script replaces results.txt; the folder's other files are earlier
+    recordings kept raw on purpose (io.md's other echo blocks read them), so they stay."""
     echo_dir = os.path.join(json_root, "io", "echo")
-    shutil.rmtree(echo_dir, ignore_errors=True)
     run_script(root, "echo", ["bench/io/echo_bench.sh", str(reps),
                               str(ECHO_SECONDS_PER_POINT), echo_dir], failed)
 
