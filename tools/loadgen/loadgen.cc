@@ -11,6 +11,9 @@
 // payload bytes), wait for the complete echo (checked byte for byte), record the latency,
 // repeat. A flood connection keeps `flood_depth` frames in flight instead (it floods the
 // server); its latencies are reported apart, so the others' latency shows the fairness.
+// A readable connection yields at most its frames in flight of echoes per round of the
+// thread's epoll loop (tools/loadgen/connection.h), so the load generator itself serves its
+// connections in turn and a flooder cannot hold it.
 // Every second it prints the requests of that second; at the end, requests/s, latency
 // p50/p99/p999 of the normal connections, and CPU time per request of the server (from
 // /proc/PID/stat, when --server_pid is given) and of loadgen itself. The last line is one
