@@ -1248,13 +1248,13 @@ class [[nodiscard]] JoinHandle {
   explicit JoinHandle(State* state) : state_(state) {}
 
   // After the result is moved out, the frame goes (ReleaseJoined), also when it rethrows.
-  struct ReleaseJoined {
+  struct ReleaseAfterJoin {
     State* state;
-    ~ReleaseJoined() { state->ReleaseJoined(); }
+    ~ReleaseAfterJoin() { state->ReleaseJoined(); }
   };
   T TakeAndRelease() {
     State* state = std::exchange(state_, nullptr);
-    ReleaseJoined release{state};
+    ReleaseAfterJoin release{state};
     return state->template TakeResult<T>();
   }
 
@@ -1284,7 +1284,7 @@ class [[nodiscard]] JoinHandle {
     }
     T await_resume() {
       FAIRSCHED_DCHECK(state_->IsDone(), "a join wait ended before the coroutine finished");
-      ReleaseJoined release{std::exchange(state_, nullptr)};
+      ReleaseAfterJoin release{std::exchange(state_, nullptr)};
       return release.state->template TakeResult<T>();
     }
 
