@@ -17,28 +17,22 @@ bin=$(./bazelw info --config=opt bazel-bin 2>/dev/null)
 new=$bin/tools/loadgen/loadgen
 : > "$out"
 port=17700
+source "$(dirname "$0")/echo_servers.sh"  # start_server, stop_server
 field() { grep -o " $1=[0-9.]*" <<< "$2" | head -1 | cut -d= -f2; }
 for round in $(seq "$rounds"); do
   for loadgen in old new; do
     if [ $loadgen = old ]; then lg=$old; else lg=$new; fi
     for server in fairsched-epoll asio; do
       port=$((port + 1))
-      if [ $server = asio ]; then
-        "$bin/bench/io/asio_echo_server" --workers=2 --port=$port > /dev/null 2>&1 &
-      else
-        "$bin/examples/echo_server" --backend=epoll --workers=2 --port=$port > /dev/null 2>&1 &
-      fi
-      pid=$!
-      for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.05; done
-      base=$("$lg" --port=$port --seconds=2 --server_pid=$pid --connections=1000 --size=64 | grep RESULT)
-      flood=$("$lg" --port=$port --seconds=2 --server_pid=$pid --connections=1000 --size=64 \
+      start_server $server > /dev/null
+      base=$("$lg" --port=$port --seconds=2 --server_pid=$server_pid --connections=1000 --size=64 | grep RESULT)
+      flood=$("$lg" --port=$port --seconds=2 --server_pid=$server_pid --connections=1000 --size=64 \
         --flood_connections=1 --flood_depth=64 | grep RESULT)
       echo "round=$round loadgen=$loadgen server=$server base_rps=$(field rps "$base")" \
         "base_p99_us=$(field p99_us "$base") flood_rps=$(field rps "$flood")" \
         "flood_p99_us=$(field p99_us "$flood") flooder_requests=$(field flood_requests "$flood")" \
         | tee -a "$out"
-      kill $pid
-      wait $pid 2> /dev/null || true
+      stop_server
     done
   done
 done
