@@ -11,12 +11,18 @@
 //     global pool (one mutex per size class, taken once per batch);
 //   - a thread whose list is empty takes a whole batch from the global pool, and only if
 //     that is empty asks the system for one block;
-//   - the global pool has no cap: a steady flow of frames allocated on one thread and
-//     freed on another (a plain thread spawning, workers finishing) circulates between the
-//     caches and the pool and never goes back to malloc. The memory kept is the peak of
-//     live frames; Trim() returns the global pool's blocks to the system. A thread's cache
-//     goes to the global pool when the thread exits.
+//   - a thread's cache goes to the global pool when the thread exits.
 // Larger requests go straight to ::operator new.
+//
+// What is kept, and why: the memory held for reuse is bounded, so a burst of live frames
+// is given back to the system when it ends. Each thread's cache holds at most
+// kThreadCacheLimit blocks per class, the global pool at most kMaxPooledBytes over all
+// classes. A batch given to a full pool goes back to the system, unless another class holds
+// more than the giver's would: then a batch of that class goes first, so a class filled by
+// a burst and then unused makes room for the classes in use. Within the cap, a flow of
+// frames allocated on one thread and freed on another (a plain thread spawning, workers
+// finishing) circulates between the caches and the pool without malloc. Trim() returns
+// everything the pool holds.
 //
 // Contract: Deallocate(pointer, size) must get the size given to Allocate (the sized
 // operator delete of a coroutine promise passes it). Blocks are kAlignment (64) byte
@@ -27,11 +33,12 @@
 //
 // Stats: each thread counts its own allocations (ThisThreadFrameStats); tests and
 // benchmarks read them on the thread that spawns to measure bytes per frame and system
-// allocations per spawn.
+// allocations per spawn. PooledBytes() is what the global pool holds.
 #ifndef FAIRSCHED_CORO_FRAME_ALLOCATOR_H_
 #define FAIRSCHED_CORO_FRAME_ALLOCATOR_H_
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <new>
@@ -64,6 +71,11 @@ class FrameAllocator {
   static constexpr std::size_t kBatchSize = 32;
   static constexpr std::size_t kThreadCacheLimit = 2 * kBatchSize;
   static constexpr std::size_t kAlignment = 64;
+  // The most the global pool holds, over all classes: room for 16,384 frames of the
+  // 256-byte class a small spawned coroutine takes, in flight from the threads that free
+  // them to the one that allocates them; a small part of the 256 MiB a burst of a million
+  // such coroutines takes.
+  static constexpr std::size_t kMaxPooledBytes = std::size_t{4} << 20;
 
   static void* Allocate(std::size_t size) {
 #if defined(FAIRSCHED_EXPLORE)
@@ -120,14 +132,23 @@ class FrameAllocator {
 
   static FrameAllocatorStats ThisThreadFrameStats() { return Cache().stats; }
 
+  // Bytes held by the global pool (blocks in the threads' caches not included). A batch is
+  // counted from just before it enters the pool until just after it leaves, so the value
+  // is never below what the pool holds, and never above kMaxPooledBytes.
+  static std::size_t PooledBytes() { return Pool().bytes.load(std::memory_order_relaxed); }
+
   // Returns every block of the global pool to the system (the threads' own caches stay).
   static void Trim() {
+    GlobalPool& pool = Pool();
     for (std::size_t index = 0; index < kClassCount; ++index) {
+      GlobalClass& global = pool.classes[index];
       std::vector<Batch> batches;
       {
-        MutexLock lock(Pool().classes[index].mu);
-        batches.swap(Pool().classes[index].batches);
+        MutexLock lock(global.mu);
+        batches.swap(global.batches);
+        global.bytes.store(0, std::memory_order_relaxed);
       }
+      pool.bytes.fetch_sub(batches.size() * BatchBytes(index), std::memory_order_relaxed);
       for (Batch batch : batches) FreeChain(batch.head, index);
     }
   }
@@ -147,9 +168,17 @@ class FrameAllocator {
   struct alignas(kCacheLineSize) GlobalClass {
     fairsched::Mutex mu;
     std::vector<Batch> batches;  // guarded by mu
+    // batches.size() * BatchBytes(class). Written under mu; atomic because a spill into a
+    // full pool reads every class's value without its mutex to pick the class to shrink.
+    std::atomic<std::size_t> bytes{0};
   };
   struct GlobalPool {
     std::array<GlobalClass, kClassCount> classes;
+    // Bytes of every class together, reserved (compare-exchange, never past
+    // kMaxPooledBytes) before a batch is pushed and released after one is popped. Atomic
+    // because it is shared by all classes, whose mutexes are separate. Relaxed: it is an
+    // account only; the blocks themselves go from thread to thread under a class mutex.
+    alignas(kCacheLineSize) std::atomic<std::size_t> bytes{0};
     ~GlobalPool() {
       for (std::size_t index = 0; index < kClassCount; ++index) {
         for (Batch batch : classes[index].batches) FreeChain(batch.head, index);
@@ -180,7 +209,10 @@ class FrameAllocator {
   // sync/per_thread.h).
   static ThreadCache& Cache() { return PerThread<ThreadCache>(); }
 
-  // Moves kBatchSize blocks from the thread's list to the global pool.
+  static std::size_t BatchBytes(std::size_t index) { return kBatchSize * (index + 1) * kGranule; }
+
+  // Moves kBatchSize blocks from the thread's list to the global pool, or to the system if
+  // the pool has no room for them.
   static void Spill(FreeList& list, std::size_t index) {
     const std::size_t block_size = (index + 1) * kGranule;
     Block* head = list.head;
@@ -191,9 +223,59 @@ class FrameAllocator {
     Unpoison(tail, sizeof(Block));
     tail->next = nullptr;
     Poison(tail, block_size);
+    const std::size_t batch_bytes = BatchBytes(index);
+    while (!Reserve(batch_bytes)) {
+      if (!ShrinkLargestFor(index)) {
+        FreeChain(head, index);
+        return;
+      }
+    }
     GlobalClass& global = Pool().classes[index];
     MutexLock lock(global.mu);
     global.batches.push_back(Batch{head});
+    global.bytes.store(global.bytes.load(std::memory_order_relaxed) + batch_bytes,
+                       std::memory_order_relaxed);
+  }
+
+  // Counts `bytes` more in the pool if that keeps it within kMaxPooledBytes.
+  static bool Reserve(std::size_t bytes) {
+    std::atomic<std::size_t>& pooled = Pool().bytes;
+    std::size_t held = pooled.load(std::memory_order_relaxed);
+    do {
+      if (held + bytes > kMaxPooledBytes) return false;
+    } while (!pooled.compare_exchange_weak(held, held + bytes, std::memory_order_relaxed));
+    return true;
+  }
+
+  // The pool is full and class `index` has a batch to give it: frees a batch of the class
+  // holding the most bytes, if that class holds more than `index` would with its batch.
+  // Returns false if there is no such class (the batch of `index` should go instead).
+  static bool ShrinkLargestFor(std::size_t index) {
+    GlobalPool& pool = Pool();
+    std::size_t victim = index;
+    std::size_t most =
+        pool.classes[index].bytes.load(std::memory_order_relaxed) + BatchBytes(index);
+    for (std::size_t other = 0; other < kClassCount; ++other) {
+      const std::size_t bytes = pool.classes[other].bytes.load(std::memory_order_relaxed);
+      if (bytes > most) {
+        most = bytes;
+        victim = other;
+      }
+    }
+    if (victim == index) return false;
+    GlobalClass& global = pool.classes[victim];
+    Batch batch{nullptr};
+    {
+      MutexLock lock(global.mu);
+      if (global.batches.empty()) return false;  // taken meanwhile
+      batch = global.batches.back();
+      global.batches.pop_back();
+      global.bytes.store(global.bytes.load(std::memory_order_relaxed) - BatchBytes(victim),
+                         std::memory_order_relaxed);
+    }
+    pool.bytes.fetch_sub(BatchBytes(victim), std::memory_order_relaxed);
+    FreeChain(batch.head, victim);
+    return true;
   }
 
   static void Refill(ThreadCache& cache, std::size_t index) {
@@ -204,7 +286,10 @@ class FrameAllocator {
       if (global.batches.empty()) return;
       batch = global.batches.back();
       global.batches.pop_back();
+      global.bytes.store(global.bytes.load(std::memory_order_relaxed) - BatchBytes(index),
+                         std::memory_order_relaxed);
     }
+    Pool().bytes.fetch_sub(BatchBytes(index), std::memory_order_relaxed);
     cache.lists[index].head = batch.head;
     cache.lists[index].count = kBatchSize;
   }

@@ -61,7 +61,7 @@ TEST(RuntimeStressTest, MillionShortCoroutinesSpawnedAndJoined) {
 // One allocation per spawn (the state lives in the root frame's header), recycled: after a
 // warm-up round, spawning from this thread takes (almost) nothing from the system, although
 // the coroutines finish on the workers: the blocks circulate through the global pool,
-// which has no cap that would send them back to malloc (issue 23). Spawns go in windows of
+// whose cap (FrameAllocator::kMaxPooledBytes) holds a whole window. Spawns go in windows of
 // up to 10,000 live coroutines; each window is joined once all of it finished, so no Get()
 // blocks (a blocking Get adds the state's extension, one more allocation: how many Gets
 // block depends on how far the workers lag behind this thread, which made the count vary
