@@ -21,8 +21,9 @@
 //   2. Pops and executes ready tasks: at most `execute_batch_size`. When the role is free it
 //      stops early after any task if the nearest deadline has passed, so long tasks on
 //      every worker do not delay timers by a whole batch. A scheduler with one worker takes
-//      up to 8 ready tasks from the ready queue at once ("claimed", one CAS for them all);
-//      see "Local batches and claimed tasks" below.
+//      up to 8 ready tasks from the ready queue at once ("claimed", one CAS for them all)
+//      and, with nothing else ready, runs its own local batch in place; see "Local batches
+//      and the order bound" below.
 //   3. Having executed nothing, it spins briefly (`spin_before_park`), then parks on the
 //      ready signal. The role holder that found nothing to do spins the same time before
 //      it sleeps in the IO backend.
@@ -48,28 +49,39 @@
 //   - Releasing the role with scheduling work left (posts beyond the batch bound, or posts
 //     that arrived while it was held, whose posters saw the role taken and woke nobody)
 //     wakes one parked worker.
-// Local batches and claimed tasks (the per-resume hot path: a coroutine's Yield or wait,
-// a task re-posting itself, a one-shot posted from a task):
+// Local batches and the order bound (the per-resume hot path: a coroutine's Yield or wait,
+// a task re-posting itself, a one-shot posted from a task; PostOrder::kBatched, the
+// default):
 //   - A post made by a task of this scheduler that runs at once (no deadline, not through
 //     Stop) while every worker is executing does not go through the front queue: it goes
-//     into its worker's local batch (plain stores, no locked instruction). The batch is
-//     published when the worker's execution batch ends (at most execute_batch_size task
-//     starts later): through the sched-role straight into the ready queue, behind
-//     everything the front queue holds, or, if the role is held elsewhere, as one chain
-//     into the front queue (one exchange for the batch). It is published earlier when a
-//     worker may be idle when a task returns, or the ready queue looks empty. When a worker
-//     may be idle at the moment of the post, the post goes to the front queue at once.
+//     into its worker's local batch (sched/internal/local_batch.h: plain stores, no locked
+//     instruction). When a worker may be idle at the moment of the post, the post goes to
+//     the front queue at once, behind the poster's earlier posts still held.
+//   - A held post joins the shared FIFO (the front queue, or the ready queue when the front
+//     queue is empty and its worker holds the role) at the first of:
+//       (a) the end of its worker's execution batch (at most execute_batch_size starts);
+//       (b) the end of an execution batch of any other worker that has started at least
+//           execute_batch_size tasks since it first saw the batch held (every worker looks
+//           at the others' batches at each of its own batch ends; TakeOverStaleBatches);
+//       (c) a worker running out of work: it takes every held batch over before it parks
+//           or sleeps in the role, and looks again every kLocalBatchRecheck (1 ms) while a
+//           worker executes;
+//       (d) its poster making a post that must go to the front queue (a deadline, a wait,
+//           a worker idle): the held posts go first (per-poster order);
+//       (e) Stop: a worker leaves only with nothing held.
+//     So a held post joins the FIFO before its worker has started execute_batch_size more
+//     tasks and before any other worker has started 3 * execute_batch_size more (up to
+//     execute_batch_size to its next batch end and first look, execute_batch_size more,
+//     plus the rest of the batch in which it gets there), whatever the other workers run:
+//     long tasks start nothing, busy re-posters and floods end batches. In time: the
+//     shortest of those, or 1 ms once a worker is idle.
 //   - Claimed tasks: a scheduler with one worker takes up to 8 ready tasks with one CAS and
-//     runs them in order. With several workers each takes one at a time: tasks held by a
-//     worker that runs a long task could be overtaken by later ones another worker starts.
-//   - Nothing waits behind a long task while a worker is free: a worker that runs out of
-//     work takes over the other workers' local batches (it publishes them), before it parks
-//     or sleeps in the role; while any worker executes, it looks again every millisecond
-//     (kLocalBatchRecheck), for a batch made just after its look.
-//   - The order bound this costs (tests/sched/fairness_test.cc): posts from outside start in
-//     post order, and a post is never overtaken by a later one, except that a run-now post
-//     made by a task may be overtaken by posts made before its execution batch ended: at
-//     most execute_batch_size task starts after it.
+//     runs them in order (nobody else could run them sooner); when its claimed tasks and
+//     the ready queue are empty, the front queue is empty and no timer is due, it claims
+//     its own local batch and runs it in place: that batch is what the role would make
+//     ready next (ClaimLocalInPlace). With several workers each takes one ready task at a
+//     time: tasks held by a worker that runs a long task could be overtaken by later ones
+//     another worker starts.
 //   - The next tasks to run are prefetched (the task's line and the two after it: a spawned
 //     coroutine's state and frame follow its task), two tasks ahead.
 //
@@ -82,10 +94,16 @@
 // Promises (each tested in tests/sched/):
 //   - Exactly once: every Post* runs the task exactly once; Wakeup/Signal racing with
 //     deadline expiry or with execution never lose or duplicate a run.
-//   - Order: tasks with equal deadlines start in post order (the ready queue is FIFO and
-//     fed by one sched-role in front-queue order), within the local-batch bound above for
-//     run-now posts made by tasks. With one worker they also finish in that order; with
-//     several, each worker starts its tasks in post order. Tasks that wait in
+//   - Order: tasks with equal deadlines start in the order they joined the shared FIFO (the
+//     ready queue is FIFO and fed by one sched-role in front-queue order). A post joins it
+//     when it is made, except a run-now post made by a task under PostOrder::kBatched,
+//     which joins within the bound above: it can be overtaken only by posts made before
+//     it joined, i.e. while fewer than execute_batch_size task starts happened on its own
+//     worker and fewer than 3 * execute_batch_size on each other worker
+//     (tests/sched/held_post_test.cc). Two posts of one task join in the order they were
+//     made. PostOrder::kStrict: every post joins when it is made (the bound is 0). With
+//     one worker tasks also finish in start order; with several, each worker starts its
+//     tasks in FIFO order. Tasks that wait in
 //     the wait queue become ready in deadline order; a task whose deadline has already
 //     passed when the sched-role receives it is ready at once, in post order (it does not
 //     get sorted behind or ahead of other due tasks by its past deadline).
@@ -102,7 +120,9 @@
 //     deadline (a wait that must see its event; Stop waits for them like for any post). Posting during
 //     stopping is allowed (so multi-step tasks can finish). Stop returns once the scheduler
 //     is empty (every post has run) and the workers have exited; a post that races with the
-//     workers' exit is drained too before Stop returns. A task that keeps re-posting itself
+//     workers' exit is drained too before Stop returns, also one that a task made into
+//     its worker's local batch or that a worker had claimed (a worker leaves with nothing
+//     held; IsEmpty() is true when Stop returns). A task that keeps re-posting itself
 //     forever keeps Stop from returning: such tasks must check IsStopping(). Stop is
 //     idempotent; calling it from inside a task of this scheduler aborts with a message.
 //     While stopping, the role holder also asks the IO backend to cancel every IO
@@ -134,8 +154,11 @@
 //     adds the double-post check's exchange; posting from outside the scheduler adds the
 //     shared post count (sched/post_counters.h). Plus a Notify when the front queue was
 //     empty; one post in latency_sample_period also reads the clock.
-//   - Taking a ready task: one CAS on the ready queue, or one per 8 tasks while every
-//     worker executes (then one uncontended CAS per task on the worker's own line).
+//     Under PostOrder::kStrict every post is the front push. The bound's enforcement costs
+//     each worker, at the end of each of its execution batches, one read of every other
+//     worker's local-batch line (TakeOverStaleBatches).
+//   - Taking a ready task: one CAS on the ready queue; with one worker one per 8 tasks, and
+//     none for its own local batch when nothing else is ready (run in place).
 //   - PostOneShot: Post plus a pop from a thread-local free list (TaskPool): no heap
 //     allocation once the pool is warm, for callables of up to 24 bytes; see PostOneShot.
 //   - Observability: Stats() (per-worker counters) and LatencyHistogram() (sampled
@@ -173,6 +196,7 @@
 #include "queues/locked_queue.h"
 #include "queues/mcsp_queue.h"
 #include "queues/mpsc_queue.h"
+#include "sched/internal/local_batch.h"
 #include "sched/io_backend.h"
 #include "sched/latency_histogram.h"
 #include "sched/post_counters.h"
@@ -220,6 +244,18 @@ inline void InstallTaskExceptionReporter() {
 
 }  // namespace internal
 
+// The order policy (TaskSchedulerOptions::post_order).
+enum class PostOrder : std::uint8_t {
+  // Run-now posts made by a task while every worker executes wait in their worker's local
+  // batch and join the shared queue together, a bounded number of task starts later (see
+  // "Order"): a re-post, a Yield or a one-shot costs no locked instruction.
+  kBatched,
+  // Every post joins the shared queue when it is made: tasks with equal deadlines start in
+  // post order across all posters, with no bound to read. Each post made by a task costs
+  // the front queue's exchange.
+  kStrict,
+};
+
 struct TaskSchedulerOptions {
   std::string name = "fairsched";
   // Ready queue block (lock-free sub-queue) size: its mutex is taken about once per this
@@ -245,6 +281,10 @@ struct TaskSchedulerOptions {
   // steady-clock read and the executor another; unstamped posts pay a thread-local
   // counter increment (see bench/results/sched.md for the measured cost).
   std::uint32_t latency_sample_period = 64;
+  // How strictly tasks start in post order (see "Order" in the header comment):
+  // kBatched (the default) keeps run-now posts made by tasks in local batches, with the
+  // stated bound; kStrict sends every post through the shared front queue.
+  PostOrder post_order = PostOrder::kBatched;
 };
 
 // Per-worker counters. Each is written only by its worker (a relaxed load + store, no
@@ -276,6 +316,7 @@ class BasicTaskScheduler {
   explicit BasicTaskScheduler(TaskSchedulerOptions options = {})
       : options_(Sanitized(std::move(options))),
         latency_sample_mask_(options_.latency_sample_period - 1),
+        local_batches_(options_.post_order == PostOrder::kBatched),
         ready_(options_.ready_block_size) {
     FAIRSCHED_CHECK(TaskClock::now() >= TaskDeadline{},
                     "the steady clock reads before its epoch (LazyNow relies on it)");
@@ -363,13 +404,16 @@ class BasicTaskScheduler {
     }
     // Before the task is published (see PostCounters): this worker's own slot, if any.
     counters_.CountPost(worker != nullptr ? worker->counter : nullptr);
-    // A task of this scheduler posting work to run at once (a re-post, a coroutine's Yield,
-    // a one-shot): into its worker's local batch, published when the execution batch ends
-    // (see "Local batches" in the header comment).
-    if (worker != nullptr && worker->running != nullptr && task->deadline_ < TaskDeadline{} &&
-        !task->WaitsThroughStop()) {
-      AppendLocal(worker, task);
-      return;
+    if (worker != nullptr && worker->running != nullptr) {
+      // A task of this scheduler posting work to run at once (a re-post, a coroutine's
+      // Yield, a one-shot): into its worker's local batch (see "Local batches and the order
+      // bound" in the header comment).
+      if (local_batches_ && task->deadline_ < TaskDeadline{} && !task->WaitsThroughStop()) {
+        AppendLocal(worker, task);
+        return;
+      }
+      // Any other post of a task goes behind that task's earlier posts still held locally.
+      if (local_batches_) PublishOwnLocalToFront(worker);
     }
     PushFront(task);
   }
@@ -507,7 +551,7 @@ class BasicTaskScheduler {
 
  private:
   // A local batch holds at most this many posts; a task that posts more publishes the full
-  // batch through the front queue (PublishLocalToFront) and starts a new one.
+  // batch through the front queue (PublishOwnLocalToFront) and starts a new one.
   static constexpr std::uint32_t kLocalBatchCapacity = 128;
   // At most this many ready tasks are taken from the ready queue in one step (see
   // NextReadyTask).
@@ -521,20 +565,23 @@ class BasicTaskScheduler {
     explicit Worker(ReadyQueueT& queue) : consumer(queue) {}
     typename ReadyQueueT::Consumer consumer;
     Task* running = nullptr;  // the task whose callback runs now (this thread only)
-    // The local batch: run-now posts made by tasks on this worker and not yet published,
-    // oldest first (this thread only; see "Local batches").
-    // A ring: the owner appends at local_tail (its own copy is local_end); whoever takes
-    // the batch (the owner publishing it, or an idle worker taking it over, see
-    // TakeLocalBatch) advances local_head over all of it with one CAS.
-    Atomic<std::uint32_t> local_head{0};
-    Atomic<std::uint32_t> local_tail{0};
-    std::uint32_t local_end = 0;  // == local_tail, owner only
-    // Atomic slots, relaxed: a taker may read a slot the owner is rewriting (its CAS then
-    // fails and it drops what it read), which would be a data race on plain pointers.
-    Atomic<Task*> local[kLocalBatchCapacity];
-    bool HasLocal() const { return local_end != local_head.load(std::memory_order_relaxed); }
-    // With one worker only: ready tasks it took from the ready queue in one step and has
-    // not started yet, claimed[claimed_head .. claimed_end). This thread only.
+    // Tasks this worker has started (this thread only): the clock of stale take-overs.
+    std::uint64_t started = 0;
+    // The local batch: run-now posts made by tasks on this worker and not yet published
+    // (see "Local batches and the order bound").
+    internal::LocalBatch<Task, kLocalBatchCapacity> local;
+    bool HasLocal() const { return !local.IsEmptyForOwner(); }
+    // What this worker saw of each other worker's local batch at its last look
+    // (TakeOverStaleBatches), by worker index. This thread only.
+    struct SeenBatch {
+      bool held = false;          // the batch was not empty
+      std::uint32_t epoch = 0;    // its owner's Epoch() then
+      std::uint64_t started = 0;  // our `started` then
+    };
+    std::vector<SeenBatch> seen;
+    // With one worker only: ready tasks it took from the ready queue in one step, or its
+    // own local batch taken to run in place, not started yet,
+    // claimed[claimed_head .. claimed_end) (modulo kClaimCapacity). This thread only.
     std::uint32_t claimed_head = 0;
     std::uint32_t claimed_end = 0;
     Task* claimed[kClaimCapacity] = {};
@@ -599,6 +646,7 @@ class BasicTaskScheduler {
       // Every earlier worker has been joined (Start and Stop start workers only then), so the
       // slots are free; the thread start below publishes their counts to the new owner.
       workers_.back()->counter = counters_.SlotFor(static_cast<std::size_t>(i));
+      workers_.back()->seen.resize(static_cast<std::size_t>(thread_count));
     }
     // Thread creation synchronises: each worker sees its fully constructed Worker.
     for (std::size_t i = 0; i < workers_.size(); ++i) {
@@ -678,52 +726,18 @@ class BasicTaskScheduler {
   // that publishing it later does not touch it again.
   void AppendLocal(Worker* worker, Task* task) {
     // Another worker is idle and could run it now (parked, or in the role, where it may be
-    // sleeping): no batching, the usual push. Relaxed load: a stale answer only delays the
-    // post to the next task boundary (the same test again), or until an idle worker takes
-    // the batch over (Park).
+    // sleeping): no batching, the usual push, behind this worker's earlier posts. Relaxed
+    // load: a stale answer only delays the post to the next task boundary (the same test
+    // again), or until another worker takes the batch over (TakeOverStaleBatches, Park).
     if (SomeWorkerMayBeIdle()) {
+      PublishOwnLocalToFront(worker);
       PushFront(task);
       return;
     }
     task->flags_ = static_cast<std::uint8_t>((task->flags_ & Task::kFlagsKeptUntilRun) |
                                              Task::kFlagExpired);
-    const std::uint32_t end = worker->local_end;
-    // Acquire: the slot we write next was last read by the taker whose CAS moved the head
-    // past it; its read must come before our write. A stale (smaller) head only publishes
-    // the batch early.
-    if (end - worker->local_head.load(std::memory_order_acquire) == kLocalBatchCapacity) {
-      PublishLocalToFront(worker);
-    }
-    worker->local[end % kLocalBatchCapacity].store(task, std::memory_order_relaxed);
-    worker->local_end = end + 1;
-    // Release, no read-modify-write: a taker that reads this tail (acquire) reads the slot.
-    worker->local_tail.store(end + 1, std::memory_order_release);
-  }
-
-  // Takes every task of `owner`'s local batch, oldest first, into `out` (room for
-  // kLocalBatchCapacity); returns how many. The owner (publishing) or another worker (an
-  // idle one taking over a batch that would otherwise wait for the owner's current task).
-  // Like a ready-queue pop: the slots are read first, then one CAS on the head claims them
-  // all (a loser drops what it read). The owner never overwrites a slot before the head has
-  // passed it, so what a taker read was written before the tail it acquired.
-  std::uint32_t TakeLocalBatch(Worker* owner, Task** out) {
-    // Acquire: pairs with the head CAS of an earlier taker (its reads of the slots come
-    // before the owner reuses them) and, for the tail, with AppendLocal's release store.
-    std::uint32_t head = owner->local_head.load(std::memory_order_acquire);
-    while (true) {
-      const std::uint32_t tail = owner->local_tail.load(std::memory_order_acquire);
-      if (head == tail) return 0;
-      const std::uint32_t count = tail - head;
-      for (std::uint32_t i = 0; i < count; ++i) {
-        out[i] = owner->local[(head + i) % kLocalBatchCapacity].load(std::memory_order_relaxed);
-      }
-      // Acq_rel: release orders our slot reads before the owner's reuse of the slots (it
-      // acquires the head before writing past it); acquire on failure: see the first load.
-      if (owner->local_head.compare_exchange_weak(head, tail, std::memory_order_acq_rel,
-                                                  std::memory_order_acquire)) {
-        return count;
-      }
-    }
+    if (worker->local.IsFull()) PublishOwnLocalToFront(worker);
+    worker->local.Append(task);
   }
 
   // Whether another worker may be idle: not every worker is inside an execution batch (the
@@ -733,18 +747,29 @@ class BasicTaskScheduler {
     return executing_.load(std::memory_order_relaxed) < worker_count_;
   }
 
-  // Publishes the local batch of `owner` through the front queue, as one chain (one
-  // exchange), for when the caller cannot (the role is held elsewhere, the batch is full
-  // inside a callback, or the caller is another, idle worker) or must not (older posts
-  // still wait in the front queue) put it into the ready queue itself. The sched-role
-  // receives the tasks like any post. Returns whether it published anything.
-  bool PublishLocalToFront(Worker* owner) {
+  // Pushes `count` tasks (oldest first) into the front queue as one chain (one exchange).
+  void PushChainToFront(Task** tasks, std::uint32_t count) {
+    for (std::uint32_t i = 0; i + 1 < count; ++i) tasks[i]->next = tasks[i + 1];
+    AfterFrontPush(front_.PushChain(tasks[0], tasks[count - 1]));
+  }
+
+  // The owner: publishes its local batch through the front queue, for when it cannot put
+  // it into the ready queue itself (the role is held elsewhere, the batch is full inside a
+  // callback, it posts past the batch) or must not (older posts wait in the front queue).
+  // The sched-role receives the tasks like any post. When it returns, every earlier post
+  // of this worker's tasks is in the front queue (see LocalBatch's per-owner order), so a
+  // push the caller makes next lands behind them.
+  void PublishOwnLocalToFront(Worker* worker) {
     Task* batch[kLocalBatchCapacity];
-    const std::uint32_t count = TakeLocalBatch(owner, batch);
-    if (count == 0) return false;
-    for (std::uint32_t i = 0; i + 1 < count; ++i) batch[i]->next = batch[i + 1];
-    AfterFrontPush(front_.PushChain(batch[0], batch[count - 1]));
-    return true;
+    const std::uint32_t count = worker->local.TakeAsOwner(batch);
+    if (count > 0) PushChainToFront(batch, count);
+  }
+
+  // Another worker: takes `owner`'s local batch over and publishes it through the front
+  // queue. Returns whether it published anything.
+  bool TakeOverLocalBatch(Worker* owner) {
+    return owner->local.TakeOver(
+        [this](Task** tasks, std::uint32_t count) { PushChainToFront(tasks, count); });
   }
 
   // Sched-role, on `worker` (the holder), once the front queue is empty: the local batch
@@ -752,7 +777,15 @@ class BasicTaskScheduler {
   // how many tasks it made ready (published by the caller's FlushPending).
   std::size_t MoveLocalToReady(Worker* worker) {
     Task* batch[kLocalBatchCapacity];
-    const std::uint32_t count = TakeLocalBatch(worker, batch);
+    const std::uint32_t count = worker->local.TakeAsOwner(batch);
+    if (count == 0) return 0;
+    // A take-over that took earlier posts of ours pushed them into the front queue while
+    // we took the rest (TakeAsOwner waited for it): ours go behind them, through it too.
+    // Exact: we are the front queue's consumer, and the taker's push is complete.
+    if (!front_.IsEmpty()) {
+      PushChainToFront(batch, count);
+      return 0;
+    }
     for (std::uint32_t i = 0; i < count; ++i) ready_.PushPending(batch[i]);
     return count;
   }
@@ -763,9 +796,35 @@ class BasicTaskScheduler {
   bool TakeOverLocalBatches(Worker* self) {
     bool found = false;
     for (const auto& other : workers_) {
-      if (other.get() != self && PublishLocalToFront(other.get())) found = true;
+      if (other.get() != self && TakeOverLocalBatch(other.get())) found = true;
     }
     return found;
+  }
+
+  // A busy worker, at the end of each of its execution batches: takes over every other
+  // worker's local batch that stayed unpublished while this worker started
+  // execute_batch_size tasks (its owner is still inside the execution batch it was made
+  // in: a long task, a blocking wait). This is what bounds the hold when no worker is idle
+  // ("Local batches and the order bound"). Reads one line of each other worker; takes
+  // nothing from an owner that publishes on time.
+  void TakeOverStaleBatches(Worker* self) {
+    for (std::size_t i = 0; i < workers_.size(); ++i) {
+      Worker* const other = workers_[i].get();
+      if (other == self) continue;
+      typename Worker::SeenBatch& seen = self->seen[i];
+      if (other->local.LooksEmpty()) {
+        seen.held = false;
+        continue;
+      }
+      const std::uint32_t epoch = other->local.Epoch();
+      if (!seen.held || seen.epoch != epoch) {
+        seen = {true, epoch, self->started};  // a batch we had not seen: its clock starts
+        continue;
+      }
+      if (self->started - seen.started < options_.execute_batch_size) continue;
+      TakeOverLocalBatch(other);
+      seen.held = false;
+    }
   }
 
   void Wake(Task* task, std::uint8_t bits) {
@@ -804,8 +863,16 @@ class BasicTaskScheduler {
     // worker (Pop returned nothing) or a timer was due, rather than at execute_batch_size.
     bool batch_ended_early = true;
     while (true) {
-      // Acquire: pairs with Stop's release store; Stop sets it only when empty.
-      if (exit_.load(std::memory_order_acquire)) break;
+      // Acquire: pairs with Stop's release store; Stop sets it only when empty. But a post
+      // allowed while stopping may have raced with Stop's last look and be held here, in
+      // the local batch or claimed: leave with nothing held. The local batch goes to the
+      // front queue (Stop drains it on a fresh worker), the claimed tasks run first.
+      if (exit_.load(std::memory_order_acquire)) {
+        PublishOwnLocalToFront(worker);
+        if (!worker->HasClaimed()) break;
+        ExecuteBatch(worker);
+        continue;
+      }
       // The sched-role only after a batch that ended early, i.e. when this worker ran out of
       // ready tasks (or a timer is due). Posts in the front queue cannot start before the
       // tasks already ready (FIFO), so moving them earlier gains nothing, while moving a
@@ -823,19 +890,20 @@ class BasicTaskScheduler {
         // seq_cst unlock, then seq_cst look at the front queue: the holder's half of the
         // Dekker pair with PushFront (a poster that saw the role held woke nobody).
         role_.Unlock();
-        if (result.exit) break;
+        if (result.exit) continue;  // leave at the loop top, with nothing held
         const bool more_to_schedule = result.backlog || !front_.IsEmpty(std::memory_order_seq_cst);
         // Wake a helper when there is more work than this worker can start, or when a
         // parked worker must time its park to a new nearest deadline (see
         // PublishNearestDeadline). Timers alone wake nobody: parked workers time their park.
         if (result.ready > 1 || more_to_schedule || result.retime_parkers) WakeOne(worker);
       } else if (has_local) {
-        PublishLocalToFront(worker);
+        PublishOwnLocalToFront(worker);
       }
       const std::size_t executed = ExecuteBatch(worker);
       batch_ended_early = executed < options_.execute_batch_size;
       if (executed > 0) {
         woke_from_park = false;
+        if (local_batches_ && worker_count_ > 1) TakeOverStaleBatches(worker);
         continue;
       }
       if (!role_.IsLocked()) continue;  // the role is free: go and take it
@@ -1045,7 +1113,7 @@ class BasicTaskScheduler {
         if (front_.IsEmpty()) {
           moved += MoveLocalToReady(worker);
         } else {
-          PublishLocalToFront(worker);
+          PublishOwnLocalToFront(worker);
         }
       }
       // Expired wait queue -> ready.
@@ -1230,19 +1298,47 @@ class BasicTaskScheduler {
       ++executed;
       // End the batch early to publish the local batch when another worker may be idle (it
       // could run those tasks now) or the ready queue looks empty (the others are about to
-      // run out of work), or to serve a due timer when the role is free.
-      if (worker->HasLocal() &&
-          (SomeWorkerMayBeIdle() || (!worker->HasClaimed() && !ReadySeemsNonEmpty(worker)))) {
-        break;
+      // run out of work), or to serve a due timer when the role is free. Alone, with nothing
+      // else to run, the worker runs its local batch in place instead (ClaimLocalInPlace).
+      if (worker->HasLocal()) {
+        const bool out_of_ready = !worker->HasClaimed() && !ReadySeemsNonEmpty(worker);
+        if (SomeWorkerMayBeIdle() ||
+            (out_of_ready && !(worker_count_ == 1 && ClaimLocalInPlace(worker)))) {
+          break;
+        }
       }
       if (TimerDue() && !role_.IsLocked()) break;
     }
     if (executed > 0) {
       executing_.fetch_sub(1, std::memory_order_relaxed);
+      worker->started += executed;
+      worker->local.AdvanceEpoch();
       Bump(worker->tasks_executed, executed);
       CountFinished(worker, executed);
     }
     return executed;
+  }
+
+  // One worker, its claimed tasks and the ready queue empty: its local batch is what the
+  // sched-role would make ready next when nothing older waits (the front queue is empty,
+  // no timer is due), so it claims the batch and runs it in place, without the trip through
+  // the role (a lone coroutine's Yield: post, run). Returns whether it claimed anything.
+  // The execution batch still ends at execute_batch_size, where the role polls IO and
+  // timers as after any batch. The front queue is read from outside its consumer: a post
+  // racing with the read is concurrent with the batch's posts either way.
+  // At most kClaimCapacity tasks (a larger batch goes through the role, as before).
+  bool ClaimLocalInPlace(Worker* worker) {
+    // No taker can shrink the batch meanwhile: one worker.
+    if (worker->local.SizeForOwner() > kClaimCapacity || !front_.IsEmpty() || TimerDue()) {
+      return false;
+    }
+    Task* batch[kLocalBatchCapacity];
+    const std::uint32_t count = worker->local.TakeAsOwner(batch);
+    // Empty claimed ring (the caller checked): its indexes start again at 0.
+    for (std::uint32_t i = 0; i < count; ++i) worker->claimed[i] = batch[i];
+    worker->claimed_head = 0;
+    worker->claimed_end = count;
+    return count > 0;
   }
 
   // The next ready task for `worker`. Alone (one worker), it takes up to kClaimCapacity
@@ -1339,6 +1435,7 @@ class BasicTaskScheduler {
   TaskSchedulerOptions options_;
   const bool sample_latency_ = options_.latency_sample_period != 0;
   const std::uint32_t latency_sample_mask_;  // period - 1 (period is a power of two)
+  const bool local_batches_;                 // post_order == kBatched
   TaskPool pool_;  // one-shot tasks
   // Shared with producers (any thread).
   MpscQueue<Task> front_;

@@ -1,0 +1,352 @@
+// Adversarial multi-worker tests of the local-batch promises (sched/task_scheduler.h,
+// "Order"): a run-now post that a task makes while every worker executes is held in its
+// worker's local batch only for a bounded number of task starts, whatever the other
+// workers do (a long task, a busy re-poster); two posts of one task start in post order;
+// Stop drains what an exiting worker holds. Each scenario keeps the other workers busy
+// on purpose: an idle worker would take a held post over and hide a missing bound.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "sched/task_scheduler.h"
+#include "tests/stress.h"
+
+namespace fairsched {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr std::size_t kExecuteBatch = 16;
+
+// Spins until `done()` or `timeout`; returns done().
+template <typename Done>
+bool SpinUntil(Done done, std::chrono::nanoseconds timeout) {
+  const auto give_up = TaskClock::now() + timeout;
+  while (!done()) {
+    if (TaskClock::now() >= give_up) return done();
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+// One worker runs `long_task`, every other worker a task that re-posts itself (a
+// coroutine's Yield loop, in task form). The long task posts a one-shot while both kinds
+// run and then waits for it without returning. The one-shot must start while the long
+// task still runs, after at most the stated number of re-poster starts: each other worker
+// takes over a batch that stayed unpublished while it started execute_batch_size tasks,
+// and looks at the end of each of its execution batches (see "Order" in the header).
+// `blockers` further workers run a task that spins until the long task is done (a
+// blocking wait inside a task).
+void HeldPostStartsWhileOtherWorkersRePost(int reposters, int blockers) {
+  TaskScheduler sched(TaskSchedulerOptions{.execute_batch_size = kExecuteBatch});
+  const int workers = 1 + reposters + blockers;
+  std::atomic<bool> stop{false};
+  std::atomic<std::int64_t> reposter_runs{0};
+  std::vector<std::unique_ptr<Task>> loop_tasks;
+  for (int i = 0; i < reposters; ++i) {
+    loop_tasks.push_back(std::make_unique<Task>([&](Task* self) {
+      reposter_runs.fetch_add(1, std::memory_order_relaxed);
+      if (!stop.load(std::memory_order_relaxed)) TaskScheduler::Current()->Post(self);
+    }));
+  }
+  constexpr int kRounds = 5;
+  std::atomic<int> rounds_held{0};
+  std::atomic<std::int64_t> worst_lead{0};
+  std::atomic<bool> long_task_done{false};
+  Task long_task([&](Task*) {
+    struct Done {
+      std::atomic<bool>& flag;
+      ~Done() { flag = true; }
+    } done{long_task_done};
+    for (int round = 0; round < kRounds; ++round) {
+      // The re-posters keep every other worker inside an execution batch.
+      const std::int64_t warm = reposter_runs.load() + 1000;
+      SpinUntil([&] { return reposter_runs.load() >= warm; }, seconds(10));
+      std::atomic<bool> ran{false};
+      std::atomic<std::int64_t> runs_at_start{-1};
+      TaskScheduler::Current()->PostOneShot([&] {
+        runs_at_start = reposter_runs.load(std::memory_order_seq_cst);
+        ran = true;
+      });
+      // Read after the post returned: a preemption between a read before it and the post
+      // would count re-poster runs made before the post existed.
+      const std::int64_t runs_at_post = reposter_runs.load(std::memory_order_seq_cst);
+      // Held here, in a task that does not return: only another worker can publish it.
+      if (!SpinUntil([&] { return ran.load(); }, seconds(2))) return;
+      rounds_held.fetch_add(1);
+      const std::int64_t lead = runs_at_start.load() - runs_at_post;
+      if (lead > worst_lead.load()) worst_lead = lead;
+    }
+  });
+  std::atomic<int> blockers_running{0};
+  std::vector<std::unique_ptr<Task>> blocker_tasks;
+  for (int i = 0; i < blockers; ++i) {
+    blocker_tasks.push_back(std::make_unique<Task>([&](Task*) {
+      blockers_running.fetch_add(1);
+      SpinUntil([&] { return long_task_done.load(); }, seconds(60));
+    }));
+  }
+  sched.Start(workers);
+  for (auto& task : blocker_tasks) sched.Post(task.get());
+  SpinUntil([&] { return blockers_running.load() == blockers; }, seconds(10));
+  for (auto& task : loop_tasks) sched.Post(task.get());
+  SpinUntil([&] { return reposter_runs.load() > 100; }, seconds(10));
+  sched.Post(&long_task);
+  ASSERT_TRUE(SpinUntil([&] { return long_task_done.load(); }, seconds(60)));
+  stop = true;
+  ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
+  sched.Stop();
+  EXPECT_EQ(rounds_held.load(), kRounds)
+      << "a post waited 2 s for its worker's long task while " << reposters
+      << " worker(s) re-posted (" << reposter_runs.load() << " re-poster starts in all)";
+  // Each other worker: at most execute_batch_size starts to its next batch end, where it
+  // first sees the batch, then execute_batch_size more plus the rest of the batch in which it
+  // reaches them (the take-over bound in the header), so 3 * execute_batch_size.
+  const std::int64_t bound = 3 * static_cast<std::int64_t>(kExecuteBatch) * reposters;
+  std::printf("%d workers: worst %lld re-poster starts between the post and its start (bound %lld)\n",
+              workers, static_cast<long long>(worst_lead.load()), static_cast<long long>(bound));
+  EXPECT_LE(worst_lead.load(), bound);
+}
+
+TEST(HeldPostTest, TwoWorkersLongTaskAndRePoster) { HeldPostStartsWhileOtherWorkersRePost(1, 0); }
+TEST(HeldPostTest, ThreeWorkersLongTaskRePosterAndBlocker) {
+  HeldPostStartsWhileOtherWorkersRePost(1, 1);
+}
+TEST(HeldPostTest, ThreeWorkersLongTaskAndTwoRePosters) {
+  HeldPostStartsWhileOtherWorkersRePost(2, 0);
+}
+
+// The same with a flood of outside posts keeping the other worker busy instead of a
+// re-poster (each flood task works for a few microseconds, so the poster stays ahead and
+// the other worker never idles): the held post starts before the long task ends, and
+// every flood post that overtakes it was made at most the bound's task starts after it.
+TEST(HeldPostTest, TwoWorkersLongTaskAndOutsideFlood) {
+  TaskScheduler sched(TaskSchedulerOptions{.execute_batch_size = kExecuteBatch});
+  constexpr std::int64_t kLead = 1024;  // at most this many flood posts waiting
+  constexpr int kRounds = 8;
+  std::atomic<std::int64_t> starts{0};  // every start of a flood post
+  std::atomic<bool> flood_on{true};
+  // The round's held post: its round in the high bits, the flood starts when it had been
+  // made (read after its Post returned) in the low ones; -1 before the first. One word, so
+  // that a flood task reads both at once. And the last round whose held post started.
+  constexpr int kRoundShift = 40;
+  std::atomic<std::int64_t> round_post{-1};
+  std::atomic<int> started_round{-1};
+  std::atomic<int> rounds_held{0};
+  std::atomic<std::int64_t> worst_lead{0};
+  // The flood's posts each remember the start count when they were made; the latest one
+  // that started before the held post gives the overtaking distance.
+  std::atomic<std::int64_t> worst_overtaker{0};
+  std::atomic<bool> long_task_done{false};
+  Task long_task([&](Task*) {
+    for (int round = 0; round < kRounds; ++round) {
+      const std::int64_t warm = starts.load() + 2000;
+      SpinUntil([&] { return starts.load() >= warm; }, seconds(10));
+      std::atomic<bool> ran{false};
+      std::atomic<std::int64_t> starts_at_start{-1};
+      TaskScheduler::Current()->PostOneShot([&, round] {
+        started_round = round;
+        starts_at_start = starts.load(std::memory_order_seq_cst);
+        ran = true;
+      });
+      const std::int64_t post = starts.load(std::memory_order_seq_cst);
+      round_post = (static_cast<std::int64_t>(round) << kRoundShift) | post;
+      if (!SpinUntil([&] { return ran.load(); }, seconds(2))) break;
+      rounds_held.fetch_add(1);
+      worst_lead = std::max(worst_lead.load(), starts_at_start.load() - post);
+    }
+    long_task_done = true;
+  });
+  sched.Start(2);
+  std::thread flood([&] {
+    std::int64_t made = 0;
+    while (flood_on.load()) {
+      if (made - starts.load(std::memory_order_relaxed) > kLead) {
+        std::this_thread::yield();
+        continue;
+      }
+      const std::int64_t made_at = starts.load(std::memory_order_seq_cst);
+      ++made;
+      sched.PostOneShot([&, made_at] {
+        // Read the round first, then whether its held post started: if not, this task
+        // started before it.
+        const std::int64_t packed = round_post.load();
+        const std::int64_t post = packed & ((std::int64_t{1} << kRoundShift) - 1);
+        if (packed >= 0 && started_round.load() < (packed >> kRoundShift) && made_at > post) {
+          std::int64_t worst = worst_overtaker.load();
+          while (made_at - post > worst &&
+                 !worst_overtaker.compare_exchange_weak(worst, made_at - post)) {
+          }
+        }
+        const auto until = TaskClock::now() + std::chrono::microseconds(2);
+        while (TaskClock::now() < until) {
+        }
+        starts.fetch_add(1, std::memory_order_seq_cst);
+      });
+    }
+  });
+  SpinUntil([&] { return starts.load() > 100; }, seconds(10));
+  sched.Post(&long_task);
+  const bool done = SpinUntil([&] { return long_task_done.load(); }, seconds(60));
+  flood_on = false;
+  flood.join();
+  ASSERT_TRUE(done);
+  ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
+  sched.Stop();
+  std::printf("flood: worst %lld flood starts between a held post and its start; worst overtaker "
+              "made %lld starts after it\n",
+              static_cast<long long>(worst_lead.load()),
+              static_cast<long long>(worst_overtaker.load()));
+  EXPECT_EQ(rounds_held.load(), kRounds)
+      << "a post waited 2 s for its worker's long task while the flood ran on the other worker";
+  EXPECT_LE(worst_overtaker.load(), 3 * static_cast<std::int64_t>(kExecuteBatch));
+}
+
+// Per-poster order: a task posts X1 while every worker executes (held in its local batch),
+// lets the other worker go idle, and posts X2 (which then goes to the shared queue at
+// once). X1 must start before X2.
+TEST(HeldPostTest, TwoPostsOfOneTaskStartInPostOrder) {
+  TaskSchedulerOptions options;
+  options.spin_before_park = milliseconds(1);  // the idle worker spins while X2 is posted
+  TaskScheduler sched(options);
+  sched.Start(2);
+  constexpr int kRounds = 5;
+  for (int round = 0; round < kRounds; ++round) {
+    std::atomic<bool> gate_open{false}, gate_running{false};
+    std::atomic<int> starts{0}, x1_start{-1}, x2_start{-1};
+    Task gate([&](Task*) {
+      gate_running = true;
+      SpinUntil([&] { return gate_open.load(); }, seconds(10));
+    });
+    Task poster([&](Task*) {
+      SpinUntil([&] { return gate_running.load(); }, seconds(10));
+      TaskScheduler::Current()->PostOneShot([&] { x1_start = starts.fetch_add(1); });
+      gate_open = true;  // the other worker goes idle: a post now goes to the shared queue
+      std::this_thread::sleep_for(std::chrono::microseconds(300));
+      TaskScheduler::Current()->PostOneShot([&] { x2_start = starts.fetch_add(1); });
+      SpinUntil([&] { return x2_start.load() >= 0 && x1_start.load() >= 0; },
+                milliseconds(20));
+    });
+    sched.Post(&gate);
+    sched.Post(&poster);
+    ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
+    EXPECT_LT(x1_start.load(), x2_start.load()) << "round " << round << ": X2 started before X1";
+  }
+  sched.Stop();
+}
+
+// Stop with a post racing the workers' exit from inside a task. An outside post A lands
+// after the drain saw the scheduler empty, and the lone worker runs it after Stop told the
+// workers to exit; A posts more work to run at once. That work must run before Stop
+// returns, and Stop must return. The backend makes the race deterministic: while Stop
+// drains, the role holder calls CancelAll on every pass; the backend holds it there until
+// Stop's exit notification (its second Notify from the owner's thread, made after the exit
+// flag is set), and the owner posts A from inside that Notify. The worker then receives A
+// and runs it without looking at the exit flag again. A Stop that does not return within
+// 10 s fails the test (the process exits: the stuck Stop cannot be joined).
+std::atomic<int> g_owner_notifies{0};
+std::atomic<bool> g_armed{false};
+std::atomic<bool> g_a_posted{false};
+std::atomic<bool> g_worker_held{false};
+std::thread::id g_owner;
+std::function<void()> g_post_a;
+
+class PostAtExitBackend {
+ public:
+  void Poll(IoReadySink& sink) { inner_.Poll(sink); }
+  void WaitUntil(TaskDeadline deadline, IoReadySink& sink) { inner_.WaitUntil(deadline, sink); }
+  void CancelAll(IoReadySink& sink) {
+    if (g_armed.load()) {
+      g_worker_held = true;
+      SpinUntil([] { return g_a_posted.load(); }, seconds(5));
+    }
+    inner_.CancelAll(sink);
+  }
+  bool EventsReady() { return false; }
+  void Notify() {
+    inner_.Notify();
+    if (!g_armed.load() || std::this_thread::get_id() != g_owner) return;
+    const int notify = g_owner_notifies.fetch_add(1);
+    if (notify == 0) {
+      // Stop's first Notify (stopping is set): the woken role holder reaches CancelAll and
+      // is held there before the drain can see the scheduler empty.
+      SpinUntil([] { return g_worker_held.load(); }, seconds(5));
+    } else if (notify == 1) {
+      g_post_a();  // posts A, which notifies again (a third Notify, passed through)
+      g_armed = false;
+      g_a_posted = true;
+    }
+  }
+
+ private:
+  NoIoBackend inner_;
+};
+
+using PostAtExitScheduler = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, PostAtExitBackend>;
+
+// Runs sched.Stop() with the backend armed; `posts` outside posts are made as A. Fails
+// the process if Stop does not return.
+void StopWithPostsAcrossTheExit(PostAtExitScheduler& sched, std::function<void()> post_a) {
+  g_owner = std::this_thread::get_id();
+  g_owner_notifies = 0;
+  g_a_posted = false;
+  g_worker_held = false;
+  g_post_a = std::move(post_a);
+  g_armed = true;
+  std::atomic<bool> stopped{false};
+  std::thread watchdog([&] {
+    if (!SpinUntil([&] { return stopped.load(); }, seconds(10))) {
+      std::fprintf(stderr, "Stop did not return within 10 s: a post made across the exit was "
+                           "lost\n");
+      std::fflush(stderr);
+      std::_Exit(1);
+    }
+  });
+  sched.Stop();
+  stopped = true;
+  watchdog.join();
+  g_post_a = nullptr;
+}
+
+// The one worker's local batch: A's run-now post goes there (every worker executes).
+TEST(HeldPostTest, StopDrainsTheLocalBatchOfAnExitingWorker) {
+  PostAtExitScheduler sched;
+  sched.Start(1);
+  std::atomic<int> a_runs{0}, b_runs{0};
+  StopWithPostsAcrossTheExit(sched, [&] {
+    sched.PostOneShot([&] {
+      a_runs.fetch_add(1);
+      PostAtExitScheduler::Current()->PostOneShot([&] { b_runs.fetch_add(1); });
+    });
+  });
+  EXPECT_EQ(a_runs.load(), 1);
+  EXPECT_EQ(b_runs.load(), 1) << "the post made from a task across the exit did not run";
+  EXPECT_TRUE(sched.IsEmpty());
+}
+
+// The one worker's claimed tasks: it takes several ready tasks at once and, with
+// execute_batch_size 1, ends its execution batch after the first of them.
+TEST(HeldPostTest, StopDrainsTheClaimedTasksOfAnExitingWorker) {
+  PostAtExitScheduler sched(TaskSchedulerOptions{.execute_batch_size = 1});
+  sched.Start(1);
+  constexpr int kPosts = 4;
+  std::atomic<int> runs{0};
+  StopWithPostsAcrossTheExit(sched, [&] {
+    for (int i = 0; i < kPosts; ++i) sched.PostOneShot([&] { runs.fetch_add(1); });
+  });
+  EXPECT_EQ(runs.load(), kPosts) << "tasks the exiting worker had claimed did not run";
+  EXPECT_TRUE(sched.IsEmpty());
+}
+
+}  // namespace
+}  // namespace fairsched
