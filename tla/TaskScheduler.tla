@@ -14,28 +14,56 @@
 (* re-posts it with PostWait; waker 2 Cancels it after the re-post.        *)
 (*                                                                         *)
 (* Local batches (LocalRepost = TRUE; the Spin model's -DLOCAL_REPOST;     *)
-(* "Local batches and claimed tasks" in sched/task_scheduler.h): a run-now *)
-(* post made by a task while every worker executes (executing = number of  *)
-(* workers, read as its own step before the append, as AppendLocal's       *)
-(* SomeWorkerMayBeIdle) goes into its worker's local batch. `executing`    *)
-(* counts the workers inside an execution batch (up at the first pop, down *)
-(* when the batch ends). At a task boundary a worker with a local batch    *)
-(* ends its batch when a worker may be idle or the ready queue looks empty *)
-(* (the relaxed look may also miss an idle worker: it may go on while      *)
-(* tasks are ready). The batch is published at the top of the worker loop: *)
-(* by the role holder straight into the ready queue when the front queue   *)
-(* is empty (MoveLocalToReady), else as one chain into the front queue     *)
-(* (PublishLocalToFront: notify if it was empty, wake a parked worker if   *)
-(* the role is free). An idle worker takes the other workers' batches over *)
-(* (TakeOverLocalBatches) before it parks (after the park re-checks) and   *)
-(* the role holder before it sleeps in WaitUntil; both sleeps may end      *)
-(* whenever a worker executes (kLocalBatchRecheck; BatchRecheck).          *)
-(* Harness: the client posts Short (blocks until Timer ran once), Timer    *)
-(* (due; its first run re-posts it to run at once) and Blocker (blocks     *)
-(* until Timer ran twice), with Batch = 3 and no wakers. The worker that   *)
-(* ran Timer may go on with Blocker while its batch holds Timer's re-post: *)
-(* only the other worker's take-over moves it. BugNoTakeOver: the take-    *)
-(* over does nothing (the seeded bug; Spin's BUG_NO_TAKEOVER).             *)
+(* "Local batches and the order bound" in sched/task_scheduler.h, the ring *)
+(* in sched/internal/local_batch.h): a run-now post made by a task while   *)
+(* every worker executes (executing = number of workers, read as its own   *)
+(* step before the append, as AppendLocal's SomeWorkerMayBeIdle) goes into *)
+(* its worker's local batch; when a worker may be idle it goes to the      *)
+(* front queue, behind the poster's held posts (PublishOwnLocalToFront     *)
+(* first: the per-poster order). `executing` counts the workers inside an  *)
+(* execution batch (up at the first pop, down when the batch ends); a      *)
+(* batch starts at most ExecBatch (execute_batch_size, E) tasks. At a task *)
+(* boundary a worker with a local batch ends its batch when a worker may   *)
+(* be idle or the ready queue looks empty (the relaxed look may also miss  *)
+(* an idle worker: it may go on while tasks are ready). The owner          *)
+(* publishes its batch at the top of the worker loop: as the role holder   *)
+(* straight into the ready queue when the front queue is empty             *)
+(* (MoveLocalToReady), else as one chain into the front queue              *)
+(* (PublishOwnLocalToFront: notify if it was empty, wake a parked worker   *)
+(* if the role is free). Other workers take a batch over                   *)
+(* (LocalBatch::TakeOver, one at a time: `taking`, taking_, is set from    *)
+(* before its take until its push is done, and the owner's own take waits  *)
+(* while it is set, so the owner's later posts land behind the taken       *)
+(* ones): an idle worker takes every other batch over before it parks      *)
+(* (after the park re-checks) and the role holder before it sleeps in      *)
+(* WaitUntil (TakeOverLocalBatches; both sleeps may end whenever a worker  *)
+(* executes: kLocalBatchRecheck, BatchRecheck); and at the end of each of  *)
+(* its execution batches that started a task, a busy worker looks at every *)
+(* other batch (TakeOverStaleBatches): it takes over a batch that stayed   *)
+(* held, in one epoch of its owner (the owner's execution-batch count),    *)
+(* while it started E tasks since it first saw it held (`seen`). The order *)
+(* bound this gives, 3E starts of another worker, is derived at            *)
+(* OvertakeBound. A worker that sees exit_ publishes its batch before it   *)
+(* leaves (not reached: no harness has both Stop and local batches).       *)
+(*                                                                         *)
+(* Harness (EndlessRepost = FALSE): the client posts Short (blocks until   *)
+(* Timer ran once), Timer (due; its first run re-posts it to run at once)  *)
+(* and Blocker (blocks until Timer ran twice), with Batch = 3, E = 3 and   *)
+(* no wakers. The worker that ran Timer may go on with Blocker while its   *)
+(* batch holds Timer's re-post: only the other worker's idle take-over     *)
+(* moves it. BugNoTakeOver: the idle take-over does nothing (the seeded    *)
+(* bug; Spin's BUG_NO_TAKEOVER).                                           *)
+(*                                                                         *)
+(* Harness EndlessRepost (issue 31): Reposter and Long are posted before   *)
+(* the workers start; Reposter re-posts itself to run at once from every   *)
+(* run, forever; Long posts X and blocks until X has run. While X is held  *)
+(* in the batch of Long's worker, that worker ends no execution batch and  *)
+(* the other one, running Reposter, is never idle: only the busy take-over *)
+(* moves X. Checked: X runs and Long returns (HeldPostRuns, weak           *)
+(* fairness), and Reposter starts at most 3E times between X's post and    *)
+(* X's start (BoundedOvertaking; E + 1 in this harness:                    *)
+(* HarnessOvertaking). BugNoBusyTakeOver: no TakeOverStaleBatches, the     *)
+(* rule before issue 31 (only idle workers take over): X waits forever.    *)
 (*                                                                         *)
 (* Stop, drain and restart (StopHarness = TRUE; Stop, WaitEmpty,          *)
 (* PostCounters, WakeWaitingForStop in sched/task_scheduler.h and          *)
@@ -61,26 +89,35 @@
 (* invisible until FlushPending. Task state bits are sets of names         *)
 (* ("waiting", "woken", "signaled", "cancelled"); fetch_or is a union.     *)
 (* Action names follow the functions in the code: TryLock, Schedule's      *)
-(* steps (SchedulePop, ReceiveFromFront, TryPendingToWaiting, WaitQueuePush,*)
-(* SchedLocal/SchedMoveLocal, PopExpired, TryWaitingToReady,               *)
+(* steps (SchedulePop, ReceiveFromFront, TryPendingToWaiting,              *)
+(* WaitQueuePush, SchedLocal, PopExpired, TryWaitingToReady,               *)
 (* FlushPending/ScheduleDecide, WaitUntil), Unlock, WakeOne,               *)
-(* ExecuteBatchPop, ChainWake, BeginExecution (the relaxed load) and      *)
+(* ExecuteBatchPop, ChainWake, BeginExecution (the relaxed load) and       *)
 (* BeginExchange (the acquire exchange, only when bits were set),          *)
-(* Callback, RepostDecide/RepostLocal (AppendLocal), BatchNext (TimerDue), *)
-(* AfterBatch, CountFinished/Fin* (CountFinished), ExitUnlock/ExitSend,    *)
-(* Park{Spin,Register,Recheck*,Receive,Done}, PubTake/PubAfter/PubWake     *)
-(* (PublishLocalToFront), TakeOverNext (TakeOverLocalBatches),             *)
+(* Callback, RepostDecide/RepostLocal/RepostFront (AppendLocal), BatchNext *)
+(* (TimerDue, the E bound), AfterBatch (with TakeOverStaleBatches' looks), *)
+(* CountFinished/Fin* (CountFinished), ExitUnlock/ExitSend,                *)
+(* Park{Spin,Register,Recheck*,Receive,Done}, OwnPub/PubAfter/PubWake      *)
+(* (PublishOwnLocalToFront, MoveLocalToReady), TakeTake/TakePush           *)
+(* (LocalBatch::TakeOver), TakeOverNext (TakeOverLocalBatches),            *)
 (* Post/PushFront, TryWake.                                                *)
 (***************************************************************************)
-EXTENDS Naturals, Sequences, FiniteSets
+EXTENDS Integers, Sequences, FiniteSets
 
 CONSTANTS Workers,              \* model values, e.g. {w1, w2}
           Batch,                \* batch_size: front pops per role take, e.g. 1
           TimerFirstDeadlines,  \* subset of {"due", "future", "infinite"} (not LocalRepost)
           LocalRepost,          \* BOOLEAN: the local-batch harness (Spin: -DLOCAL_REPOST)
+          ExecBatch,            \* with LocalRepost: execute_batch_size (E), at least 1:
+                                \*   an execution batch starts at most E tasks, and it is
+                                \*   the threshold of the busy take-over (elsewhere unused:
+                                \*   there an execution batch is unbounded, as before)
+          EndlessRepost,        \* BOOLEAN, with LocalRepost: the endless re-poster harness
           BatchRecheck,         \* BOOLEAN: with LocalRepost, a park / role sleep may end
                                 \*   while a worker executes (kLocalBatchRecheck)
-          BugNoTakeOver,        \* BOOLEAN: seeded bug, the take-over publishes nothing
+          BugNoTakeOver,        \* BOOLEAN: seeded bug, the idle take-over publishes nothing
+          BugNoBusyTakeOver,    \* BOOLEAN: seeded bug, no TakeOverStaleBatches: only an
+                                \*   idle worker takes batches over (the rule before issue 31)
           StopHarness,          \* BOOLEAN: the Stop/drain/restart harness (see below)
           BugFinisherReadsWaitersFirst, \* BOOLEAN: seeded bug (StopHarness): CountFinished
                                 \*   reads empty_waiters_ before it stores the finished count
@@ -88,6 +125,8 @@ CONSTANTS Workers,              \* model values, e.g. {w1, w2}
                                 \*   reads the posted counts before the finished counts
 
 ASSUME LocalRepost \in BOOLEAN /\ BatchRecheck \in BOOLEAN /\ BugNoTakeOver \in BOOLEAN
+ASSUME EndlessRepost \in BOOLEAN /\ BugNoBusyTakeOver \in BOOLEAN
+ASSUME ExecBatch \in Nat /\ (LocalRepost => ExecBatch >= 1) /\ (EndlessRepost => LocalRepost)
 ASSUME StopHarness \in BOOLEAN /\ BugFinisherReadsWaitersFirst \in BOOLEAN
 ASSUME BugWaitEmptyReadsPostedFirst \in BOOLEAN /\ ~(StopHarness /\ LocalRepost)
 
@@ -95,28 +134,65 @@ Blocker == 0
 Timer == 1
 Short == 2
 NoTask == 3                     \* an executor's or receiver's task slot, empty (LocalRepost)
+\* EndlessRepost: the same three task slots, other roles (Timer's is always due there).
+Reposter == Timer               \* re-posts itself to run at once from every run, forever
+Long == Blocker                 \* posts X, then blocks until X has run (a blocking wait)
+X == Short                      \* posted once, by Long, from inside its callback
 Tasks == CASE LocalRepost -> {Blocker, Timer, Short}
            [] StopHarness -> {Timer}
            [] OTHER -> {Blocker, Timer}
 Wakers == IF LocalRepost \/ StopHarness THEN {} ELSE {1, 2}
                                 \* waker i acts once Timer's post i has begun
-ClientPosts == CASE LocalRepost -> <<Short, Timer, Blocker>>
+ClientPosts == CASE EndlessRepost -> <<Reposter, Long>>
+                 [] LocalRepost -> <<Short, Timer, Blocker>>
                  [] StopHarness -> <<Timer, Timer>>
                  [] OTHER -> <<Blocker, Timer>>
 \* StopHarness: the owner calls Stop after these posts (the second Stop finds no workers).
 StopAfterPost == IF StopHarness THEN {1, 2} ELSE {}
 W1 == CHOOSE w \in Workers : TRUE  \* worker index 0: the one StartWorkers(1) starts
 NWorkers == Cardinality(Workers)
+\* seen[w][o] (TakeOverStaleBatches): NoRecord, or the number of tasks w has started since
+\* it recorded o's batch as held in o's current epoch, counted up to E (all the rule asks).
+NoRecord == -1
+Min(a, b) == IF a < b THEN a ELSE b
+Max(a, b) == IF a < b THEN b ELSE a
+
+\* The order bound of a held post ("Local batches and the order bound" in
+\* sched/task_scheduler.h), in task starts of another worker: 3E. The derivation, for a post
+\* P appended to o's batch while worker w runs on (every step below is the spec's rule):
+\*   1. w looks at o's batch at the end of each of its execution batches that started a
+\*      task (TakeOverStaleBatches). Its first look after P's append comes at the end of the
+\*      execution batch w is in: at most E starts.
+\*   2. That look sees the batch held (P is there unless it was published: then P has
+\*      joined). Unless o ended an execution batch since (o's epoch: then o itself
+\*      publishes P at its next loop top, before it starts a task), w either records the
+\*      batch (count 0) or finds a record of the same epoch with count c (c < E: else it
+\*      takes over now). It takes over at the first of its batch ends at which the count
+\*      reaches E: before that batch the count was at most E - 1, and the batch adds at
+\*      most E, so at most (E - 1) + E = 2E - 1 starts after the record.
+\*   3. The take-over pushes P into the front queue (it has joined the FIFO). What w can
+\*      start before P then is only what was ahead of P: in EndlessRepost, the one post of
+\*      Reposter that may be queued ahead of it (Reposter is never queued twice).
+\*   So w starts at most E + (2E - 1) + 1 = 3E tasks between P's append and P's start.
+\*   (In EndlessRepost every execution batch of Reposter's worker before the take-over is
+\*   one start, since the batch ends when the re-post is held and nothing else is ready, so
+\*   the harness itself stays below 3E; the invariant checks the code's bound.)
+OvertakeBound == 3 * ExecBatch
 
 VARIABLES
   role, front, ready, pending, frontNotified, readySignal, parked,
-  batch, executing,                                               \* local batches
+  batch, executing, taking,                                       \* local batches; taking_
   state, deadline, queued, inWait,
   wpc, wt, moved, popped, backlog, timers, executed, wWasEmpty,   \* [Workers -> ...]
   tvisit, took,                                                   \* [Workers -> ...]
+  hold, early, seen,                                              \* [Workers -> ...]: a
+                                            \*   taken batch not yet pushed; batch_ended_early;
+                                            \*   TakeOverStaleBatches' records (see there)
   cpc, cnext, cWasEmpty,                                          \* the client
   kpc, kOld, kWasEmpty,                                           \* [Wakers -> ...]
   posted, ran, running,                                           \* ghost
+  overtakes,                                \* ghost (EndlessRepost): Reposter starts since
+                                            \*   X's post, while X has not started
   exit, stopping, stopGen, swept,           \* Stop: exit_, stopping_, stop_generation_,
                                             \*   swept_generation_ (role state)
   cPosted, cPostedShared, cFinished,        \* PostCounters: [Workers -> Nat] slots + shared
@@ -128,9 +204,10 @@ VARIABLES
                                             \*   the waiter count read (BugFinisher...)
 
 vars == <<role, front, ready, pending, frontNotified, readySignal, parked, batch, executing,
-          state, deadline, queued, inWait,
+          taking, state, deadline, queued, inWait,
           wpc, wt, moved, popped, backlog, timers, executed, wWasEmpty, tvisit, took,
-          cpc, cnext, cWasEmpty, kpc, kOld, kWasEmpty, posted, ran, running,
+          hold, early, seen,
+          cpc, cnext, cWasEmpty, kpc, kOld, kWasEmpty, posted, ran, running, overtakes,
           exit, stopping, stopGen, swept, cPosted, cPostedShared, cFinished, emptyWaiters,
           emptyMu, cvOwner, oFirst, wStop, uncounted, wSawWaiters>>
 
@@ -139,22 +216,34 @@ stopShared == <<exit, stopping, stopGen, swept, cPosted, cPostedShared, cFinishe
                 emptyWaiters, emptyMu, cvOwner, oFirst>>
 stopWorker == <<wStop, uncounted, wSawWaiters>>
 
+\* EndlessRepost: the client's two posts are made before the workers start (Post before
+\* Start): both wait in the front queue, the first one's Notify pending, and the client is
+\* done (its interleavings with the endless re-poster would only multiply the states; the
+\* other harnesses check the client's post path).
+PrePosted == IF EndlessRepost THEN {ClientPosts[i] : i \in DOMAIN ClientPosts} ELSE {}
 Init ==
-  /\ role = FALSE /\ front = <<>> /\ ready = <<>> /\ pending = <<>>
-  /\ frontNotified = FALSE /\ readySignal = FALSE /\ parked = 0
+  /\ role = FALSE /\ ready = <<>> /\ pending = <<>>
+  /\ front = IF EndlessRepost THEN ClientPosts ELSE <<>>
+  /\ frontNotified = EndlessRepost /\ readySignal = FALSE /\ parked = 0
   /\ batch = [w \in Workers |-> <<>>] /\ executing = 0
   /\ state = [t \in Tasks |-> {}] /\ deadline = [t \in Tasks |-> "due"]
-  /\ queued = [t \in Tasks |-> FALSE] /\ inWait = [t \in Tasks |-> FALSE]
+  /\ queued = [t \in Tasks |-> t \in PrePosted] /\ inWait = [t \in Tasks |-> FALSE]
   /\ wpc = [w \in Workers |-> "top"]
   /\ wt = [w \in Workers |-> IF LocalRepost \/ StopHarness THEN NoTask ELSE Blocker]
   /\ moved = [w \in Workers |-> 0] /\ popped = [w \in Workers |-> 0]
   /\ backlog = [w \in Workers |-> FALSE] /\ timers = [w \in Workers |-> FALSE]
-  /\ executed = [w \in Workers |-> FALSE] /\ wWasEmpty = [w \in Workers |-> FALSE]
+  /\ executed = [w \in Workers |-> 0] /\ wWasEmpty = [w \in Workers |-> FALSE]
   /\ tvisit = [w \in Workers |-> {}] /\ took = [w \in Workers |-> FALSE]
-  /\ cpc = "post" /\ cnext = 1 /\ cWasEmpty = FALSE
+  /\ hold = [w \in Workers |-> <<>>] /\ early = [w \in Workers |-> TRUE]
+  /\ seen = [w \in Workers |-> [o \in Workers |-> NoRecord]]
+  /\ taking = [w \in Workers |-> FALSE]
+  /\ overtakes = 0
+  /\ cpc = IF EndlessRepost THEN "done" ELSE "post"
+  /\ cnext = (IF EndlessRepost THEN Len(ClientPosts) ELSE 1) /\ cWasEmpty = FALSE
   /\ kpc = [k \in Wakers |-> "wait"] /\ kOld = [k \in Wakers |-> {}]
   /\ kWasEmpty = [k \in Wakers |-> FALSE]
-  /\ posted = [t \in Tasks |-> 0] /\ ran = [t \in Tasks |-> 0] /\ running = [t \in Tasks |-> 0]
+  /\ posted = [t \in Tasks |-> IF t \in PrePosted THEN 1 ELSE 0]
+  /\ ran = [t \in Tasks |-> 0] /\ running = [t \in Tasks |-> 0]
   /\ exit = FALSE /\ stopping = FALSE /\ stopGen = 0 /\ swept = 0
   /\ cPosted = [w \in Workers |-> 0] /\ cPostedShared = 0 /\ cFinished = [w \in Workers |-> 0]
   /\ emptyWaiters = 0 /\ emptyMu = "none" /\ cvOwner = FALSE /\ oFirst = 0
@@ -219,9 +308,10 @@ ClientNext ==                  \* on to the next post, Stop (StopHarness), or do
   ELSE IF cnext = Len(ClientPosts) THEN cpc' = "done" /\ UNCHANGED cnext
   ELSE cpc' = "post" /\ cnext' = cnext + 1
 
-KeepForClient == UNCHANGED <<role, ready, pending, parked, batch, executing, state, inWait,
-                             wpc, wt, moved, popped, backlog, timers, executed, wWasEmpty,
-                             tvisit, took, kpc, kOld, kWasEmpty, ran, running>>
+KeepForClient == UNCHANGED <<role, ready, pending, parked, batch, executing, taking, state,
+                             inWait, wpc, wt, moved, popped, backlog, timers, executed, hold,
+                             early, seen, wWasEmpty, tvisit, took, kpc, kOld, kWasEmpty, ran,
+                             running, overtakes>>
                  /\ UNCHANGED <<exit, stopping, stopGen, swept, cFinished, emptyWaiters,
                                 emptyMu, cvOwner, oFirst>> /\ UNCHANGED stopWorker
 
@@ -265,11 +355,12 @@ ClientWakeOne ==
 
 AllWorkersOff == \A w \in Workers : wpc[w] = "off"
 
-KeepOwnerRest == UNCHANGED <<role, front, ready, pending, parked, batch, executing,
+KeepOwnerRest == UNCHANGED <<role, front, ready, pending, parked, batch, executing, taking,
                              state, deadline, queued, inWait, wt, moved, popped, backlog,
-                             timers, executed, wWasEmpty, tvisit, took, cnext, cWasEmpty,
-                             kpc, kOld, kWasEmpty, posted, ran, running, swept, cPosted,
-                             cPostedShared, cFinished>> /\ UNCHANGED stopWorker
+                             timers, executed, hold, early, seen, wWasEmpty, tvisit, took,
+                             cnext, cWasEmpty, kpc, kOld, kWasEmpty, posted, ran, running,
+                             overtakes, swept, cPosted, cPostedShared, cFinished>>
+                 /\ UNCHANGED stopWorker
 
 \* An owner step that moves cpc and changes only the variables it names.
 OwnerStep(from, to) == cpc = from /\ cpc' = to
@@ -290,7 +381,8 @@ StopBegin ==
 StopSet ==
   /\ OwnerStep("stop_set", "stop_notify")
   /\ stopGen' = stopGen + 1 /\ stopping' = TRUE
-  /\ UNCHANGED <<wpc, frontNotified, readySignal, exit, emptyWaiters, emptyMu, cvOwner, oFirst>>
+  /\ UNCHANGED <<wpc, frontNotified, readySignal, exit, emptyWaiters, emptyMu, cvOwner,
+                 oFirst>>
   /\ KeepOwnerRest
 
 \* io_.Notify() and ready_signal_.Send(): two flags that stay set until consumed, one step.
@@ -385,10 +477,10 @@ StopReturn ==
                                  ELSE cpc' = "post" /\ cnext' = cnext + 1
   /\ UNCHANGED <<wpc, frontNotified, readySignal, exit, stopGen, emptyWaiters, emptyMu,
                  cvOwner, oFirst>>
-  /\ UNCHANGED <<role, front, ready, pending, parked, batch, executing,
+  /\ UNCHANGED <<role, front, ready, pending, parked, batch, executing, taking,
                  state, deadline, queued, inWait, wt, moved, popped, backlog,
-                 timers, executed, wWasEmpty, tvisit, took, cWasEmpty,
-                 kpc, kOld, kWasEmpty, posted, ran, running, swept, cPosted,
+                 timers, executed, hold, early, seen, wWasEmpty, tvisit, took, cWasEmpty,
+                 kpc, kOld, kWasEmpty, posted, ran, running, overtakes, swept, cPosted,
                  cPostedShared, cFinished>> /\ UNCHANGED stopWorker
 
 Owner == StopBegin \/ StopSet \/ StopNotify \/ WaitEmptyRegister \/ WaitEmptyLock
@@ -402,10 +494,11 @@ Client == ClientPost \/ ClientAfterPush \/ ClientWakeOne \/ Owner
 
 WakeBits(k) == IF k = 1 THEN {"woken", "signaled"} ELSE {"woken", "cancelled"}
 
-KeepForWaker == UNCHANGED <<role, ready, pending, parked, batch, executing, deadline, queued,
-                            inWait, wpc, wt, moved, popped, backlog, timers, executed,
-                            wWasEmpty, tvisit, took, cpc, cnext, cWasEmpty, posted, ran,
-                            running>> /\ UNCHANGED stopShared /\ UNCHANGED stopWorker
+KeepForWaker == UNCHANGED <<role, ready, pending, parked, batch, executing, taking, deadline,
+                            queued, inWait, wpc, wt, moved, popped, backlog, timers, executed,
+                            hold, early, seen, wWasEmpty, tvisit, took, cpc, cnext, cWasEmpty,
+                            posted, ran, running, overtakes>>
+                /\ UNCHANGED stopShared /\ UNCHANGED stopWorker
 
 TryWake(k) ==                  \* state_.fetch_or(bits, acq_rel)
   /\ kpc[k] = "wait"
@@ -440,12 +533,12 @@ Waker(k) == TryWake(k) \/ WakerPushFront(k) \/ WakerAfterPush(k) \/ WakerWakeOne
 
 Goto(w, l) == wpc' = Set(wpc, w, l)
 
-KeepWorkerLocals(w) == UNCHANGED <<wt, moved, popped, backlog, timers, executed, wWasEmpty,
-                                   tvisit, took>>
+KeepWorkerLocals(w) == UNCHANGED <<wt, moved, popped, backlog, timers, executed, hold, early,
+                                   seen, wWasEmpty, tvisit, took>>
 KeepClientWakers == UNCHANGED <<cpc, cnext, cWasEmpty, kpc, kOld, kWasEmpty>>
 KeepOthers == KeepClientWakers /\ UNCHANGED stopShared /\ UNCHANGED stopWorker
-KeepTasks == UNCHANGED <<state, deadline, queued, inWait, posted, ran, running>>
-KeepLocal == UNCHANGED <<batch, executing>>
+KeepTasks == UNCHANGED <<state, deadline, queued, inWait, posted, ran, running, overtakes>>
+KeepLocal == UNCHANGED <<batch, executing, taking>>
 KeepQueues == UNCHANGED <<front, ready, pending, frontNotified, readySignal, parked, role>>
               /\ KeepLocal
 
@@ -454,17 +547,24 @@ Jump(w, from, to) ==
   /\ wpc[w] = from /\ Goto(w, to)
   /\ KeepWorkerLocals(w) /\ KeepOthers /\ KeepTasks /\ KeepQueues
 
-\* The loop top: exit_ set (StopHarness): leave. Else TryLock; failing it with a local batch
-\* (the role is held elsewhere): PublishLocalToFront. (The exit load and the TryLock are one
-\* step here: exit_ only goes from false to true while workers run.)
-\* code: sched/task_scheduler.h WorkerMain: if (exit_.load(std::memory_order_acquire)) break;
+\* The loop top: exit_ set (StopHarness): leave, with nothing held: the local batch goes to
+\* the front queue first (PublishOwnLocalToFront; skipped when it has nothing to take or to
+\* wait for: it is a no-op then; the claimed tasks of a single worker are not modelled).
+\* Else TryLock, after a batch that ended early or with a local batch (LocalRepost only: a
+\* batch without the E bound always ends early); failing it with a local batch (the role
+\* is held elsewhere): PublishOwnLocalToFront. (The exit load, the HasLocal read and the
+\* TryLock are one step here: exit_ only goes from false to true while workers run.)
+\* code: sched/task_scheduler.h WorkerMain: if (exit_.load(std::memory_order_acquire)) {
+\* code: sched/task_scheduler.h WorkerMain: PublishOwnLocalToFront(worker);
 \* code: sched/task_scheduler.h WorkerMain: if ((batch_ended_early || has_local) && role_.TryLock()) {
 TryLock(w) ==
   /\ wpc[w] = "top"
-  /\ IF exit THEN Goto(w, "exit_send") /\ UNCHANGED role
-     ELSE IF ~role THEN role' = TRUE /\ Goto(w, "sched_start")
+  /\ LET hasLocal == LocalRepost /\ batch[w] # <<>> IN
+     IF exit THEN /\ Goto(w, IF batch[w] # <<>> \/ taking[w] THEN "exit_pub" ELSE "exit_send")
+                  /\ UNCHANGED role
+     ELSE IF (early[w] \/ hasLocal) /\ ~role THEN role' = TRUE /\ Goto(w, "sched_start")
      ELSE /\ UNCHANGED role
-          /\ Goto(w, IF LocalRepost /\ batch[w] # <<>> THEN "own_pub" ELSE "exec")
+          /\ Goto(w, IF hasLocal THEN "own_pub" ELSE "exec")
   /\ UNCHANGED <<front, ready, pending, frontNotified, readySignal, parked>> /\ KeepLocal
   /\ KeepWorkerLocals(w) /\ KeepOthers /\ KeepTasks
 
@@ -497,10 +597,11 @@ ScheduleStart(w) ==
                                 /\ moved' = Set(moved, w, 0)
                  ELSE /\ UNCHANGED <<swept, pending, state, inWait>>
                       /\ moved' = Set(moved, w, 0)
-  /\ UNCHANGED <<wt, backlog, timers, executed, wWasEmpty, tvisit, took>> /\ KeepClientWakers
+  /\ UNCHANGED <<wt, backlog, timers, executed, hold, early, seen, wWasEmpty, tvisit, took>>
+  /\ KeepClientWakers
   /\ UNCHANGED <<exit, stopping, stopGen, cPosted, cPostedShared, cFinished, emptyWaiters,
                  emptyMu, cvOwner, oFirst, uncounted, wSawWaiters>>
-  /\ UNCHANGED <<deadline, queued, posted, ran, running>>
+  /\ UNCHANGED <<deadline, queued, posted, ran, running, overtakes>>
   /\ UNCHANGED <<front, ready, frontNotified, readySignal, parked, role>> /\ KeepLocal
 
 \* code: sched/task_scheduler.h Schedule: Task* task = front_.Pop();
@@ -513,7 +614,8 @@ SchedulePop(w) ==              \* front_.Pop(), at most Batch per round
        ELSE /\ UNCHANGED <<wt, front, popped>>
             /\ Goto(w, IF LocalRepost THEN "sched_local" ELSE "pop_expired")
   /\ UNCHANGED <<ready, pending, frontNotified, readySignal, parked, role>> /\ KeepLocal
-  /\ UNCHANGED <<moved, backlog, timers, executed, wWasEmpty, tvisit, took>> /\ KeepOthers
+  /\ UNCHANGED <<moved, backlog, timers, executed, hold, early, seen, wWasEmpty, tvisit, took>>
+  /\ KeepOthers
   /\ KeepTasks
 
 \* code: sched/task_scheduler.h MakeReady: ready_.PushPending(task);
@@ -541,8 +643,9 @@ ReceiveFromFront(w) ==
      \/ /\ "woken" \notin state[t] /\ deadline[t] # "due" /\ ~wStop[w]
         /\ Goto(w, "try_pending_to_waiting") /\ UNCHANGED <<inWait, pending, moved, wt>>
   /\ UNCHANGED <<front, ready, frontNotified, readySignal, parked, role>> /\ KeepLocal
-  /\ UNCHANGED <<popped, backlog, timers, executed, wWasEmpty, tvisit, took>>
-  /\ KeepOthers /\ UNCHANGED <<state, deadline, queued, posted, ran, running>>
+  /\ UNCHANGED <<popped, backlog, timers, executed, hold, early, seen, wWasEmpty, tvisit,
+                 took>>
+  /\ KeepOthers /\ UNCHANGED <<state, deadline, queued, posted, ran, running, overtakes>>
 
 \* code: sched/task.h TryPendingToWaiting: return state_.compare_exchange_strong(expected, kWaiting, std::memory_order_release,
 TryPendingToWaiting(w) ==      \* CAS 0 -> kWaiting (release)
@@ -553,8 +656,9 @@ TryPendingToWaiting(w) ==      \* CAS 0 -> kWaiting (release)
             /\ UNCHANGED <<pending, moved>>
        ELSE MakeReady(w, t) /\ Goto(w, "sched_pop") /\ UNCHANGED state   \* a waker won
   /\ UNCHANGED <<front, ready, frontNotified, readySignal, parked, role>> /\ KeepLocal
-  /\ UNCHANGED <<wt, popped, backlog, timers, executed, wWasEmpty, tvisit, took>>
-  /\ KeepOthers /\ UNCHANGED <<deadline, queued, inWait, posted, ran, running>>
+  /\ UNCHANGED <<wt, popped, backlog, timers, executed, hold, early, seen, wWasEmpty, tvisit,
+                 took>>
+  /\ KeepOthers /\ UNCHANGED <<deadline, queued, inWait, posted, ran, running, overtakes>>
 
 \* code: sched/task_scheduler.h ReceiveFromFront: wait_.Push(task, deadline);
 WaitQueuePush(w) ==
@@ -562,25 +666,15 @@ WaitQueuePush(w) ==
   /\ inWait' = Set(inWait, wt[w], TRUE)
   /\ Goto(w, "sched_pop")
   /\ KeepWorkerLocals(w) /\ KeepOthers /\ KeepQueues
-  /\ UNCHANGED <<state, deadline, queued, posted, ran, running>>
+  /\ UNCHANGED <<state, deadline, queued, posted, ran, running, overtakes>>
 
 \* The holder's own local batch (HasLocal): straight into the ready queue behind an empty
-\* front queue (IsEmpty is exact for its consumer), else through the front queue.
+\* front queue (MoveLocalToReady; IsEmpty is exact for its consumer), else through the front
+\* queue (PublishOwnLocalToFront). Both are the owner's publications below.
+\* code: sched/task_scheduler.h Schedule: if (worker->HasLocal()) {
 SchedLocal(w) == Jump(w, "sched_local", IF batch[w] = <<>> THEN "pop_expired"
-                                        ELSE IF front = <<>> THEN "sched_move_local"
+                                        ELSE IF front = <<>> THEN "move_pub"
                                         ELSE "sched_pub")
-
-\* code: sched/task_scheduler.h MoveLocalToReady: const std::uint32_t count = TakeLocalBatch(worker, batch);
-\* code: sched/task_scheduler.h MoveLocalToReady: for (std::uint32_t i = 0; i < count; ++i) ready_.PushPending(batch[i]);
-SchedMoveLocal(w) ==           \* MoveLocalToReady: TakeLocalBatch, PushPending each
-  /\ wpc[w] = "sched_move_local"
-  /\ pending' = pending \o batch[w]
-  /\ moved' = [moved EXCEPT ![w] = @ + Len(batch[w])]
-  /\ batch' = Set(batch, w, <<>>)
-  /\ Goto(w, "pop_expired")
-  /\ UNCHANGED <<front, ready, frontNotified, readySignal, parked, role, executing>>
-  /\ UNCHANGED <<wt, popped, backlog, timers, executed, wWasEmpty, tvisit, took>>
-  /\ KeepOthers /\ KeepTasks
 
 \* code: sched/task_scheduler.h Schedule: wait_.NextDeadline() == kNoDeadline ? nullptr : wait_.PopExpired(now.Get());
 PopExpired(w) ==               \* a finite deadline may have passed: take it out
@@ -589,7 +683,7 @@ PopExpired(w) ==               \* a finite deadline may have passed: take it out
         /\ inWait' = Set(inWait, Timer, FALSE) /\ Goto(w, "try_waiting_to_ready")
      \/ /\ Goto(w, "decide") /\ UNCHANGED inWait
   /\ KeepWorkerLocals(w) /\ KeepOthers /\ KeepQueues
-  /\ UNCHANGED <<state, deadline, queued, posted, ran, running>>
+  /\ UNCHANGED <<state, deadline, queued, posted, ran, running, overtakes>>
 
 \* code: sched/task_scheduler.h Schedule: if (!task->TryWaitingToReady()) continue;
 \* code: sched/task.h TryWaitingToReady: return state_.compare_exchange_strong(expected, kWaiting | kWoken, std::memory_order_relaxed,
@@ -600,8 +694,9 @@ TryWaitingToReady(w) ==        \* CAS kWaiting -> kWaiting|kWoken; on failure a 
        ELSE UNCHANGED <<state, pending, moved>>
   /\ Goto(w, "decide")
   /\ UNCHANGED <<front, ready, frontNotified, readySignal, parked, role>> /\ KeepLocal
-  /\ UNCHANGED <<wt, popped, backlog, timers, executed, wWasEmpty, tvisit, took>>
-  /\ KeepOthers /\ UNCHANGED <<deadline, queued, inWait, posted, ran, running>>
+  /\ UNCHANGED <<wt, popped, backlog, timers, executed, hold, early, seen, wWasEmpty, tvisit,
+                 took>>
+  /\ KeepOthers /\ UNCHANGED <<deadline, queued, inWait, posted, ran, running, overtakes>>
 
 \* Going to sleep (Park after its re-checks: p = "park"; the role holder before WaitUntil:
 \* p = "role"). With local batches, TakeOverLocalBatches first (BugNoTakeOver: nothing).
@@ -628,7 +723,8 @@ ScheduleDecide(w) ==           \* backlog/timers; FlushPending and leave, or go 
                                                                    \* push in flight
                ELSE EnterSleep(w, "role")
   /\ UNCHANGED <<front, frontNotified, readySignal, parked, role>> /\ KeepLocal
-  /\ UNCHANGED <<wt, moved, popped, executed, wWasEmpty, took>> /\ KeepOthers /\ KeepTasks
+  /\ UNCHANGED <<wt, moved, popped, executed, wWasEmpty, took, hold, early, seen>>
+  /\ KeepOthers /\ KeepTasks
 
 \* code: sched/task_scheduler.h Schedule: io_.WaitUntil(until, io_sink);
 WaitUntil(w) ==                \* io_.WaitUntil(next deadline): a notify, or the deadline
@@ -657,7 +753,7 @@ ReleaseCheck(w) ==             \* more_to_schedule = backlog || !front_.IsEmpty(
                 ELSE "exec")
   /\ moved' = Dead(moved, w, 0) /\ popped' = Dead(popped, w, 0)
   /\ backlog' = Dead(backlog, w, FALSE) /\ timers' = Dead(timers, w, FALSE)
-  /\ UNCHANGED <<wt, executed, wWasEmpty, tvisit, took>>
+  /\ UNCHANGED <<wt, executed, wWasEmpty, tvisit, took, hold, early, seen>>
   /\ KeepOthers /\ KeepTasks /\ KeepQueues
 
 \* code: sched/task_scheduler.h WakeOne: if (parked_.load(std::memory_order_seq_cst) == 0) return;
@@ -670,17 +766,18 @@ WakeOne(w) ==
   /\ KeepWorkerLocals(w) /\ KeepOthers /\ KeepTasks
 
 \* consumer.Pop(); the first task of an execution batch counts the worker in `executing`
-\* (`executed` is still FALSE then: BatchNext sets it after the task).
+\* (`executed` is still 0 then: BatchNext counts the task after it).
 \* code: sched/task_scheduler.h NextReadyTask: Task* const task = worker->consumer.Pop();
 \* code: sched/task_scheduler.h ExecuteBatch: if (executed == 0) executing_.fetch_add(1, std::memory_order_relaxed);
 ExecuteBatchPop(w) ==
   /\ wpc[w] = "exec"
   /\ IF ready # <<>>
        THEN /\ wt' = Set(wt, w, Head(ready)) /\ ready' = Tail(ready) /\ Goto(w, "chain_wake")
-            /\ executing' = IF executed[w] THEN executing ELSE executing + 1
+            /\ executing' = IF executed[w] > 0 THEN executing ELSE executing + 1
        ELSE UNCHANGED <<wt, ready, executing>> /\ Goto(w, "after_batch")
-  /\ UNCHANGED <<front, pending, frontNotified, readySignal, parked, role, batch>>
-  /\ UNCHANGED <<moved, popped, backlog, timers, executed, wWasEmpty, tvisit, took>>
+  /\ UNCHANGED <<front, pending, frontNotified, readySignal, parked, role, batch, taking>>
+  /\ UNCHANGED <<moved, popped, backlog, timers, executed, hold, early, seen, wWasEmpty,
+                 tvisit, took>>
   /\ KeepOthers /\ KeepTasks
 
 \* code: sched/task_scheduler.h ExecuteBatch: if (parked_.load(std::memory_order_relaxed) > 0 && ReadySeemsNonEmpty(worker)) {
@@ -696,18 +793,29 @@ ChainWake(w) ==                \* parked workers and more seem ready: WakeOne
 \* the next post, which then runs at once). Then queued_ = 0 and the callback starts.
 \* code: sched/task.h BeginExecution: std::uint8_t old = state_.load(std::memory_order_relaxed);
 \* code: sched/task.h BeginExecution: queued_.store(0, std::memory_order_relaxed);
+\* EndlessRepost: Reposter's post and run counts are kept as their difference (its posts
+\* and runs never end): a start takes one from `posted` (RunsMatchPosts then sees a start
+\* without a post as posted < 0). `overtakes` counts its starts between X's post and X's
+\* start (up to OvertakeBound + 1, so that the seeded bug's state space stays finite) and
+\* starts again from 0 when X starts (each value was checked before).
 StartCallback(w, t) ==
   /\ queued' = Set(queued, t, FALSE)
-  /\ ran' = [ran EXCEPT ![t] = @ + 1]
+  /\ IF EndlessRepost /\ t = Reposter
+       THEN posted' = [posted EXCEPT ![t] = @ - 1] /\ UNCHANGED ran
+       ELSE ran' = [ran EXCEPT ![t] = @ + 1] /\ UNCHANGED posted
   /\ running' = [running EXCEPT ![t] = @ + 1]
+  /\ overtakes' = CASE EndlessRepost /\ t = Reposter /\ posted[X] = 1 /\ ran[X] = 0 ->
+                        Min(overtakes + 1, OvertakeBound + 1)
+                   [] EndlessRepost /\ t = X -> 0
+                   [] OTHER -> overtakes
   /\ Goto(w, "callback")
 BeginExecution(w) ==
   /\ wpc[w] = "begin_execution"
   /\ LET t == wt[w] IN
      IF state[t] = {}
        THEN StartCallback(w, t)
-       ELSE Goto(w, "begin_exchange") /\ UNCHANGED <<queued, ran, running>>
-  /\ UNCHANGED <<state, deadline, inWait, posted>>
+       ELSE Goto(w, "begin_exchange") /\ UNCHANGED <<queued, posted, ran, running, overtakes>>
+  /\ UNCHANGED <<state, deadline, inWait>>
   /\ KeepWorkerLocals(w) /\ KeepOthers /\ KeepQueues
 
 \* code: sched/task.h BeginExecution: if (old != 0) old = state_.exchange(0, std::memory_order_acquire);
@@ -716,119 +824,192 @@ BeginExchange(w) ==
   /\ LET t == wt[w] IN
      /\ state' = Set(state, t, {})
      /\ StartCallback(w, t)
-  /\ UNCHANGED <<deadline, inWait, posted>>
+  /\ UNCHANGED <<deadline, inWait>>
   /\ KeepWorkerLocals(w) /\ KeepOthers /\ KeepQueues
 
 \* Blocker waits for Timer (once; twice with LocalRepost), Short for Timer's first run.
 \* Timer's first run re-posts it: PostWait, or (LocalRepost) to run at once.
+\* EndlessRepost: Long waits for X; Reposter re-posts itself from every run.
 CallbackMayReturn(t) ==
-  IF LocalRepost THEN /\ t = Blocker => ran[Timer] >= 2
+  CASE EndlessRepost -> t = Long => ran[X] >= 1
+    [] LocalRepost -> /\ t = Blocker => ran[Timer] >= 2
                       /\ t = Short => ran[Timer] >= 1
-                 ELSE t = Blocker => ran[Timer] >= 1
+    [] OTHER -> t = Blocker => ran[Timer] >= 1
+RepostsOnReturn(t) == IF EndlessRepost THEN t = Reposter ELSE t = Timer /\ ran[Timer] = 1
+\* The post a task makes from inside its callback (the repost_* steps), and where the
+\* callback goes on after it: Long posts X at its start, then blocks in its callback.
+LongPostsX(w) == EndlessRepost /\ wt[w] = Long /\ posted[X] = 0
+PostedTask(w) == IF EndlessRepost /\ wt[w] = Long THEN X ELSE wt[w]
+AfterPost(w) == IF EndlessRepost /\ wt[w] = Long THEN "callback" ELSE "batch_next"
 
-\* The callback returns (StopHarness: one more execution for the batch end's CountFinished).
+\* The callback returns (StopHarness: one more execution for the batch end's CountFinished),
+\* or (EndlessRepost) Long, at its start, posts X. The PostWait from inside (the harnesses
+\* without local batches) is the PostMarked path that first publishes the poster's held posts
+\* (PublishOwnLocalToFront): a no-op there, their local batches stay empty.
 Callback(w) ==
   /\ wpc[w] = "callback"
   /\ LET t == wt[w] IN
-     /\ CallbackMayReturn(t)
-     /\ running' = [running EXCEPT ![t] = @ - 1]
-     /\ IF t = Timer /\ ran[Timer] = 1 /\ ~LocalRepost
-          THEN /\ PostPushFrom(w, Timer, "infinite")              \* PostWait from inside
-               /\ wWasEmpty' = Set(wWasEmpty, w, front = <<>>)
-               /\ Goto(w, "repost_after_push")
-          ELSE /\ UNCHANGED <<queued, deadline, posted, front, frontNotified, wWasEmpty>>
-               /\ UNCHANGED <<cPosted, cPostedShared>>
-               /\ Goto(w, IF t = Timer /\ ran[Timer] = 1 THEN "repost_decide"
-                          ELSE "batch_next")
-  /\ uncounted' = IF StopHarness THEN [uncounted EXCEPT ![w] = @ + 1] ELSE uncounted
-  /\ UNCHANGED <<ready, pending, readySignal, parked, role, state, inWait, ran>> /\ KeepLocal
-  /\ UNCHANGED <<wt, moved, popped, backlog, timers, executed, tvisit, took>>
+     IF LongPostsX(w)
+       THEN /\ Goto(w, "repost_decide")
+            /\ UNCHANGED <<running, uncounted, queued, deadline, posted, front, frontNotified,
+                           wWasEmpty, cPosted, cPostedShared>>
+       ELSE /\ CallbackMayReturn(t)
+            /\ running' = [running EXCEPT ![t] = @ - 1]
+            /\ IF t = Timer /\ ran[Timer] = 1 /\ ~LocalRepost
+                 THEN /\ PostPushFrom(w, Timer, "infinite")       \* PostWait from inside
+                      /\ wWasEmpty' = Set(wWasEmpty, w, front = <<>>)
+                      /\ Goto(w, "repost_after_push")
+                 ELSE /\ UNCHANGED <<queued, deadline, posted, front, frontNotified,
+                                     wWasEmpty>>
+                      /\ UNCHANGED <<cPosted, cPostedShared>>
+                      /\ Goto(w, IF RepostsOnReturn(t) THEN "repost_decide" ELSE "batch_next")
+            /\ uncounted' = IF StopHarness THEN [uncounted EXCEPT ![w] = @ + 1] ELSE uncounted
+  /\ UNCHANGED <<ready, pending, readySignal, parked, role, state, inWait, ran, overtakes>>
+  /\ KeepLocal
+  /\ UNCHANGED <<wt, moved, popped, backlog, timers, executed, hold, early, seen, tvisit,
+                 took>>
   /\ KeepClientWakers /\ UNCHANGED <<exit, stopping, stopGen, swept, cFinished, emptyWaiters,
                                       emptyMu, cvOwner, oFirst, wStop, wSawWaiters>>
 
 \* A run-now post from inside a task (PostMarked -> AppendLocal): SomeWorkerMayBeIdle is
-\* read first; no worker idle: into the local batch, else PushFront.
-RepostDecide(w) == Jump(w, "repost_decide", IF executing = NWorkers THEN "repost_local"
-                                            ELSE "repost_front")
-
+\* read first; no worker idle: into the local batch, else PublishOwnLocalToFront (the
+\* poster's held posts go first: the owner's publication "append" below), then PushFront.
+\* (The batch's capacity, 128, is not reached here: IsFull's publication is not modelled.)
 \* code: sched/task_scheduler.h AppendLocal: if (SomeWorkerMayBeIdle()) {
-\* code: sched/task_scheduler.h AppendLocal: worker->local_tail.store(end + 1, std::memory_order_release);
-RepostLocal(w) ==              \* MarkQueued + setters + the append (local_tail store)
-  /\ wpc[w] = "repost_local"
-  /\ queued' = Set(queued, Timer, TRUE)
-  /\ deadline' = Set(deadline, Timer, "due")
-  /\ posted' = [posted EXCEPT ![Timer] = @ + 1]
-  /\ batch' = [batch EXCEPT ![w] = Append(@, Timer)]
-  /\ Goto(w, "batch_next")
-  /\ UNCHANGED <<front, ready, pending, frontNotified, readySignal, parked, role, executing>>
-  /\ UNCHANGED <<state, inWait, ran, running>> /\ KeepWorkerLocals(w) /\ KeepOthers
+RepostDecide(w) == Jump(w, "repost_decide", IF executing = NWorkers THEN "repost_local"
+                                            ELSE "append_pub")
 
+\* code: sched/task_scheduler.h AppendLocal: worker->local.Append(task);
+\* code: sched/internal/local_batch.h Append: tail_.store(end + 1, std::memory_order_release);
+RepostLocal(w) ==              \* MarkQueued + setters + the append (tail_ store)
+  /\ wpc[w] = "repost_local"
+  /\ LET t == PostedTask(w) IN
+     /\ queued' = Set(queued, t, TRUE)
+     /\ deadline' = Set(deadline, t, "due")
+     /\ posted' = [posted EXCEPT ![t] = @ + 1]
+     /\ batch' = [batch EXCEPT ![w] = Append(@, t)]
+  /\ Goto(w, AfterPost(w))
+  /\ UNCHANGED <<front, ready, pending, frontNotified, readySignal, parked, role, executing,
+                 taking>>
+  /\ UNCHANGED <<state, inWait, ran, running, overtakes>> /\ KeepWorkerLocals(w) /\ KeepOthers
+
+\* code: sched/task_scheduler.h AppendLocal: PushFront(task);
 RepostFront(w) ==              \* a worker may be idle: the usual Post (PushFront)
   /\ wpc[w] = "repost_front"
-  /\ PostPushFrom(w, Timer, "due")
+  /\ PostPushFrom(w, PostedTask(w), "due")
   /\ wWasEmpty' = Set(wWasEmpty, w, front = <<>>)
   /\ Goto(w, "repost_after_push")
   /\ UNCHANGED <<ready, pending, readySignal, parked, role>> /\ KeepLocal
-  /\ UNCHANGED <<state, inWait, ran, running>> /\ KeepClientWakers
+  /\ UNCHANGED <<state, inWait, ran, running, overtakes>> /\ KeepClientWakers
   /\ UNCHANGED <<exit, stopping, stopGen, swept, cFinished, emptyWaiters, emptyMu, cvOwner,
                  oFirst>> /\ UNCHANGED stopWorker
-  /\ UNCHANGED <<wt, moved, popped, backlog, timers, executed, tvisit, took>>
+  /\ UNCHANGED <<wt, moved, popped, backlog, timers, executed, hold, early, seen, tvisit,
+                 took>>
 
 RepostAfterPush(w) ==
   /\ wpc[w] = "repost_after_push"
-  /\ Goto(w, IF wWasEmpty[w] /\ ~role THEN "repost_wake_one" ELSE "batch_next")
+  /\ Goto(w, IF wWasEmpty[w] /\ ~role THEN "repost_wake_one" ELSE AfterPost(w))
   /\ wWasEmpty' = Dead(wWasEmpty, w, FALSE)
-  /\ UNCHANGED <<wt, moved, popped, backlog, timers, executed, tvisit, took>>
+  /\ UNCHANGED <<wt, moved, popped, backlog, timers, executed, hold, early, seen, tvisit,
+                 took>>
   /\ KeepOthers /\ KeepTasks /\ KeepQueues
 
 RepostWakeOne(w) ==
   /\ wpc[w] = "repost_wake_one"
   /\ WakeOneEffect
-  /\ Goto(w, "batch_next")
+  /\ Goto(w, AfterPost(w))
   /\ UNCHANGED <<front, ready, pending, frontNotified, parked, role>> /\ KeepLocal
   /\ KeepWorkerLocals(w) /\ KeepOthers /\ KeepTasks
 
-\* The task boundary (ExecuteBatch after Execute). A local batch (LocalRepost) ends the
-\* batch when a worker may be idle or the ready queue looks empty; the relaxed look at
-\* `executing` may miss an idle worker (go on while tasks are ready). TimerDue with the role
-\* free ends it too: with LocalRepost whenever Timer waits for a future deadline (the
-\* harness's choice), without it (the harness with wakers) whenever that deadline may
-\* have passed, i.e. either way.
-\* code: sched/task_scheduler.h ExecuteBatch: (SomeWorkerMayBeIdle() || (!worker->HasClaimed() && !ReadySeemsNonEmpty(worker)))) {
+\* The task boundary (ExecuteBatch after Execute: `executed` counts the task). A local batch
+\* (LocalRepost) ends the batch when a worker may be idle or the ready queue looks empty;
+\* the relaxed look at `executing` may miss an idle worker (go on while tasks are ready).
+\* TimerDue with the role free ends it too: with LocalRepost whenever Timer waits for a
+\* future deadline (the harness's choice), without it (the harness with wakers) whenever
+\* that deadline may have passed, i.e. either way. With LocalRepost the batch also ends
+\* after E = ExecBatch starts (the loop's bound; elsewhere `executed` only says "some").
+\* (A lone worker would claim its local batch in place, ClaimLocalInPlace; the harnesses
+\* with local batches have two workers.)
+\* code: sched/task_scheduler.h ExecuteBatch: const bool out_of_ready = !worker->HasClaimed() && !ReadySeemsNonEmpty(worker);
+\* code: sched/task_scheduler.h ExecuteBatch: if (SomeWorkerMayBeIdle() ||
 \* code: sched/task_scheduler.h ExecuteBatch: if (TimerDue() && !role_.IsLocked()) break;
+\* code: sched/task_scheduler.h ExecuteBatch: while (executed < options_.execute_batch_size) {
 BatchNext(w) ==
   /\ wpc[w] = "batch_next"
-  /\ executed' = Set(executed, w, TRUE)
+  /\ executed' = Set(executed, w, IF LocalRepost THEN executed[w] + 1 ELSE 1)
   /\ wt' = Dead(wt, w, NoTask)
   /\ IF LocalRepost
        THEN LET loc == batch[w] # <<>>
                 idle == executing < NWorkers
+                full == executed[w] + 1 >= ExecBatch
                 endIt == (loc /\ (idle \/ ready = <<>>))
                          \/ (~role /\ inWait[Timer] /\ deadline[Timer] = "future")
-                missIdle == loc /\ idle /\ ready # <<>>
+                         \/ full
+                missIdle == loc /\ idle /\ ready # <<>> /\ ~full
             IN \/ endIt /\ Goto(w, "after_batch")
                \/ (missIdle \/ ~endIt) /\ Goto(w, "exec")
        ELSE \/ ~role /\ inWait[Timer] /\ deadline[Timer] = "future" /\ Goto(w, "after_batch")
             \/ Goto(w, "exec")
-  /\ UNCHANGED <<moved, popped, backlog, timers, wWasEmpty, tvisit, took>> /\ KeepOthers
-  /\ KeepTasks /\ KeepQueues
+  /\ UNCHANGED <<moved, popped, backlog, timers, wWasEmpty, tvisit, took, hold, early, seen>>
+  /\ KeepOthers /\ KeepTasks /\ KeepQueues
 
-\* The batch ends (executing_.fetch_sub if it ran anything; StopHarness: then
-\* CountFinished). Executed something: loop; role free: take it; a local batch (not
-\* reachable: only a task appends): publish it at the top; else park.
+\* The batch ends: if it ran anything, executing_.fetch_sub, `started` += executed and
+\* AdvanceEpoch (relaxed), StopHarness: then CountFinished; LocalRepost with several workers:
+\* then TakeOverStaleBatches (BugNoBusyTakeOver: not), then the loop top. Ran nothing: role
+\* free: take it; a local batch (not reachable: only a task appends): publish it at the top;
+\* else park. The epoch and `started` act through `seen` only: the owner's new epoch makes
+\* every record of its batch stale (a record of an older epoch and no record lead to the
+\* same next look: record anew), and w's starts count up in its own records.
+\* batch_ended_early (`early`): ended before E starts (without the E bound: always).
+\* TakeOverStaleBatches' looks at the other workers' batches (LooksEmpty, then, if held,
+\* Epoch: relaxed hints) are one step with the batch end here, for every other worker o:
+\* o's batch empty: forget it; no record in o's current epoch: record it (our count starts
+\* at 0); recorded and we have started E tasks since: take it over (the stale_* steps,
+\* then the loop top) and forget it; else look again at our next batch end.
 \* code: sched/task_scheduler.h ExecuteBatch: executing_.fetch_sub(1, std::memory_order_relaxed);
+\* code: sched/task_scheduler.h ExecuteBatch: worker->started += executed;
+\* code: sched/task_scheduler.h ExecuteBatch: worker->local.AdvanceEpoch();
+\* code: sched/internal/local_batch.h AdvanceEpoch: epoch_.store(epoch_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+\* code: sched/task_scheduler.h WorkerMain: batch_ended_early = executed < options_.execute_batch_size;
+\* code: sched/task_scheduler.h WorkerMain: if (local_batches_ && worker_count_ > 1) TakeOverStaleBatches(worker);
+\* code: sched/task_scheduler.h TakeOverStaleBatches: if (other->local.LooksEmpty()) {
+\* code: sched/internal/local_batch.h LooksEmpty: return head_.load(std::memory_order_relaxed) == tail_.load(std::memory_order_relaxed);
+\* code: sched/task_scheduler.h TakeOverStaleBatches: const std::uint32_t epoch = other->local.Epoch();
+\* code: sched/task_scheduler.h TakeOverStaleBatches: if (!seen.held || seen.epoch != epoch) {
+\* code: sched/task_scheduler.h TakeOverStaleBatches: if (self->started - seen.started < options_.execute_batch_size) continue;
+\* code: sched/task_scheduler.h TakeOverStaleBatches: TakeOverLocalBatch(other);
 \* code: sched/task_scheduler.h WorkerMain: if (!role_.IsLocked()) continue;  // the role is free: go and take it
 AfterBatch(w) ==
   /\ wpc[w] = "after_batch"
-  /\ executed' = Set(executed, w, FALSE)
-  /\ executing' = IF executed[w] THEN executing - 1 ELSE executing
-  /\ Goto(w, IF StopHarness /\ executed[w]
-               THEN (IF BugFinisherReadsWaitersFirst THEN "fin_waiters_first"
-                                                     ELSE "count_finished")
-             ELSE IF executed[w] \/ ~role \/ batch[w] # <<>> THEN "top" ELSE "park_spin")
-  /\ UNCHANGED <<wt, moved, popped, backlog, timers, wWasEmpty, tvisit, took>> /\ KeepOthers
+  /\ LET ran1 == executed[w] > 0
+         looks == LocalRepost /\ ran1 /\ NWorkers > 1 /\ ~BugNoBusyTakeOver
+         \* w's records after the batch's starts, and after its looks
+         counted(o) == IF seen[w][o] = NoRecord THEN NoRecord
+                       ELSE Min(ExecBatch, seen[w][o] + executed[w])
+         takeIt(o) == batch[o] # <<>> /\ counted(o) # NoRecord /\ counted(o) >= ExecBatch
+         looked(o) == CASE batch[o] = <<>> \/ takeIt(o) -> NoRecord
+                        [] counted(o) = NoRecord -> 0
+                        [] OTHER -> counted(o)
+         stale == {o \in Workers \ {w} : looks /\ takeIt(o)}
+     IN
+     /\ executed' = Set(executed, w, 0)
+     /\ executing' = IF ran1 THEN executing - 1 ELSE executing
+     /\ early' = Set(early, w, ~LocalRepost \/ executed[w] < ExecBatch)
+     /\ seen' = IF LocalRepost /\ ran1
+                  THEN [v \in Workers |-> [o \in Workers |->
+                         CASE v = w /\ o # w -> IF looks THEN looked(o) ELSE counted(o)
+                           [] v # w /\ o = w -> NoRecord
+                           [] OTHER -> seen[v][o]]]
+                  ELSE seen
+     /\ tvisit' = IF stale # {} THEN Set(tvisit, w, stale) ELSE tvisit
+     /\ Goto(w, IF StopHarness /\ ran1
+                  THEN (IF BugFinisherReadsWaitersFirst THEN "fin_waiters_first"
+                                                        ELSE "count_finished")
+                ELSE IF stale # {} THEN "stale_take"
+                ELSE IF ran1 \/ ~role \/ batch[w] # <<>> THEN "top" ELSE "park_spin")
+  /\ UNCHANGED <<wt, moved, popped, backlog, timers, wWasEmpty, took, hold>> /\ KeepOthers
   /\ KeepTasks /\ UNCHANGED <<front, ready, pending, frontNotified, readySignal, parked, role>>
-  /\ UNCHANGED batch
+  /\ UNCHANGED <<batch, taking>>
 
 ----------------------------------------------------------------------------
 (* CountFinished (StopHarness): the finisher's half of the Dekker pair with WaitEmpty:    *)
@@ -885,10 +1066,11 @@ FinNotify(w) ==
 (* Leaving (StopHarness): the role holder unlocks first; every exiting worker passes the  *)
 (* exit on (Send, Notify) and is gone (wpc "off"; its locals reset for a restart).         *)
 
-ExitUnlock(w) ==               \* Schedule returned result.exit: Unlock, then break
+\* code: sched/task_scheduler.h WorkerMain: if (result.exit) continue;
+ExitUnlock(w) ==               \* Schedule returned result.exit: Unlock, then the loop top
   /\ wpc[w] = "exit_unlock"
   /\ role' = FALSE
-  /\ Goto(w, "exit_send")
+  /\ Goto(w, "top")
   /\ UNCHANGED <<front, ready, pending, frontNotified, readySignal, parked>> /\ KeepLocal
   /\ KeepWorkerLocals(w) /\ KeepOthers /\ KeepTasks
 
@@ -901,7 +1083,8 @@ ExitSend(w) ==
   /\ wt' = Set(wt, w, NoTask) /\ moved' = Set(moved, w, 0) /\ popped' = Set(popped, w, 0)
   /\ backlog' = Set(backlog, w, FALSE) /\ timers' = Set(timers, w, FALSE)
   /\ wWasEmpty' = Set(wWasEmpty, w, FALSE) /\ wStop' = Set(wStop, w, FALSE)
-  /\ UNCHANGED <<executed, tvisit, took, uncounted, wSawWaiters>>
+  /\ early' = Set(early, w, TRUE) /\ seen' = Set(seen, w, [o \in Workers |-> NoRecord])
+  /\ UNCHANGED <<executed, tvisit, took, hold, uncounted, wSawWaiters>>
   /\ UNCHANGED <<front, ready, pending, parked, role>> /\ KeepLocal
   /\ KeepClientWakers /\ KeepTasks
   /\ UNCHANGED <<exit, stopping, stopGen, swept, cPosted, cPostedShared, cFinished,
@@ -937,7 +1120,8 @@ ParkRecheckReady(w) == Jump(w, "park_recheck_ready", IF exit \/ ready # <<>> THE
 ParkRecheckSleep(w, from, sleep, elseTo) ==
   /\ wpc[w] = from
   /\ IF sleep THEN EnterSleep(w, "park") ELSE Goto(w, elseTo) /\ UNCHANGED tvisit
-  /\ UNCHANGED <<wt, moved, popped, backlog, timers, executed, wWasEmpty, took>>
+  /\ UNCHANGED <<wt, moved, popped, backlog, timers, executed, hold, early, seen, wWasEmpty,
+                 took>>
   /\ KeepOthers /\ KeepTasks /\ KeepQueues
 
 ParkRecheckRole(w) == ParkRecheckSleep(w, "park_recheck_role", role, "park_recheck_front")
@@ -962,72 +1146,169 @@ ParkDone(w) ==                 \* parked_.fetch_sub(1)
   /\ KeepWorkerLocals(w) /\ KeepOthers /\ KeepTasks
 
 ----------------------------------------------------------------------------
-(* Publishing local batches (LocalRepost only). PublishLocalToFront of worker o's batch,   *)
-(* run by p = "own" (the owner at the top of its loop, the role held elsewhere), "sched"  *)
-(* (the role holder, its own batch behind a non-empty front queue), "park" or "role"      *)
-(* (TakeOverLocalBatches: an idle worker, o another worker, visited one by one).          *)
+(* Publishing local batches (LocalRepost only; sched/internal/local_batch.h). A batch is  *)
+(* taken whole by one CAS on its head (Take) and pushed into the front queue as one chain  *)
+(* (PushChainToFront: one exchange, the Notify if the queue was empty, then               *)
+(* AfterFrontPush's check of the role and a WakeOne), or (MoveLocalToReady) into the      *)
+(* ready queue.                                                                            *)
+(* The owner's publications (TakeAsOwner: Take, then wait while a take-over runs), p =     *)
+(*   "own"    PublishOwnLocalToFront at the loop top, the role held elsewhere;             *)
+(*   "sched"  PublishOwnLocalToFront by the role holder, behind a non-empty front queue;   *)
+(*   "move"   MoveLocalToReady by the role holder behind an empty front queue: into the    *)
+(*            ready queue, or through the front queue if a taker's push made it non-empty; *)
+(*   "append" PublishOwnLocalToFront in AppendLocal (a worker may be idle), before its     *)
+(*            PushFront: the per-poster order;                                             *)
+(*   "exit"   PublishOwnLocalToFront at the loop top when exit_ is set.                    *)
+(* The owner's Take, its wait and its push are one step here, enabled only while no        *)
+(* take-over of its batch runs (`taking` clear). With one taker at a time that has the     *)
+(* code's outcomes: a Take of the owner that comes first leaves the taker nothing, and one *)
+(* that comes after the taker's CAS finds only what the owner appended since, which the    *)
+(* owner pushes after the taker's push either way (it waits for `taking`).                 *)
+(* The take-overs of another worker o's batch (TakeOver), p =                              *)
+(*   "park", "role"  TakeOverLocalBatches: an idle worker before it parks / sleeps in the  *)
+(*            role (BugNoTakeOver: nothing);                                               *)
+(*   "stale"  TakeOverStaleBatches at the end of an execution batch that started a task,   *)
+(*            when its look finds o's batch held for E of our starts in one epoch of o     *)
+(*            (BugNoBusyTakeOver: no look).                                                *)
+(* A take-over's steps: taking_.exchange(true) and the Take (one step: an exchange that    *)
+(* takes nothing is not visible to the owner); the push; AfterFrontPush; taking_ = false   *)
+(* with the last of these (nothing of the owner's runs between them). The owner waits from *)
+(* the Take to the clear: the window in which it would otherwise push a later post of its  *)
+(* own ahead of the taken ones. The other workers are visited one by one (tvisit; the      *)
+(* current one is PubTarget).                                                              *)
 
-PubTarget(w, p) == IF p \in {"own", "sched"} THEN w ELSE CHOOSE o \in tvisit[w] : TRUE
-PubDone(p) == CASE p = "own" -> "exec"
-                [] p = "sched" -> "pop_expired"
-                [] OTHER -> p \o "_to_next"
-IsTakeOver(p) == p \in {"park", "role"}
+IsTakeOver(p) == p \in {"park", "role", "stale"}
+OwnerPubs == {"own", "sched", "move", "append", "exit"}
+PubTarget(w, p) == IF IsTakeOver(p) THEN CHOOSE o \in tvisit[w] : TRUE ELSE w
+\* Where a publication goes on: the owner's to its caller; a take-over to the next worker.
+NextVisit(w, p, o) == CASE p # "stale" -> p \o "_to_next"
+                        [] tvisit[w] \ {o} = {} -> "top"
+                        [] OTHER -> "stale_take"
+PubDone(w, p) == CASE p = "own" -> "exec"
+                   [] p \in {"sched", "move"} -> "pop_expired"
+                   [] p = "append" -> "repost_front"
+                   [] p = "exit" -> "exit_send"
+                   [] OTHER -> NextVisit(w, p, PubTarget(w, p))
+\* The end of a take-over's visit of o: taking_ = false, o visited.
+EndVisit(w, p) ==
+  IF IsTakeOver(p)
+    THEN LET o == PubTarget(w, p) IN /\ taking' = Set(taking, o, FALSE)
+                                    /\ tvisit' = Set(tvisit, w, tvisit[w] \ {o})
+    ELSE UNCHANGED <<taking, tvisit>>
 
-\* TakeLocalBatch (one CAS takes it all) + PushChain (one exchange) + the Notify if the
-\* front queue was empty.
-\* code: sched/task_scheduler.h TakeLocalBatch: if (owner->local_head.compare_exchange_weak(head, tail, std::memory_order_acq_rel,
-\* code: sched/task_scheduler.h PublishLocalToFront: AfterFrontPush(front_.PushChain(batch[0], batch[count - 1]));
-PubTake(w, p) ==
+KeepPubLocals == UNCHANGED <<wt, popped, backlog, timers, executed, wWasEmpty, early, seen>>
+
+\* The owner: TakeAsOwner (Take, the wait while `taking`) and the push, one step (above).
+\* Nothing taken: done; "move" behind an empty front queue: PushPending each; else the chain
+\* into the front queue, the Notify when it was empty, and AfterFrontPush's check next (only
+\* then: `if (!was_empty) return`).
+\* code: sched/task_scheduler.h PublishOwnLocalToFront: const std::uint32_t count = worker->local.TakeAsOwner(batch);
+\* code: sched/task_scheduler.h MoveLocalToReady: const std::uint32_t count = worker->local.TakeAsOwner(batch);
+\* code: sched/internal/local_batch.h TakeAsOwner: const std::uint32_t count = Take(out);
+\* code: sched/internal/local_batch.h Take: if (head_.compare_exchange_weak(head, tail, std::memory_order_acq_rel,
+\* code: sched/internal/local_batch.h TakeAsOwner: while (taking_.load(std::memory_order_acquire)) YieldThread();
+\* code: sched/task_scheduler.h MoveLocalToReady: if (!front_.IsEmpty()) {
+\* code: sched/task_scheduler.h MoveLocalToReady: PushChainToFront(batch, count);
+\* code: sched/task_scheduler.h MoveLocalToReady: for (std::uint32_t i = 0; i < count; ++i) ready_.PushPending(batch[i]);
+\* code: sched/task_scheduler.h PushChainToFront: AfterFrontPush(front_.PushChain(tasks[0], tasks[count - 1]));
+OwnPub(w, p) ==
   /\ wpc[w] = p \o "_pub"
-  /\ LET o == PubTarget(w, p) IN
-     /\ tvisit' = IF IsTakeOver(p) THEN Set(tvisit, w, tvisit[w] \ {o}) ELSE tvisit
-     /\ IF batch[o] # <<>>
-          THEN /\ front' = front \o batch[o]
-               /\ frontNotified' = (frontNotified \/ front = <<>>)
-               /\ batch' = Set(batch, o, <<>>)
-               /\ wWasEmpty' = Set(wWasEmpty, w, front = <<>>)
-               /\ took' = IF IsTakeOver(p) THEN Set(took, w, TRUE) ELSE took
-               /\ Goto(w, p \o "_pub_after")
-          ELSE /\ UNCHANGED <<front, frontNotified, batch, wWasEmpty, took>>
-               /\ Goto(w, PubDone(p))
-  /\ UNCHANGED <<ready, pending, readySignal, parked, role, executing>>
-  /\ UNCHANGED <<wt, moved, popped, backlog, timers, executed>> /\ KeepOthers /\ KeepTasks
+  /\ ~taking[w]
+  /\ batch' = Set(batch, w, <<>>)
+  /\ LET b == batch[w] IN
+     IF b = <<>>
+       THEN /\ Goto(w, PubDone(w, p))
+            /\ UNCHANGED <<front, frontNotified, pending, moved>>
+       ELSE IF p = "move" /\ front = <<>>
+       THEN /\ pending' = pending \o b
+            /\ moved' = [moved EXCEPT ![w] = @ + Len(b)]
+            /\ Goto(w, PubDone(w, p))
+            /\ UNCHANGED <<front, frontNotified>>
+       ELSE /\ front' = front \o b
+            /\ frontNotified' = (frontNotified \/ front = <<>>)
+            /\ Goto(w, IF front = <<>> THEN p \o "_after" ELSE PubDone(w, p))
+            /\ UNCHANGED <<pending, moved>>
+  /\ UNCHANGED <<ready, readySignal, parked, role, executing, taking>>
+  /\ UNCHANGED <<hold, tvisit, took>> /\ KeepPubLocals /\ KeepOthers /\ KeepTasks
 
+\* A take-over: taking_.exchange(true) (another take-over running: return false; not
+\* reachable with two workers) and Take into `hold`; nothing taken: clear, next. `took`
+\* remembers that TakeOverLocalBatches found some.
+\* code: sched/task_scheduler.h TakeOverLocalBatch: return owner->local.TakeOver(
+\* code: sched/internal/local_batch.h TakeOver: if (taking_.exchange(true, std::memory_order_acquire)) return false;
+\* code: sched/internal/local_batch.h TakeOver: const std::uint32_t count = Take(items);
+TakeTake(w, p) ==
+  /\ wpc[w] = p \o "_take"
+  /\ LET o == PubTarget(w, p) IN
+     IF taking[o] \/ batch[o] = <<>>
+       THEN /\ tvisit' = Set(tvisit, w, tvisit[w] \ {o})
+            /\ Goto(w, NextVisit(w, p, o))
+            /\ UNCHANGED <<taking, batch, hold, took>>
+       ELSE /\ taking' = Set(taking, o, TRUE)
+            /\ hold' = Set(hold, w, batch[o])
+            /\ batch' = Set(batch, o, <<>>)
+            /\ took' = IF p \in {"park", "role"} THEN Set(took, w, TRUE) ELSE took
+            /\ Goto(w, p \o "_push")
+            /\ UNCHANGED tvisit
+  /\ UNCHANGED <<front, ready, pending, frontNotified, readySignal, parked, role, executing>>
+  /\ UNCHANGED moved /\ KeepPubLocals /\ KeepOthers /\ KeepTasks
+
+\* The take-over's publication: the chain into the front queue (Notify if it was empty);
+\* AfterFrontPush next if it was empty, else taking_ = false now.
+\* code: sched/internal/local_batch.h TakeOver: if (count > 0) publish(items, count);
+\* code: sched/internal/local_batch.h TakeOver: taking_.store(false, std::memory_order_release);
+TakePush(w, p) ==
+  /\ wpc[w] = p \o "_push"
+  /\ front' = front \o hold[w]
+  /\ frontNotified' = (frontNotified \/ front = <<>>)
+  /\ hold' = Set(hold, w, <<>>)
+  /\ IF front = <<>>
+       THEN Goto(w, p \o "_after") /\ UNCHANGED <<taking, tvisit>>
+       ELSE Goto(w, PubDone(w, p)) /\ EndVisit(w, p)
+  /\ UNCHANGED <<ready, pending, readySignal, parked, role, batch, executing>>
+  /\ UNCHANGED <<moved, took>> /\ KeepPubLocals /\ KeepOthers /\ KeepTasks
+
+\* AfterFrontPush after a push into an empty front queue (the owner's or a take-over's; a
+\* take-over clears taking_ with its last step).
 \* code: sched/task_scheduler.h AfterFrontPush: if (!role_.IsLocked(std::memory_order_seq_cst) && parked_.load(std::memory_order_seq_cst) > 0) {
-PubAfter(w, p) ==              \* AfterFrontPush: was empty and the role is free: WakeOne next
-  /\ wpc[w] = p \o "_pub_after"
-  /\ Goto(w, IF wWasEmpty[w] /\ ~role THEN p \o "_pub_wake" ELSE PubDone(p))
-  /\ wWasEmpty' = Set(wWasEmpty, w, FALSE)
-  /\ UNCHANGED <<wt, moved, popped, backlog, timers, executed, tvisit, took>>
-  /\ KeepOthers /\ KeepTasks /\ KeepQueues
+PubAfter(w, p) ==              \* the role free: WakeOne next
+  /\ wpc[w] = p \o "_after"
+  /\ IF ~role THEN Goto(w, p \o "_wake") /\ UNCHANGED <<taking, tvisit>>
+              ELSE Goto(w, PubDone(w, p)) /\ EndVisit(w, p)
+  /\ UNCHANGED <<front, ready, pending, frontNotified, readySignal, parked, role, batch,
+                 executing>>
+  /\ UNCHANGED <<moved, hold, took>> /\ KeepPubLocals /\ KeepOthers /\ KeepTasks
 
 PubWake(w, p) ==
-  /\ wpc[w] = p \o "_pub_wake"
+  /\ wpc[w] = p \o "_wake"
   /\ WakeOneEffect
-  /\ Goto(w, PubDone(p))
-  /\ UNCHANGED <<front, ready, pending, frontNotified, parked, role>> /\ KeepLocal
-  /\ KeepWorkerLocals(w) /\ KeepOthers /\ KeepTasks
+  /\ Goto(w, PubDone(w, p)) /\ EndVisit(w, p)
+  /\ UNCHANGED <<front, ready, pending, frontNotified, parked, role, batch, executing>>
+  /\ UNCHANGED <<moved, hold, took>> /\ KeepPubLocals /\ KeepOthers /\ KeepTasks
 
 \* TakeOverLocalBatches' loop: the next other worker, or done: found some -> look again
 \* (Park returns, Schedule continues); found none -> sleep (ReceiveUntil / WaitUntil).
+\* code: sched/task_scheduler.h TakeOverLocalBatches: if (other.get() != self && TakeOverLocalBatch(other.get())) found = true;
 TakeOverNext(w, p) ==
   /\ wpc[w] = p \o "_to_next"
   /\ IF tvisit[w] # {}
-       THEN Goto(w, p \o "_pub") /\ UNCHANGED took
+       THEN Goto(w, p \o "_take") /\ UNCHANGED took
        ELSE /\ took' = Set(took, w, FALSE)
             /\ Goto(w, CASE p = "park" -> IF took[w] THEN "park_done" ELSE "park_receive"
                          [] p = "role" -> IF took[w] THEN "sched_start" ELSE "wait_until")
-  /\ UNCHANGED <<wt, moved, popped, backlog, timers, executed, wWasEmpty, tvisit>>
+  /\ UNCHANGED <<wt, moved, popped, backlog, timers, executed, wWasEmpty, tvisit, hold, early,
+                 seen>>
   /\ KeepOthers /\ KeepTasks /\ KeepQueues
 
 Publish(w) ==
-  \E p \in {"own", "sched", "park", "role"} :
-    PubTake(w, p) \/ PubAfter(w, p) \/ PubWake(w, p)
-    \/ (IsTakeOver(p) /\ TakeOverNext(w, p))
+  \/ \E p \in OwnerPubs : OwnPub(w, p)
+  \/ \E p \in OwnerPubs \cup {"park", "role", "stale"} : PubAfter(w, p) \/ PubWake(w, p)
+  \/ \E p \in {"park", "role", "stale"} : TakeTake(w, p) \/ TakePush(w, p)
+  \/ \E p \in {"park", "role"} : TakeOverNext(w, p)
 
 Worker(w) ==
   \/ TryLock(w) \/ ScheduleStart(w) \/ SchedulePop(w) \/ ReceiveFromFront(w)
-  \/ TryPendingToWaiting(w) \/ WaitQueuePush(w) \/ SchedLocal(w) \/ SchedMoveLocal(w)
+  \/ TryPendingToWaiting(w) \/ WaitQueuePush(w) \/ SchedLocal(w)
   \/ PopExpired(w) \/ TryWaitingToReady(w)
   \/ ScheduleDecide(w) \/ WaitUntil(w) \/ Unlock(w) \/ ReleaseCheck(w) \/ WakeOne(w)
   \/ ExecuteBatchPop(w) \/ ChainWake(w) \/ BeginExecution(w) \/ BeginExchange(w)
@@ -1045,7 +1326,8 @@ AllRan == \A t \in Tasks : ran[t] = CASE t # Timer -> 1 [] StopHarness -> 3 [] O
 
 \* At rest: every post ran, the client and wakers are done (workers sleep). Only then may
 \* the system stop moving; any other state without a successor is a deadlock (TLC reports it).
-AtRest == AllRan /\ cpc = "done" /\ \A k \in Wakers : kpc[k] = "done"
+\* (EndlessRepost never rests: Reposter runs forever.)
+AtRest == ~EndlessRepost /\ AllRan /\ cpc = "done" /\ \A k \in Wakers : kpc[k] = "done"
 
 Next ==
   \/ \E w \in Workers : Worker(w)
@@ -1065,15 +1347,16 @@ Count(s, t) == Cardinality({i \in DOMAIN s : s[i] = t})
 \* Exactly once: no run without its post, never two runs of a task at once.
 RunsMatchPosts == \A t \in Tasks : ran[t] <= posted[t] /\ running[t] <= 1
 
-\* Never in two queues: at most once in front/pending/ready/the local batches together, and
-\* a task that is ready is not in the wait queue (a woken waiting task may sit in the front
-\* queue and in the wait queue at once: the sched-role removes it from the wait queue on
-\* receipt).
+\* Never in two queues: at most once in front/pending/ready/the local batches/the batches
+\* taken and not yet pushed together, and a task that is ready is not in the wait queue (a
+\* woken waiting task may sit in the front queue and in the wait queue at once: the
+\* sched-role removes it from the wait queue on receipt).
 NeverInTwoQueues ==
   \A t \in Tasks :
     /\ Count(front, t) + Count(pending, t) + Count(ready, t)
-         + Cardinality({w \in Workers : t \in Range(batch[w])}) <= 1
-    /\ \A w \in Workers : Count(batch[w], t) <= 1
+         + Cardinality({w \in Workers : t \in Range(batch[w])})
+         + Cardinality({w \in Workers : t \in Range(hold[w])}) <= 1
+    /\ \A w \in Workers : Count(batch[w], t) <= 1 /\ Count(hold[w], t) <= 1
     /\ Count(pending, t) + Count(ready, t) = 1 => ~inWait[t]
 
 \* Post order for two tasks due at once (Blocker, then Timer with its first deadline due;
@@ -1102,6 +1385,7 @@ StopDrains ==
   cpc = "stop_returned" =>
      /\ Finished /\ AllWorkersOff /\ ~role /\ parked = 0
      /\ front = <<>> /\ ready = <<>> /\ pending = <<>>
+     /\ \A w \in Workers : batch[w] = <<>> /\ hold[w] = <<>>
      /\ \A t \in Tasks : ~inWait[t] /\ ~queued[t]
 
 \* Liveness: every post eventually runs.
@@ -1110,12 +1394,35 @@ EveryPostRuns == <>AllRan
 \* StopHarness: every Stop returns (the owner gets to the end).
 StopsReturn == <>(cpc = "done")
 
+\* EndlessRepost (Reposter never ends, so EveryPostRuns cannot hold; the finite posts):
+\* X, held in the local batch of Long's worker while Long blocks until it has run, starts,
+\* and Long returns; under weak fairness of each worker, while Reposter runs on the other.
+HeldPostRuns == <>(ran[X] = 1 /\ ran[Long] = 1 /\ running[Long] = 0)
+
+\* EndlessRepost: the order bound. Reposter's starts between X's post and X's start are at
+\* most OvertakeBound = 3E (derived at OvertakeBound's definition).
+BoundedOvertaking == overtakes <= OvertakeBound
+
+\* EndlessRepost, this harness's own bound, E + 1: while X is held, every execution batch of
+\* Reposter's worker is one start (its re-post is held and nothing else is ready, so the
+\* batch ends), so the first look comes after at most one start (the Reposter that worker
+\* had popped when X was appended), the take-over after E more batches of one start, and
+\* then X is ahead of Reposter (the taker's role take pops X from the front queue before it
+\* moves its own held re-post). Reached (TLC finds a violation of overtakes <= E): it pins
+\* the rule's threshold, where 3E would let an off-by-one or two through.
+HarnessOvertaking == overtakes <= ExecBatch + 1
+
 TypeOK ==
   /\ role \in BOOLEAN /\ parked \in 0..NWorkers /\ executing \in 0..NWorkers
   /\ \A t \in Tasks : state[t] \subseteq {"waiting", "woken", "signaled", "cancelled"}
   /\ \A w \in Workers : Range(batch[w]) \subseteq Tasks /\ tvisit[w] \subseteq Workers \ {w}
-  /\ executing = Cardinality({w \in Workers : executed[w] \/ wpc[w] \in
+  /\ \A w \in Workers : Range(hold[w]) \subseteq Tasks /\ early[w] \in BOOLEAN
+  /\ \A w \in Workers : taking[w] \in BOOLEAN /\ executed[w] \in 0..Max(ExecBatch, 1)
+  /\ \A w, o \in Workers : seen[w][o] \in {NoRecord} \cup 0..ExecBatch
+                           /\ (o = w => seen[w][o] = NoRecord)
+  /\ overtakes \in 0..OvertakeBound + 1
+  /\ executing = Cardinality({w \in Workers : executed[w] > 0 \/ wpc[w] \in
        {"chain_wake", "begin_execution", "begin_exchange", "callback", "repost_decide",
         "repost_local", "repost_front", "repost_after_push", "repost_wake_one",
-        "batch_next"}})
+        "append_pub", "append_after", "append_wake", "batch_next"}})
 =============================================================================

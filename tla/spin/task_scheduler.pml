@@ -27,6 +27,14 @@
  *   hold BLOCKER, so the worker goes on with it and blocks. Only the first worker, once
  *   SHORT ends, can move the re-post: by taking the batch over before it parks or sleeps.
  *   Run it with -DBATCH=3, so that one Schedule moves all three tasks to the ready queue.
+ *   -DENDLESS_REPOSTER (needs -DEXEC_BATCH=E): two workers and three tasks instead. The
+ *   client posts LONG_T and RP_T (run now). RP_T re-posts itself to run now every time it
+ *   runs, for ever (so its post goes into its worker's local batch whenever the other
+ *   worker executes too). LONG_T posts X_T to run now (held in its worker's local batch
+ *   while both execute) and then does not return until X_T has run: a coroutine's
+ *   WaitFor, modelled as the worker blocked inside the task. Its worker's batch never ends,
+ *   and the re-poster's worker is never idle, so only the busy take-over
+ *   (TakeOverStaleBatches) can move X_T. See "The bound" below.
  *
  *   -DSTOP: the lifecycle instead (see "Stop" below).
  *
@@ -40,18 +48,61 @@
  *   - no lost wakeup / no deadlock: when nothing can move any more (Spin's `timeout`), every
  *     post has run; workers may only rest parked on the ready signal or in WaitUntil;
  *   - liveness (LTL all_run, weak fairness): every post eventually runs.
+ *   With ENDLESS_REPOSTER (which never comes to rest: the Watchdog asserts it never does):
+ *   - liveness (LTL every_post_starts, weak fairness): X_T starts (so LONG_T did), and every
+ *     post of RP_T starts ([] (queued -> <> !queued)); x_starts is X_T's part alone;
+ *   - the bound (safety, an assertion at each start): RP_T starts at most RP_BOUND =
+ *     EXEC_BATCH + 1 times between X_T's post and X_T's start.
  *
- * Local batches (sched/task_scheduler.h, "Local batches and claimed tasks"): a run-now post
- * made by a task while every worker executes (executing == WORKERS, read before the
- * append, as SomeWorkerMayBeIdle does) goes into the worker's local batch; the batch is
- * published when the execution batch ends (a worker is idle or the ready queue looks empty
- * at a task boundary, or the ready queue ran dry): by the role holder straight into the
- * ready queue when the front queue is empty, else as one chain into the front queue (also
- * when the role is held elsewhere). An idle worker takes the other workers' batches over
- * (publishes them) before it parks or sleeps in the role, and, while a worker executes,
- * sleeps with a timeout (it may wake at any moment to look again). Claimed tasks (several
- * ready tasks taken at once) exist only with one worker, where they are plain FIFO order;
- * they are not modelled.
+ * The bound (ENDLESS_REPOSTER). Let W be the re-poster's worker, E = EXEC_BATCH. While X_T
+ * waits, LONG_T's worker is inside one execution batch (executing counts it), so every
+ * re-post of RP_T on W sees every worker executing and is held in W's local batch; at the
+ * task boundary the ready queue is empty, so W's execution batch ends after every start
+ * of RP_T (ExecuteBatch publishes a held batch early when the ready queue looks empty).
+ * After each such batch W looks at the other batch (TakeOverStaleBatches), whose owner's
+ * epoch cannot move (its execution batch does not end), then takes the role and moves its
+ * own batch (RP_T) to the ready queue (MoveLocalToReady).
+ *   1. W's first look after X_T's append records the held batch (seen_since = 0). Before
+ *      it, W starts RP_T at most once: the start of the batch in progress at the append if
+ *      it comes after the append (RP_T popped before, started after), or, if W was between
+ *      batches (its look came before the append), the start of its next batch.
+ *   2. Each later batch of W adds its one start to seen_since; the look at the end of the
+ *      E-th takes X_T over: E starts.
+ *   3. The take-over pushes X_T into the front queue while RP_T's re-post is held in W's
+ *      batch; W's next Schedule makes X_T ready from the front queue before it moves its
+ *      own batch behind it: no more start of RP_T before X_T.
+ * So at most 1 + E = RP_BOUND. Both ways checked: rp_starts <= E + 1 holds for E = 1, 2
+ * (3 by hand), and rp_starts < E + 1 fails (-DASSERT_BELOW_BOUND): the bound is reached.
+ * It is within the code's general bound of 3 * E starts of another worker (sched/
+ * task_scheduler.h, "Local batches and the order bound": up to E to the first look, E
+ * more, plus the rest of the batch that gets there), here 1 + E + 0 since W's batches
+ * have one start each.
+ *
+ * Local batches (sched/task_scheduler.h, "Local batches and the order bound";
+ * sched/internal/local_batch.h; PostOrder::kBatched: kStrict, no local batches, is not
+ * modelled): a run-now post made by a task while every worker executes (executing ==
+ * WORKERS, read before the append, as SomeWorkerMayBeIdle does) goes into the worker's
+ * local batch; the batch is published when the execution batch ends (a worker is idle or
+ * the ready queue looks empty at a task boundary, or the ready queue ran dry): by the role
+ * holder straight into the ready queue when the front queue is empty, else as one chain
+ * into the front queue (also when the role is held elsewhere). Any other post by a task
+ * (a deadline, or a run-now post while a worker may be idle) first publishes the poster's
+ * held batch into the front queue (per-poster order). Other workers take a batch over
+ * (LocalBatch::TakeOver, one chain into the front queue): an idle one before it parks or
+ * sleeps in the role (and, while a worker executes, it sleeps with a timeout: it may wake
+ * at any moment to look again); a busy one at the end of each of its execution batches
+ * that executed tasks (TakeOverStaleBatches), when the batch has stayed held at the same
+ * epoch of its owner while the looker started EXEC_BATCH tasks (epochs and start counts
+ * are kept as described at seen_held). Only with -DEXEC_BATCH (without it the threshold is
+ * never reached). A take-over holds `taking` from before its take to after its push; the
+ * owner's own take (TakeAsOwner) waits while it is set, so what the owner publishes next
+ * lands behind the taker's chain. Claimed tasks exist only with one worker (worker_count
+ * 1, only in the Stop harness: WORKERS=1, or Stop's fresh worker; CLAIMS): it takes every
+ * ready task at once (PopUpTo) and runs them first, and, out of ready tasks with a held
+ * batch, claims the batch and runs it in place unless the front queue holds posts or a
+ * timer is due (ClaimLocalInPlace). With STOP, a worker leaving at exit_ first publishes
+ * its batch and runs its claimed tasks (a worker's batch and claims are destroyed with
+ * it).
  *
  * Timers: the role holder publishes the wait queue's nearest deadline (`nearest`, i.e.
  * nearest_deadline_ is finite) once per pass and wakes a parked worker when it published a
@@ -72,8 +123,15 @@
  * WORKERS=1: a poster thread posts LATE (run now) once, at any moment up to the first Stop's
  * join (it may race with WaitEmpty and the exit) or, with RESTART, before the second Stop;
  * TIMER's run re-posts it once to run at once (a post by a task, counted in its worker's
- * slot). WORKERS=2 (the exit passed on between workers): the owner posts LATE before Start
- * and TIMER does not re-post (the full harness with two workers exceeds 14 M states).
+ * slot; held in the local batch, since the one worker executes, and run in place).
+ * -DLATE_REPOSTS: the poster posts LATE, then LATE2, and LATE's first run re-posts it once,
+ * so posts made after WaitEmpty returned can be held when the worker sees exit_: the
+ * re-post in the local batch (LATE2 in the front queue keeps ClaimLocalInPlace from running
+ * it in place; the exit publishes it and Stop's drain loop runs it on a fresh worker), or,
+ * with -DEXEC_BATCH=1, claimed (the batch ends at one start with the re-post claimed; the
+ * exit runs it). WORKERS=2 (the exit passed on between workers): the owner
+ * posts LATE before Start and TIMER does not re-post (the full harness with two workers
+ * exceeds 14 M states).
  * AllFinished's two sums are one step each (the order between them is what the code relies
  * on). PostCounters: one slot per worker index (kept across restarts) and the shared slot
  * of outside posters; AllFinished sums every `finished`, then every `posted`. WaitEmpty: register in empty_waiters_, then
@@ -115,6 +173,17 @@
  *   BUG_NO_TAKEOVER         (with LOCAL_REPOST) an idle worker does not take over the
  *                           other workers' local batches: a re-post waits behind a task
  *                           that waits for it.
+ *   BUG_NO_BUSY_TAKEOVER    (with ENDLESS_REPOSTER) the take-over rule before issue 31:
+ *                           only an idle worker takes batches over, a busy one never
+ *                           (no TakeOverStaleBatches). X_T waits behind LONG_T for as long
+ *                           as RP_T keeps its worker busy: for ever (an acceptance cycle of
+ *                           every_post_starts), and RP_T starts more than RP_BOUND times
+ *                           meanwhile (the bound's assertion).
+ *   BUG_EXIT_DROPS_LOCAL    (with STOP, LATE_REPOSTS) the exit before issue 31: a worker
+ *                           leaves at exit_ (at the loop top or from Schedule's exit) at
+ *                           once, and the post held in its local batch (or, with
+ *                           EXEC_BATCH=1, claimed) is destroyed with it: Stop's drain never
+ *                           sees it run and waits for ever.
  *   BUG_WAITEMPTY_READ_BEFORE_FINISH  (with STOP) CountFinished reads empty_waiters_ before
  *                           it stores the finished count (the Dekker pair with WaitEmpty
  *                           turned around): WaitEmpty registers and checks in between, finds
@@ -137,6 +206,13 @@
 #if defined(EXEC_BATCH) || defined(STOP)
 #define COUNT_EXECUTED           /* the batch bound or CountFinished needs the count */
 #endif
+#ifdef EXEC_BATCH
+/* The busy take-over (TakeOverStaleBatches) fires only after execute_batch_size starts of
+ * the looking worker: its records are kept only when that bound can be reached. Without
+ * EXEC_BATCH (255, more starts than any finite harness has) they could never have an
+ * effect, so they are left out of the state. */
+#define STALE_TAKEOVER
+#endif
 #ifndef EXEC_BATCH
 #define EXEC_BATCH 255           /* execute_batch_size: never reached by these harnesses */
 #endif
@@ -152,8 +228,18 @@
 #define TIMER_POSTS 2
 #define STOP_POSTER              /* one worker: LATE comes from a poster thread */
 #endif
-#define TASKS 2
 #define LATE 0                   /* in the Stop harness, task 0 is the poster's task */
+#ifdef LATE_REPOSTS
+#if WORKERS != 1
+#error "LATE_REPOSTS is a variant of the one-worker Stop harness"
+#endif
+#define TASKS 3
+#define LATE2 2                  /* the poster's second task (runs once) */
+#define LATE_POSTS 2             /* LATE's first run re-posts it to run now */
+#else
+#define TASKS 2
+#define LATE_POSTS 1
+#endif
 #define SHARED WORKERS           /* PostCounters' shared slot, after the workers' slots */
 #define WORKER_COUNT worker_count
 #ifdef RESTART
@@ -167,6 +253,24 @@
 /* The client posts TIMER (due) before BLOCKER. */
 #define FIRST_DUE TIMER
 #define SECOND_DUE BLOCKER
+#elif defined(ENDLESS_REPOSTER)
+#if WORKERS != 2
+#error "the endless re-poster harness has two workers"
+#endif
+#ifndef STALE_TAKEOVER
+#error "the endless re-poster harness needs -DEXEC_BATCH=N (the busy take-over's threshold)"
+#endif
+#define TASKS 3
+#define LONG_T 0                 /* the long task: posts X_T, then waits until it has run */
+#define RP_T 1                   /* the endless re-poster */
+#define X_T 2                    /* the post held in the long task's local batch */
+/* The client posts LONG_T, then RP_T (both run now). */
+#define FIRST_DUE LONG_T
+#define SECOND_DUE RP_T
+/* The bound on RP_T's starts between X_T's post and X_T's start (derivation at the
+ * harness, "The bound"): the looker's first look records the held batch at most one start
+ * after the post, and EXEC_BATCH starts later it takes the batch over. */
+#define RP_BOUND (EXEC_BATCH + 1)
 #else
 #define TASKS 2
 #define FIRST_DUE BLOCKER
@@ -189,7 +293,27 @@
 
 bool role;                       /* RoleLock */
 byte executing;                  /* executing_: workers inside an execution batch */
-chan batch_q[WORKERS] = [2] of { byte };  /* each worker's local batch */
+chan batch_q[WORKERS] = [2] of { byte };  /* each worker's LocalBatch: appended, not taken */
+chan hold[WORKERS] = [2] of { byte };     /* what a worker took from a batch (its own or
+                                           * another's) and has not published yet */
+bool taking[WORKERS];            /* LocalBatch::taking_: a TakeOver of this batch runs */
+#ifdef STOP
+/* Only the Stop harness runs one worker (worker_count 1: WORKERS=1, or Stop's fresh
+ * worker), the only case where the code claims tasks. */
+#define CLAIMS
+chan claimed_q[WORKERS] = [2] of { byte };  /* Worker::claimed: taken, not yet started */
+#endif
+#ifdef STALE_TAKEOVER
+/* TakeOverStaleBatches' records (Worker::seen), index looker * WORKERS + owner. The epoch
+ * is kept as "unchanged since the record": the owner's AdvanceEpoch clears seen_same in
+ * every record of its batch, exactly what comparing its single-writer, increasing epoch
+ * with the recorded one tells (under these sequentially consistent steps). `started -
+ * seen.started` is kept as seen_since, saturated at EXEC_BATCH (only `< EXEC_BATCH` is
+ * asked). A record that is not held is (false, false, 0). */
+bool seen_held[WORKERS * WORKERS];
+bool seen_same[WORKERS * WORKERS];
+byte seen_since[WORKERS * WORKERS];
+#endif
 chan front = [4] of { byte };    /* MpscQueue front_ */
 chan ready = [4] of { byte };    /* McspQueue ready_: published items */
 chan pending = [4] of { byte };  /* ... and the role holder's unpublished ones */
@@ -213,6 +337,9 @@ bool empty_mu;                   /* empty_mu_ */
 bool empty_cv_waiting;           /* the owner waits in empty_cv_, not yet notified */
 byte stops_done;                 /* ghost: Stop calls that returned */
 bool late_before_stop;           /* ghost: LATE was posted before the current Stop began */
+#ifdef LATE_REPOSTS
+bool late2_before_stop;          /* ghost: the same for LATE2 */
+#endif
 #endif
 
 byte state[TASKS];
@@ -228,6 +355,10 @@ byte posted[TASKS];
 byte ran[TASKS];
 bool running[TASKS];
 bool first_due_readied;         /* FIRST_DUE has entered the ready queue */
+#ifdef ENDLESS_REPOSTER
+bool x_window;                   /* X_T is posted and has not started */
+byte rp_starts;                  /* RP_T's starts in that window (saturated at RP_BOUND + 1) */
+#endif
 
 /* Reads parked_ and sends the ready signal if someone is parked. The load and the Send's
  * set are one step: the flag stays set until a receiver takes it, so a later set could only
@@ -278,96 +409,181 @@ inline PushFront(t) {
   AfterFrontPush()
 }
 
+/* The ghost and bookkeeping part of a post of t by worker w (w == 255: from outside):
+ * MarkQueued and CountPost, folded into the step that publishes or holds the task. */
+inline MarkPosted(t, kind, w) {
+  /* code: sched/task.h MarkQueued: bool MarkQueued() { return queued_.exchange(1, std::memory_order_relaxed) == 0; } */
+  assert(!queued[t]);            /* no double post */
+  queued[t] = true;
+  deadline[t] = kind;
+#ifdef ENDLESS_REPOSTER
+  if                             /* RP_T posts forever: its count saturates (see Execute) */
+  :: posted[t] < 2 -> posted[t]++
+  :: else
+  fi;
+  if
+  :: t == X_T -> x_window = true
+  :: else
+  fi;
+#else
+  posted[t]++;
+#endif
+#ifdef STOP
+  if
+  /* code: sched/task_scheduler.h PostMarked: counters_.CountPost(worker != nullptr ? worker->counter : nullptr); */
+  :: w == 255 -> cnt_posted[SHARED]++
+  :: else -> cnt_posted[w]++
+  fi;
+#endif
+  skip
+}
+
 /* Post from outside the scheduler: MarkQueued, the setters and CountPost touch only the task
  * and the poster's counter, which nobody else may touch before the push (a waker that races
  * with the post lands before or after the push, and "before" is indistinguishable from "just
  * after, before the sched-role pops it"): one step with the push. */
 inline Post(t, kind) {
   atomic {
-    /* code: sched/task.h MarkQueued: bool MarkQueued() { return queued_.exchange(1, std::memory_order_relaxed) == 0; } */
-    assert(!queued[t]);          /* no double post */
-    queued[t] = true;
-    deadline[t] = kind;
-    posted[t]++;
-#ifdef STOP
-    /* code: sched/task_scheduler.h PostMarked: counters_.CountPost(worker != nullptr ? worker->counter : nullptr); */
-    cnt_posted[SHARED]++;
-#endif
+    MarkPosted(t, kind, 255);
     FrontPush(t)
   };
   AfterFrontPush()
 }
 
-/* A post from inside a task running on worker `w` that runs at once: into the local batch
- * when no worker may be idle (the test and the append are separate steps, as in
- * AppendLocal), else the usual post. Counted in the worker's own slot. */
+/* The items of worker `w`'s hold, oldest first, into the front queue as one chain
+ * (PushChainToFront; used inside a step). */
+inline ChainToFront(w) {
+  do
+  :: hold[w]?[u] -> hold[w]?u; in_batch_q[u] = false;
+     assert(!in_front[u] && !in_ready[u]);
+     front!u; in_front[u] = true
+  :: else -> break
+  od;
+  u = 0
+}
+
+/* PushChainToFront of what worker `w` holds: one exchange for the chain; the Notify is
+ * folded into it as in FrontPush. */
+inline PushHeld(w) {
+  atomic {
+    /* code: sched/task_scheduler.h PushChainToFront: AfterFrontPush(front_.PushChain(tasks[0], tasks[count - 1])); */
+    was_empty = (len(front) == 0);
+    ChainToFront(w);
+#ifndef BUG_NO_FRONT_NOTIFY
+    if
+    :: was_empty -> front_notified = true
+    :: else
+    fi
+#endif
+  };
+  AfterFrontPush()
+}
+
+/* LocalBatch::Take of batch `o` into worker `w`'s hold: reads every slot and claims them
+ * all with one CAS on the head (one step; used inside a step). */
+inline TakeBatch(o, w) {
+  /* code: sched/internal/local_batch.h Take: if (head_.compare_exchange_weak(head, tail, std::memory_order_acq_rel, */
+  do
+  :: batch_q[o]?[u] -> batch_q[o]?u; hold[w]!u
+  :: else -> break
+  od;
+  u = 0
+}
+
+/* PublishOwnLocalToFront on worker `w` (the owner): LocalBatch::TakeAsOwner, i.e. take
+ * everything, then wait while a take-over of this batch runs (it may hold earlier posts of
+ * ours that it has not pushed yet), then push what it took as one chain. Taking nothing
+ * with no take-over running is one step. */
+inline PublishOwnLocal(w) {
+  atomic {
+    /* code: sched/internal/local_batch.h TakeAsOwner: const std::uint32_t count = Take(out); */
+    TakeBatch(w, w);
+    owner_wait = (len(hold[w]) > 0 || taking[w])
+  };
+  if
+  :: owner_wait ->
+     owner_wait = false;
+     /* code: sched/internal/local_batch.h TakeAsOwner: while (taking_.load(std::memory_order_acquire)) YieldThread(); */
+     !taking[w];
+     if
+     /* code: sched/task_scheduler.h PublishOwnLocalToFront: if (count > 0) PushChainToFront(batch, count); */
+     :: len(hold[w]) > 0 -> PushHeld(w)
+     :: else
+     fi
+  :: else
+  fi
+}
+
+/* A post from inside a task running on worker `w`. Run now: into the local batch when no
+ * worker may be idle (the test and the append are separate steps, as in AppendLocal), else
+ * behind the worker's held posts (PublishOwnLocalToFront first) into the front queue. Any
+ * other post (a deadline, a wait) also publishes the held posts first (PostMarked).
+ * Counted in the worker's own slot. */
 inline PostFromTask(t, kind, w) {
   if
   /* code: sched/task_scheduler.h AppendLocal: if (SomeWorkerMayBeIdle()) { */
   :: kind == DUE && executing == WORKER_COUNT ->
      atomic {
        /* code: sched/task.h MarkQueuedExclusive: queued_.store(1, std::memory_order_relaxed); */
-       assert(!queued[t]);
-       queued[t] = true;
-       deadline[t] = kind;
-       posted[t]++;
-#ifdef STOP
-       cnt_posted[w]++;
-#endif
+       MarkPosted(t, kind, w);
        assert(!in_front[t] && !in_ready[t] && !in_batch_q[t]);
-       /* code: sched/task_scheduler.h AppendLocal: worker->local_tail.store(end + 1, std::memory_order_release); */
+       /* code: sched/internal/local_batch.h Append: tail_.store(end + 1, std::memory_order_release); */
        batch_q[w]!t;
        in_batch_q[t] = true
      }
   :: else ->
+     /* code: sched/task_scheduler.h AppendLocal: PublishOwnLocalToFront(worker); */
+     /* code: sched/task_scheduler.h PostMarked: if (local_batches_) PublishOwnLocalToFront(worker); */
+     PublishOwnLocal(w);
      atomic {
-       assert(!queued[t]);
-       queued[t] = true;
-       deadline[t] = kind;
-       posted[t]++;
-#ifdef STOP
-       cnt_posted[w]++;
-#endif
+       MarkPosted(t, kind, w);
        FrontPush(t)
      };
      AfterFrontPush()
   fi
 }
 
-/* PublishLocalToFront: the whole batch of worker `w`, as one chain (one exchange). Taking
- * the batch and pushing it are one step (the batch's head CAS and the chain push). */
-inline PublishLocal(w) {
+/* TakeOverLocalBatch(o) by worker `me` (LocalBatch::TakeOver): claim the take-over
+ * (taking_), take the batch, push it as one chain, release the claim. `published`: it
+ * pushed something. A take-over that finds the batch empty when it claims it is one step
+ * (claim, take nothing, release): its claim can only make the owner's TakeAsOwner wait,
+ * and in a model without time an idle worker, whose re-checks (kLocalBatchRecheck, 1 ms
+ * in the code) come at any moment, could otherwise claim the empty batch every time the
+ * owner looks, a starvation of the owner's wait that weak fairness does not exclude and
+ * that no scheduler with real time produces. (The batch filled between the claim and the
+ * take is the same as a claim just after the append.) */
+inline TakeOverLocal(me, o) {
+  published = false;
   atomic {
     if
-    :: len(batch_q[w]) > 0 ->
-       /* code: sched/task_scheduler.h TakeLocalBatch: if (owner->local_head.compare_exchange_weak(head, tail, std::memory_order_acq_rel, */
-       /* code: sched/task_scheduler.h PublishLocalToFront: AfterFrontPush(front_.PushChain(batch[0], batch[count - 1])); */
-       was_empty = (len(front) == 0);
-       do
-       :: batch_q[w]?[t] -> batch_q[w]?t; in_batch_q[t] = false;
-          assert(!in_front[t] && !in_ready[t]);
-          front!t; in_front[t] = true
-       :: else -> break
-       od;
-       published = true
-    :: else -> published = false
-    fi;
-    t = 0
+    /* code: sched/internal/local_batch.h TakeOver: if (taking_.exchange(true, std::memory_order_acquire)) return false; */
+    :: taking[o] -> claim_lost = true      /* (only reachable with a third worker) */
+    :: else ->
+       if
+       :: len(batch_q[o]) == 0 -> claim_lost = true        /* found nothing: done */
+       :: else -> taking[o] = true
+       fi
+    fi
   };
   if
-  :: published ->
-#ifndef BUG_NO_FRONT_NOTIFY
+  :: claim_lost -> claim_lost = false
+  :: else ->
+     atomic {
+       TakeBatch(o, me);
+       published = (len(hold[me]) > 0)
+     };
      if
-     :: was_empty -> front_notified = true
+     /* code: sched/internal/local_batch.h TakeOver: if (count > 0) publish(items, count); */
+     :: published -> PushHeld(me)
      :: else
      fi;
-#endif
-     AfterFrontPush()
-  :: else
+     /* code: sched/internal/local_batch.h TakeOver: taking_.store(false, std::memory_order_release); */
+     taking[o] = false
   fi
 }
 
-/* An idle worker `me` takes over (publishes) the other workers' local batches. */
+/* An idle worker `me` takes over (publishes) the other workers' local batches:
+ * TakeOverLocalBatches, from Park and from the role holder's sleep. */
 inline TakeOver(me) {
   took = false;
 #ifndef BUG_NO_TAKEOVER
@@ -376,8 +592,8 @@ inline TakeOver(me) {
   :: o == WORKER_COUNT -> break
   :: else ->
      if
-     /* code: sched/task_scheduler.h TakeOverLocalBatches: if (other.get() != self && PublishLocalToFront(other.get())) found = true; */
-     :: o != me -> PublishLocal(o); took = took || published
+     /* code: sched/task_scheduler.h TakeOverLocalBatches: if (other.get() != self && TakeOverLocalBatch(other.get())) found = true; */
+     :: o != me -> TakeOverLocal(me, o); took = took || published
      :: else
      fi;
      o++
@@ -386,6 +602,87 @@ inline TakeOver(me) {
 #endif
   published = false
 }
+
+#ifdef STALE_TAKEOVER
+/* The end of an execution batch of worker `me` that executed `n` > 0 tasks (ExecuteBatch):
+ * its own start count grows by n (seen_since of its records, saturated), and its epoch
+ * moves (every record of its own batch becomes stale). One step with leaving the batch
+ * (executing_): the owner's batch does not change in between, so a look there is the same
+ * as a look just before. */
+inline StartsAndEpoch(me, n) {
+  /* code: sched/task_scheduler.h ExecuteBatch: worker->started += executed; */
+  o = 0;
+  do
+  :: o == WORKERS -> break
+  :: else ->
+     if
+     :: seen_held[me * WORKERS + o] ->
+        if
+        :: seen_since[me * WORKERS + o] + n >= EXEC_BATCH -> seen_since[me * WORKERS + o] = EXEC_BATCH
+        :: else -> seen_since[me * WORKERS + o] = seen_since[me * WORKERS + o] + n
+        fi
+     :: else
+     fi;
+     /* code: sched/task_scheduler.h ExecuteBatch: worker->local.AdvanceEpoch(); */
+     seen_same[o * WORKERS + me] = false;
+     o++
+  od;
+  o = 0
+}
+
+/* TakeOverStaleBatches: worker `me`, after an execution batch that executed tasks, looks at
+ * every other worker's batch: forget it if empty, record it if new (or its owner's epoch
+ * moved), and take it over if it has stayed held, at the same epoch, while `me` started
+ * EXEC_BATCH tasks. The look (LooksEmpty, Epoch, the comparison: relaxed loads of hints)
+ * is one step: an owner's append, take or epoch move between the two loads gives an
+ * outcome that a look just before or just after it also gives. The take-over that follows
+ * is a separate step, so the owner may publish (or its batch end) in between. */
+inline TakeOverStale(me) {
+#ifndef BUG_NO_BUSY_TAKEOVER
+  o = 0;
+  do
+  :: o == WORKER_COUNT -> break
+  :: o == me -> o++
+  :: else ->
+     atomic {
+       if
+       /* code: sched/task_scheduler.h TakeOverStaleBatches: if (other->local.LooksEmpty()) { */
+       :: len(batch_q[o]) == 0 ->
+          seen_held[me * WORKERS + o] = false; seen_same[me * WORKERS + o] = false;
+          seen_since[me * WORKERS + o] = 0; stale = false
+       /* code: sched/task_scheduler.h TakeOverStaleBatches: if (!seen.held || seen.epoch != epoch) { */
+       :: else ->
+          if
+          :: !seen_held[me * WORKERS + o] || !seen_same[me * WORKERS + o] ->
+             /* code: sched/task_scheduler.h TakeOverStaleBatches: seen = {true, epoch, self->started};  // a batch we had not seen: its clock starts */
+             seen_held[me * WORKERS + o] = true; seen_same[me * WORKERS + o] = true;
+             seen_since[me * WORKERS + o] = 0; stale = false
+          /* code: sched/task_scheduler.h TakeOverStaleBatches: if (self->started - seen.started < options_.execute_batch_size) continue; */
+          :: else -> stale = (seen_since[me * WORKERS + o] >= EXEC_BATCH)
+          fi
+       fi
+     };
+     if
+     :: stale ->
+        stale = false;
+        /* code: sched/task_scheduler.h TakeOverStaleBatches: TakeOverLocalBatch(other); */
+        TakeOverLocal(me, o);
+        published = false;
+        /* code: sched/task_scheduler.h TakeOverStaleBatches: seen.held = false; */
+        d_step {
+          seen_held[me * WORKERS + o] = false; seen_same[me * WORKERS + o] = false;
+          seen_since[me * WORKERS + o] = 0
+        }
+     :: else
+     fi;
+     o++
+  od;
+  o = 0
+#else
+  skip                           /* today's rule: only an idle worker takes batches over */
+#endif
+}
+#endif
 
 /* Wakeup / Signal / Cancel. */
 inline Wake(t, bits) {
@@ -592,13 +889,28 @@ inline Schedule() {
      if
      /* code: sched/task_scheduler.h Schedule: moved += MoveLocalToReady(worker); */
      :: len(batch_q[me]) > 0 && len(front) == 0 ->
+        /* MoveLocalToReady: TakeAsOwner (take, then wait for a take-over in progress),
+         * then the ready queue, or the front queue if the take-over pushed earlier posts
+         * of ours there meanwhile. */
+        /* code: sched/task_scheduler.h MoveLocalToReady: const std::uint32_t count = worker->local.TakeAsOwner(batch); */
+        atomic { TakeBatch(me, me) };
         atomic {
-          do
-          :: batch_q[me]?[t] -> batch_q[me]?t; in_batch_q[t] = false; MakeReady(t)
-          :: else -> break
-          od
+          /* code: sched/internal/local_batch.h TakeAsOwner: while (taking_.load(std::memory_order_acquire)) YieldThread(); */
+          !taking[me] ->
+          if
+          /* code: sched/task_scheduler.h MoveLocalToReady: if (!front_.IsEmpty()) { */
+          :: len(front) > 0 -> ChainToFront(me)      /* (not empty: no notify, no wake) */
+          :: else ->
+             do
+             /* code: sched/task_scheduler.h MoveLocalToReady: for (std::uint32_t i = 0; i < count; ++i) ready_.PushPending(batch[i]); */
+             :: hold[me]?[u] -> hold[me]?u; in_batch_q[u] = false; MakeReady(u)
+             :: else -> break
+             od;
+             u = 0
+          fi
         }
-     :: len(batch_q[me]) > 0 && len(front) > 0 -> PublishLocal(me)
+     /* code: sched/task_scheduler.h Schedule: PublishOwnLocalToFront(worker); */
+     :: len(batch_q[me]) > 0 && len(front) > 0 -> PublishOwnLocal(me)
      :: else
      fi;
      /* Expired wait queue -> ready: any task with a finite deadline may have expired. */
@@ -672,15 +984,42 @@ inline Execute(t, w) {
     /* code: sched/task.h BeginExecution: queued_.store(0, std::memory_order_relaxed); */
     queued[t] = false;
     assert(!running[t]);
+#ifdef ENDLESS_REPOSTER
+    if                                               /* RP_T's count saturates */
+    :: ran[t] < 2 -> ran[t]++
+    :: else
+    fi;
+    /* The bound: RP_T's starts between X_T's post and X_T's start. */
+    if
+    :: t == RP_T && x_window ->
+       if
+       :: rp_starts <= RP_BOUND -> rp_starts++
+       :: else
+       fi;
+#ifdef ASSERT_BELOW_BOUND
+       assert(rp_starts < RP_BOUND)                  /* must fail: the bound is reached */
+#else
+       assert(rp_starts <= RP_BOUND)
+#endif
+    :: t == X_T -> x_window = false; rp_starts = 0
+    :: else
+    fi;
+#else
     assert(ran[t] < posted[t]);                      /* every run has its post */
-    running[t] = true;
-    ran[t]++
+    ran[t]++;
+#endif
+    running[t] = true
   };
 #ifdef STOP
-  /* TIMER's first run re-posts it to run at once (one worker); LATE just runs. */
+  /* TIMER's first run re-posts it to run at once (one worker); LATE just runs, or with
+   * LATE_REPOSTS re-posts itself once too. */
   if
   :: atomic { t == TIMER && ran[TIMER] < TIMER_POSTS -> running[t] = false };
      PostFromTask(TIMER, DUE, w)
+#ifdef LATE_REPOSTS
+  :: atomic { t == LATE && ran[LATE] < LATE_POSTS -> running[t] = false };
+     PostFromTask(LATE, DUE, w)
+#endif
   :: else -> running[t] = false
   fi
 #elif defined(LOCAL_REPOST)
@@ -693,6 +1032,17 @@ inline Execute(t, w) {
   :: atomic { t == TIMER && ran[TIMER] == 1 -> running[t] = false };
      PostFromTask(TIMER, DUE, w)                     /* re-post from inside: Yield */
   :: else -> running[t] = false
+  fi
+#elif defined(ENDLESS_REPOSTER)
+  if
+  :: t == LONG_T ->
+     PostFromTask(X_T, DUE, w);                      /* held while both workers execute */
+     ran[X_T] == 1 && !running[X_T];                 /* does not return until X_T has run
+                                                      * (a coroutine's WaitFor, blocking) */
+     running[t] = false
+  :: atomic { t == RP_T -> running[t] = false };
+     PostFromTask(RP_T, DUE, w)                      /* re-posts itself to run now: forever */
+  :: t == X_T -> running[t] = false
   fi
 #else
   if
@@ -708,9 +1058,9 @@ inline Execute(t, w) {
 }
 
 proctype Worker(byte me) {
-  byte t, old, moved, popped, o, executed;
+  byte t, u, old, moved, popped, o, executed;
   bool got, backlog, more, sleep, was_empty, cas_ok, retime, published, took;
-  bool in_batch, nd, rl, due;
+  bool in_batch, nd, rl, due, owner_wait, claim_lost, stale;
   bool ended_early = true;
 #ifdef STOP
   bool sched_exit, stopping_l, waiting, emp;
@@ -719,9 +1069,24 @@ proctype Worker(byte me) {
   do
   :: true ->
 #ifdef STOP
-     /* code: sched/task_scheduler.h WorkerMain: if (exit_.load(std::memory_order_acquire)) break; */
+     /* Leave with nothing held: the local batch goes to the front queue (Stop drains it on
+      * a fresh worker). Claimed tasks are not modelled (see "Local batches"). */
+worker_top:
      if
-     :: exit_ -> break
+     /* code: sched/task_scheduler.h WorkerMain: if (exit_.load(std::memory_order_acquire)) { */
+     :: exit_ ->
+#ifdef BUG_EXIT_DROPS_LOCAL
+        break
+#else
+        /* code: sched/task_scheduler.h WorkerMain: PublishOwnLocalToFront(worker); */
+        PublishOwnLocal(me);
+        if
+        /* code: sched/task_scheduler.h WorkerMain: if (!worker->HasClaimed()) break; */
+        :: len(claimed_q[me]) == 0 -> break
+        /* code: sched/task_scheduler.h WorkerMain: ExecuteBatch(worker); */
+        :: else -> goto execute_batch            /* then `continue`: back here */
+        fi
+#endif
      :: else
      fi;
 #endif
@@ -740,9 +1105,15 @@ proctype Worker(byte me) {
         /* code: sync/role_lock.h Unlock: held_.store(false, std::memory_order_seq_cst); */
         role = false;
 #ifdef STOP
-        /* code: sched/task_scheduler.h WorkerMain: if (result.exit) break; */
         if
-        :: sched_exit -> break
+        /* code: sched/task_scheduler.h WorkerMain: if (result.exit) continue;  // leave at the loop top, with nothing held */
+        :: sched_exit ->
+           sched_exit = false;
+#ifdef BUG_EXIT_DROPS_LOCAL
+           break
+#else
+           goto worker_top           /* exit_ is still set: Stop clears it after the join */
+#endif
         :: else
         fi;
 #endif
@@ -757,11 +1128,37 @@ proctype Worker(byte me) {
 #endif
         d_step { got = false; more = false; backlog = false; moved = 0; popped = 0; retime = false }
      /* code: sched/task_scheduler.h WorkerMain: } else if (has_local) { */
-     :: !got && len(batch_q[me]) > 0 -> PublishLocal(me)   /* the role is held elsewhere */
+     :: !got && len(batch_q[me]) > 0 -> PublishOwnLocal(me)   /* the role is held elsewhere */
      :: else
      fi;
      /* ExecuteBatch */
+execute_batch:
      do
+#ifdef CLAIMS
+     /* Claimed tasks first; alone, the worker takes every ready task at once (PopUpTo). */
+     :: atomic { executed < EXEC_BATCH && (len(claimed_q[me]) > 0 || len(ready) > 0) ->
+                 if
+                 /* code: sched/task_scheduler.h NextReadyTask: if (worker->HasClaimed()) { */
+                 :: claimed_q[me]?[t] -> claimed_q[me]?t
+                 :: else ->
+                    ready?t;
+                    if
+                    /* code: sched/task_scheduler.h NextReadyTask: const std::uint32_t count = worker->consumer.PopUpTo(batch, kClaimCapacity); */
+                    :: WORKER_COUNT == 1 ->
+                       do
+                       :: ready?[u] -> ready?u; claimed_q[me]!u
+                       :: else -> break
+                       od;
+                       u = 0
+                    :: else
+                    fi
+                 fi;
+                 in_ready[t] = false;
+                 if
+                 :: !in_batch -> in_batch = true; executing++
+                 :: else
+                 fi };
+#else
      /* code: sched/task_scheduler.h NextReadyTask: Task* const task = worker->consumer.Pop(); */
      :: atomic { executed < EXEC_BATCH && ready?[t] -> ready?t; in_ready[t] = false;
                  if
@@ -769,6 +1166,7 @@ proctype Worker(byte me) {
                  :: !in_batch -> in_batch = true; executing++
                  :: else
                  fi };
+#endif
         /* Chain wake: more seem ready, workers are parked. */
         if
         /* code: sched/task_scheduler.h ExecuteBatch: if (parked_.load(std::memory_order_relaxed) > 0 && ReadySeemsNonEmpty(worker)) { */
@@ -786,23 +1184,64 @@ proctype Worker(byte me) {
          * when TimerDue (a finite nearest_deadline_ and the clock: any look may find it due)
          * and the role is free. */
         if
-        /* code: sched/task_scheduler.h ExecuteBatch: (SomeWorkerMayBeIdle() || (!worker->HasClaimed() && !ReadySeemsNonEmpty(worker)))) { */
+#ifdef CLAIMS
+        /* out_of_ready: nothing claimed and the ready queue looks empty. Alone, the worker
+         * then claims its local batch and runs it in place, unless the front queue holds
+         * posts or a timer is due (ClaimLocalInPlace; nobody else can take the batch over,
+         * so TakeAsOwner is one step). */
+        /* code: sched/task_scheduler.h ExecuteBatch: if (SomeWorkerMayBeIdle() || */
+        :: len(batch_q[me]) > 0 && executing < WORKER_COUNT -> break
+        /* code: sched/task_scheduler.h ExecuteBatch: (out_of_ready && !(worker_count_ == 1 && ClaimLocalInPlace(worker)))) { */
+        :: len(batch_q[me]) > 0 && len(claimed_q[me]) == 0 && len(ready) == 0 &&
+           (WORKER_COUNT != 1 || len(front) > 0 || nearest) -> break
+        :: len(batch_q[me]) > 0 && len(claimed_q[me]) == 0 && len(ready) == 0 &&
+           WORKER_COUNT == 1 && len(front) == 0 ->
+           atomic {
+             /* code: sched/task_scheduler.h ClaimLocalInPlace: const std::uint32_t count = worker->local.TakeAsOwner(batch); */
+             assert(!taking[me]);
+             do
+             :: batch_q[me]?[u] -> batch_q[me]?u; in_batch_q[u] = false; in_ready[u] = true;
+                claimed_q[me]!u
+             :: else -> break
+             od;
+             u = 0
+           };
+           if
+           /* code: sched/task_scheduler.h ExecuteBatch: if (TimerDue() && !role_.IsLocked()) break; */
+           :: nearest && !role -> break
+           :: true
+           fi
+        :: nearest && !role -> break
+        :: len(batch_q[me]) > 0 && executing < WORKER_COUNT &&
+           (len(ready) > 0 || len(claimed_q[me]) > 0) -> skip
+#else
+        /* code: sched/task_scheduler.h ExecuteBatch: if (SomeWorkerMayBeIdle() || */
         :: len(batch_q[me]) > 0 && (executing < WORKER_COUNT || len(ready) == 0) -> break
         /* code: sched/task_scheduler.h ExecuteBatch: if (TimerDue() && !role_.IsLocked()) break; */
         :: nearest && !role -> break
         /* SomeWorkerMayBeIdle is a relaxed load: it may miss a worker that just left its
          * batch, and the worker goes on with the next ready task. */
         :: len(batch_q[me]) > 0 && executing < WORKER_COUNT && len(ready) > 0 -> skip
+#endif
         :: nearest -> skip                           /* not due yet */
         :: else
         fi
      /* code: sched/task_scheduler.h ExecuteBatch: while (executed < options_.execute_batch_size) { */
+#ifdef CLAIMS
+     :: executed >= EXEC_BATCH || (len(ready) == 0 && len(claimed_q[me]) == 0) -> break
+#else
      :: executed >= EXEC_BATCH || len(ready) == 0 -> break
+#endif
      od;
      atomic {
        if
        /* code: sched/task_scheduler.h ExecuteBatch: executing_.fetch_sub(1, std::memory_order_relaxed); */
-       :: in_batch -> in_batch = false; executing--
+       :: in_batch -> in_batch = false; executing--;
+#ifdef STALE_TAKEOVER
+          StartsAndEpoch(me, executed)
+#else
+          skip
+#endif
        :: else
        fi
      };
@@ -816,7 +1255,17 @@ proctype Worker(byte me) {
      /* code: sched/task_scheduler.h WorkerMain: batch_ended_early = executed < options_.execute_batch_size; */
      ended_early = (executed < EXEC_BATCH);
      if
-     :: executed > 0 -> executed = 0
+     :: executed > 0 ->
+        executed = 0;
+#ifdef STALE_TAKEOVER
+        /* code: sched/task_scheduler.h WorkerMain: if (local_batches_ && worker_count_ > 1) TakeOverStaleBatches(worker); */
+        if
+        :: WORKER_COUNT > 1 -> TakeOverStale(me)
+        :: else
+        fi
+#else
+        skip
+#endif
      :: else ->
         if
         /* code: sched/task_scheduler.h WorkerMain: if (!role_.IsLocked()) continue;  // the role is free: go and take it */
@@ -894,7 +1343,21 @@ end_park:        if
   /* Pass the exit on: one Send wakes one sleeper, which exits and wakes the next. */
   /* code: sched/task_scheduler.h WorkerMain: ready_signal_.Send(); */
   atomic { ready_signal = true; front_notified = true };
-  alive--
+  /* The thread ends; Stop destroys its Worker after the joins, and with it whatever its
+   * local batch still holds (nothing, since the publication above): such tasks would never
+   * run, and Stop would wait for them for ever. */
+  d_step {
+    do
+    :: batch_q[me]?[u] -> batch_q[me]?u
+    :: else -> break
+    od;
+    do
+    :: claimed_q[me]?[u] -> claimed_q[me]?u
+    :: else -> break
+    od;
+    u = 0;
+    alive--
+  }
 #endif
 }
 
@@ -937,7 +1400,11 @@ inline StartWorkers(n) {
 }
 
 inline Stop() {
+#ifdef LATE_REPOSTS
+  atomic { late_before_stop = (posted[LATE] > 0); late2_before_stop = (posted[LATE2] > 0) };
+#else
   late_before_stop = (posted[LATE] > 0);
+#endif
   atomic {
     /* code: sched/task_scheduler.h Stop: stop_generation_.store(stop_generation_.load(std::memory_order_relaxed) + 1, */
     stop_gen++;
@@ -955,7 +1422,10 @@ inline Stop() {
      /* code: sched/task_scheduler.h Stop: for (Thread& thread : threads_) thread.join(); */
      alive == 0;
 #ifndef RESTART
-     posted[LATE] == 1;               /* ghost: LATE is posted by the join at the latest */
+     posted[LATE] >= 1;               /* ghost: LATE is posted by the join at the latest */
+#ifdef LATE_REPOSTS
+     posted[LATE2] == 1;
+#endif
 #endif
      /* code: sched/task_scheduler.h Stop: exit_.store(false, std::memory_order_relaxed); */
      exit_ = false;
@@ -972,7 +1442,10 @@ inline Stop() {
   /* Stop's promise: the workers are gone, and every post made before the call (and the
    * posts its tasks made) has run. */
   assert(alive == 0 && posted[TIMER] == TIMER_POSTS && ran[TIMER] == TIMER_POSTS);
-  assert(!late_before_stop || ran[LATE] == 1);
+  assert(!late_before_stop || ran[LATE] == LATE_POSTS);
+#ifdef LATE_REPOSTS
+  assert(!late2_before_stop || ran[LATE2] == 1);
+#endif
   emp = false;
   stops_done++
 }
@@ -990,7 +1463,10 @@ proctype Owner() {
 #ifdef RESTART
   ;
   StartWorkers(1);
-  posted[LATE] == 1;                 /* the poster posts before the last Stop */
+  posted[LATE] >= 1;                 /* the poster posts before the last Stop */
+#ifdef LATE_REPOSTS
+  posted[LATE2] == 1;
+#endif
   Stop()
 #endif
 }
@@ -1001,13 +1477,21 @@ proctype Owner() {
 proctype Poster() {
   bool was_empty;
   Post(LATE, DUE)
+#ifdef LATE_REPOSTS
+  ;
+  Post(LATE2, DUE)                   /* may be in the front queue when LATE re-posts */
+#endif
 }
 #endif
 
 active proctype Watchdog() {
   timeout ->
     assert(stops_done == STOPS);
-    assert(posted[LATE] == 1 && ran[LATE] == 1 && posted[TIMER] == TIMER_POSTS && ran[TIMER] == TIMER_POSTS)
+    assert(posted[LATE] == LATE_POSTS && ran[LATE] == LATE_POSTS && posted[TIMER] == TIMER_POSTS && ran[TIMER] == TIMER_POSTS)
+#ifdef LATE_REPOSTS
+    ;
+    assert(posted[LATE2] == 1 && ran[LATE2] == 1)
+#endif
 }
 
 init {
@@ -1028,6 +1512,9 @@ proctype Client() {
   Post(SHORT, DUE);
   Post(TIMER, DUE);
   Post(BLOCKER, DUE)
+#elif defined(ENDLESS_REPOSTER)
+  Post(LONG_T, DUE);
+  Post(RP_T, DUE)
 #else
   Post(BLOCKER, DUE);
 #ifdef TIMER_DEADLINE
@@ -1053,10 +1540,16 @@ proctype Waker(byte nth; byte bits) {
 /* When nothing can move any more, every post must have run. */
 active proctype Watchdog() {
   timeout ->
+#ifdef ENDLESS_REPOSTER
+    /* The re-poster never stops: nothing may ever come to rest (a rest leaves a post of
+     * RP_T unstarted, or RP_T blocked in its re-post). */
+    assert(false)
+#else
     assert(posted[BLOCKER] == 1 && ran[BLOCKER] == 1);
     assert(posted[TIMER] == 2 && ran[TIMER] == 2);
 #ifdef LOCAL_REPOST
     assert(posted[SHORT] == 1 && ran[SHORT] == 1)
+#endif
 #endif
 }
 
@@ -1068,14 +1561,21 @@ init {
     :: else -> run Worker(w); w++
     od;
     run Client();
-#ifndef LOCAL_REPOST
-    /* (With LOCAL_REPOST every post is due at once: a wakeup only adds bits that
-     * BeginExecution clears, checked without it.) */
+#if !defined(LOCAL_REPOST) && !defined(ENDLESS_REPOSTER)
+    /* (With LOCAL_REPOST or ENDLESS_REPOSTER every post is due at once: a wakeup only adds
+     * bits that BeginExecution clears, checked without it.) */
     run Waker(1, kWoken | kSignaled);     /* Signal */
     run Waker(2, kWoken | kCancelled)     /* Cancel */
 #endif
   }
 }
 
+#ifdef ENDLESS_REPOSTER
+/* Every post starts: the finite ones (LONG_T, X_T: X_T starts after LONG_T posted it) and
+ * each of RP_T's endless posts (queued[RP_T]: posted and not yet started). */
+ltl every_post_starts { <> (ran[X_T] == 1) && [] (queued[RP_T] -> <> !queued[RP_T]) }
+ltl x_starts { <> (ran[X_T] == 1) }
+#else
 ltl all_run { <> (ran[BLOCKER] == 1 && ran[TIMER] == 2) }
+#endif
 #endif
