@@ -6,11 +6,12 @@
 // timeouts move (sync/explore/futex.h). Shared by scheduler_explore_test.cc (the shipped
 // code) and the scheduler_seeded_*_test.cc files (scratch copies with one seeded bug).
 //
-// Every scenario ends in WaitEmpty with a finite timeout. In the model a timed
-// condition-variable wait times out only when no other thread can run (after every timed
-// park), so reaching the deadline means every worker sleeps: a post has not finished (a
-// lost task or wake-up), or WaitEmpty's notification was lost. The check's message says
-// which, and how many runs had happened by then.
+// Every scenario ends in WaitEmpty with a finite timeout (the Stop race in a timed wait for
+// Stop to return, see StopRacesPost). In the model a timed condition-variable wait times
+// out only when no other thread can run (after every timed park), so reaching the deadline
+// means every worker sleeps: a post has not finished (a lost task or wake-up), or
+// WaitEmpty's notification was lost. The check's message says which, and how many runs had
+// happened by then.
 //
 // spin_before_park is 0: a spin is a loop on the clock, which the logical clock never moves.
 #ifndef FAIRSCHED_TESTS_EXPLORE_SCHEDULER_SCENARIOS_H_
@@ -112,6 +113,92 @@ void StopAndRestart() {
   scheduler.Start(2);
   ExpectEmpty(scheduler, tasks, 2);
   scheduler.Stop();
+}
+
+// Stop racing an outside post (issue 31, finding 1). One worker, execute_batch_size 1; the
+// owner calls Stop while another thread posts from outside. The posts may land before Stop,
+// inside Stop before WaitEmpty looks (WaitEmpty waits for them), between WaitEmpty's look
+// and the exit_ store (the race: the worker may run them after exit_ is set, or leave them
+// for Stop's restart loop), or after Stop returned (then the second Stop drains them on a
+// temporary worker).
+//   - kHeldPost: a one-shot A that posts B (a run-now post from a task while every worker
+//     executes: into the worker's local batch), then a plain task C. When the worker takes
+//     A and C together (one worker claims every ready task), A's batch ends after A (batch
+//     size 1) with B in the local batch and C claimed. When it takes A alone and C arrives
+//     while A runs, the batch ends with B in the local batch and nothing claimed (a lone
+//     worker runs its local batch in place, ClaimLocalInPlace, only while the front queue
+//     is empty). When C comes later still, B is claimed in place.
+//   - kClaimed: two plain posts; taken together, the batch ends after the first with the
+//     second claimed.
+// A worker that leaves at exit_ with work held (in its local batch, or claimed) loses it:
+// the worker is destroyed, Stop's restart loop starts a fresh worker, which finds nothing
+// of it, and Stop's WaitEmpty, which has no timeout, is never woken. The poster is also the
+// watchdog that reports this: after its posts it waits for Stop to return with a timed
+// wait, which in the model times out only when every other thread sleeps for good (after
+// every timed park), so its check fails instead of the search ending in a bare "deadlock:
+// every thread is blocked".
+// Checks: Stop returns, every counted task (B and C; or both) ran exactly once, IsEmpty()
+// after Stop.
+//
+// The race needs two preemptions: the owner switched away between WaitEmpty's look and the
+// exit_ store, and the worker between its sched-role's last exit_ check (before it receives
+// the posts) and its loop-top exit_ check (after the first task ran); B left in the local
+// batch with nothing claimed (C in the front queue) needs the poster switched away between
+// its posts as well, a third. (A YieldThread in the task would make the worker's switch
+// free, but the explorer takes a thread that yields twice with nobody else moving in
+// between for a spin loop that cannot progress, and times the watchdog out: a false
+// report. The scenario uses no yields.)
+enum class StopRace { kHeldPost, kClaimed };
+
+template <typename Scheduler = TaskScheduler>
+void StopRacesPost(StopRace race) {
+  TaskSchedulerOptions options = ExploreSchedulerOptions();
+  options.execute_batch_size = 1;
+  CountingTask tasks[2];  // kHeldPost: B, C; kClaimed: the two posts
+  constexpr int kCount = 2;
+  Scheduler scheduler(options);
+  scheduler.Start(1);
+  Mutex mu;
+  ConditionVariable stop_returned_cv;
+  bool stop_returned = false;  // under mu
+  explore::Thread poster([&] {
+    if (race == StopRace::kHeldPost) {
+      scheduler.PostOneShot([&scheduler, &tasks] {
+        scheduler.Post(&tasks[0].task);  // B: into the worker's local batch
+      });
+      scheduler.Post(&tasks[1].task);  // C
+    } else {
+      scheduler.Post(&tasks[0].task);
+      scheduler.Post(&tasks[1].task);
+    }
+    // The watchdog (see above).
+    bool returned;
+    {
+      MutexLock lock(mu);
+      returned = stop_returned_cv.wait_until(lock, SteadyClock::now() + std::chrono::seconds(1),
+                                             [&] { return stop_returned; });
+    }
+    if (returned) return;
+    int ran = 0;
+    for (int i = 0; i < kCount; ++i) ran += tasks[i].runs.load(std::memory_order_relaxed);
+    explore::Check(false, "Stop did not return: its WaitEmpty was never woken, with every "
+                          "worker asleep, after " +
+                              std::to_string(ran) + " of " + std::to_string(kCount) + " runs");
+  });
+  scheduler.Stop();
+  {
+    MutexLock lock(mu);
+    stop_returned = true;
+  }
+  stop_returned_cv.notify_all();
+  poster.Join();
+  scheduler.Stop();  // drains posts that landed after the first Stop returned
+  for (int i = 0; i < kCount; ++i) {
+    explore::Check(tasks[i].data.Read() == 1,
+                   "task " + std::to_string(i) + " ran " + std::to_string(tasks[i].data.Read()) +
+                       " times for one post (after Stop)");
+  }
+  explore::Check(scheduler.IsEmpty(), "the scheduler is not empty after Stop");
 }
 
 }  // namespace fairsched::testing

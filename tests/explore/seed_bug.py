@@ -67,6 +67,54 @@ BUGS = {
         "    state_.store(kWaiting, std::memory_order_release);\n"
         "    return true;\n",
     ),
+    # sched/task_scheduler.h WorkerMain: a worker leaves at once when it sees exit_ (the
+    # code before issue 31), dropping what it holds: a post its task made into its local
+    # batch after Stop's WaitEmpty saw the scheduler empty, and the ready tasks the lone
+    # worker claimed. Stop's restart loop then waits for them forever.
+    "exit_drops_held_work": (
+        "sched/task_scheduler.h",
+        "      if (exit_.load(std::memory_order_acquire)) {\n"
+        "        PublishOwnLocalToFront(worker);\n"
+        "        if (!worker->HasClaimed()) break;\n"
+        "        ExecuteBatch(worker);\n"
+        "        continue;\n"
+        "      }\n",
+        "      if (exit_.load(std::memory_order_acquire)) break;\n",
+    ),
+    # sched/task_scheduler.h WorkerMain: on exit_ a worker runs its claimed tasks but does
+    # not publish its local batch (half of the issue 31 fix).
+    "exit_drops_local_batch": (
+        "sched/task_scheduler.h",
+        "      if (exit_.load(std::memory_order_acquire)) {\n"
+        "        PublishOwnLocalToFront(worker);\n",
+        "      if (exit_.load(std::memory_order_acquire)) {\n",
+    ),
+    # sched/internal/local_batch.h Take: no clamp for a stale head (count = tail - head >
+    # Capacity). The shipped code then reads `count` slots into a buffer with room for
+    # Capacity; in the copy an explorer check stands where that overrun would begin, so the
+    # explorer reports it instead of the test writing past the array.
+    "local_batch_no_clamp": (
+        "sched/internal/local_batch.h",
+        "      if (count > Capacity) {\n"
+        "        // Our head is stale: since we read it the head moved on (the owner's take) and the\n"
+        "        // owner refilled past it, and our tail load saw the refill (weak memory allows it;\n"
+        "        // the C++ model explorer finds it). Reading `count` slots would overrun `out` (and\n"
+        "        // the CAS would fail anyway): read the head again.\n"
+        "        head = head_.load(std::memory_order_acquire);\n"
+        "        continue;\n"
+        "      }\n",
+        "      explore::Check(count <= Capacity,\n"
+        "                     \"a take would read more slots than Capacity into its buffer (stale \"\n"
+        "                     \"head, no clamp)\");\n",
+    ),
+    # sched/internal/local_batch.h TakeAsOwner: the owner does not wait for a take-over in
+    # progress, so what it publishes next can overtake earlier items of its own that the
+    # taker has taken and not yet published.
+    "local_batch_owner_does_not_wait": (
+        "sched/internal/local_batch.h",
+        "    while (taking_.load(std::memory_order_acquire)) YieldThread();\n",
+        "",
+    ),
     # coro/runtime.h ReleaseOwnReference: Finish marks itself done but drops the coroutine's
     # own reference itself instead of handing it to the attached JoinHandle, so the root
     # frame (the parameters) can be destroyed after the join returned (the defect before

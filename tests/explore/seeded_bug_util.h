@@ -28,21 +28,32 @@ inline std::string FailureWithoutLocation(const std::string& failure) {
   return failure.substr(0, open);
 }
 
-// Seeded bugs are searched with one preemption and without sleep sets: with a preemption
-// bound, sleep sets may skip a schedule that needs one preemption, keeping only an
-// equivalent one that needs two (see sync/explore/README.md); without them every schedule
-// within the bound is run, until the first failure.
-inline void ExpectSeededBugFound(const std::function<void()>& scenario, const char* name,
+// Runs the search `options` ask for; it must fail with `expected`.
+inline void ExpectSeededBugFound(const explore::Options& options,
+                                 const std::function<void()>& scenario, const char* name,
                                  const std::string& expected) {
-  explore::Options options;
-  options.preemption_bound = 1;
-  options.sleep_sets = false;
   const explore::Result result = explore::Explore(options, scenario);
   PrintCounts(name, result);
   ASSERT_TRUE(result.failed) << name << " not found: " << result.Report();
   EXPECT_EQ(FailureWithoutLocation(result.failure), expected) << name << ": " << result.Report();
   std::printf("seeded %s found after %llu schedules: %s\n", name,
               static_cast<unsigned long long>(result.executions), result.failure.c_str());
+}
+
+// Seeded bugs are searched with one preemption and without sleep sets by default: with a
+// preemption bound, sleep sets may skip a schedule that needs one preemption, keeping only
+// an equivalent one that needs two (see sync/explore/README.md); without them every
+// schedule within the bound is run, until the first failure.
+inline explore::Options SeededBugOptions() {
+  explore::Options options;
+  options.preemption_bound = 1;
+  options.sleep_sets = false;
+  return options;
+}
+
+inline void ExpectSeededBugFound(const std::function<void()>& scenario, const char* name,
+                                 const std::string& expected) {
+  ExpectSeededBugFound(SeededBugOptions(), scenario, name, expected);
 }
 
 }  // namespace fairsched::testing
