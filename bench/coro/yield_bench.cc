@@ -11,6 +11,7 @@
 //       coroutines does not fit in the last-level cache) and 10,000 x 1,000.
 //   Contestants:
 //     fairsched      coro::Spawn on a TaskScheduler with W workers, co_await coro::Yield().
+//     fairsched_strict  the same with PostOrder::kStrict (no local batches).
 //     textbook_pool  W threads, one mutex, one condition variable and a std::deque of
 //                    std::coroutine_handle<>: a yield pushes the handle to the back and a
 //                    worker pops and resumes the front one (the coroutine type is the
@@ -54,10 +55,10 @@ coro::Task<void> FairschedYielder(int steps, Completion* done, std::uint32_t ind
   done->Arrive(index);
 }
 
-void BM_Fairsched(benchmark::State& state) {
+void FairschedYields(benchmark::State& state, PostOrder order) {
   const auto coroutines = static_cast<std::uint32_t>(state.range(0));
   const int steps = static_cast<int>(state.range(1));
-  TaskScheduler sched;
+  TaskScheduler sched(TaskSchedulerOptions{.post_order = order});
   sched.Start(static_cast<int>(state.range(2)));
   Completion done;
   std::uint64_t bytes = 0, spawned = 0;
@@ -235,7 +236,13 @@ void Shapes(benchmark::internal::Benchmark* b, bool one_worker_only) {
   b->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
 }
 
+void BM_Fairsched(benchmark::State& state) { FairschedYields(state, PostOrder::kBatched); }
+void BM_FairschedStrict(benchmark::State& state) { FairschedYields(state, PostOrder::kStrict); }
+
 BENCHMARK(BM_Fairsched)->Name("yield/fairsched")->Apply([](auto* b) { Shapes(b, false); });
+BENCHMARK(BM_FairschedStrict)->Name("yield/fairsched_strict")->Apply([](auto* b) {
+  Shapes(b, false);
+});
 BENCHMARK(BM_TextbookPool)->Name("yield/textbook_pool")->Apply([](auto* b) { Shapes(b, false); });
 BENCHMARK(BM_Asio)->Name("yield/asio")->Apply([](auto* b) { Shapes(b, false); });
 BENCHMARK(BM_LocalQueue)->Name("yield/local_queue")->Apply([](auto* b) { Shapes(b, true); });

@@ -107,6 +107,14 @@ struct FairschedOneShot : FairschedAdapter<TaskScheduler> {
   }
 };
 
+// The default scheduler with PostOrder::kStrict: every post joins the shared queue when it
+// is made (what the local batches cost against strict post order).
+struct FairschedStrict : FairschedAdapter<TaskScheduler> {
+  static constexpr const char* kName = "fairsched_strict";
+  explicit FairschedStrict(int workers)
+      : FairschedAdapter(workers, TaskSchedulerOptions{.post_order = PostOrder::kStrict}) {}
+};
+
 // The default scheduler with the latency histogram off / stamping every post (its cost).
 struct FairschedHistogramOff : FairschedAdapter<TaskScheduler> {
   static constexpr const char* kName = "fairsched_hist_off";

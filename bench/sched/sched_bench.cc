@@ -424,7 +424,7 @@ void RegisterAll(int reps) {
     Ours::ForEach(w1);
     Peers::ForEach(w1);
     Ours::ForEach(w2);
-    Contestants<FairschedOneShot>::ForEach(w2);
+    Contestants<FairschedOneShot, FairschedStrict>::ForEach(w2);
     Peers::ForEach(w2);
   }
   // The latency histogram's cost: off, default (1 in 64 posts), every post.

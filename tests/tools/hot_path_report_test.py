@@ -52,6 +52,7 @@ class RenderTest(unittest.TestCase):
         for rnd, (fair, textbook, tokio) in enumerate([(30e6, 10e6, 20e6), (20e6, 20e6, 10e6)], 1):
             write(self.dir, f"yield_bench_r{rnd}.json", [
                 bench(YIELD.format("fairsched"), items_per_second=fair),
+                bench(YIELD.format("fairsched_strict"), items_per_second=fair / 2),
                 bench(YIELD.format("textbook_pool"), items_per_second=textbook),
                 bench(YIELD.format("local_queue"), items_per_second=100e6),
             ])
@@ -79,7 +80,10 @@ class RenderTest(unittest.TestCase):
     def test_tables_and_ratios(self):
         text, summary, loads = report.render(self.dir)
         # Medians over rounds with ranges, in M steps/s.
-        self.assertIn("| 100,000 x 100, 1 | 25.0 (20.0-30.0) | 6.2 (5.0-7.5) | 15.0 (10.0-20.0) |", text)
+        self.assertIn("| 100,000 x 100, 1 | 25.0 (20.0-30.0) | 6.2 (5.0-7.5) | 12.5 (10.0-15.0) | "
+                      "15.0 (10.0-20.0) |", text)
+        # The strict-order build, round by round: 2.00x in both rounds.
+        self.assertIn("| 4.00x (4.00-4.00) | 2.00x (2.00-2.00) |", text)
         # Ratios round by round, not ratios of medians (25/15 would be 1.67).
         self.assertIn("2.00x (1.00-3.00)", text)
         ratios, limit = summary["yield"][("100000", "1")]
@@ -91,6 +95,15 @@ class RenderTest(unittest.TestCase):
         self.assertEqual(summary["memory"], 224.0)
         self.assertEqual(loads, [0.25, 0.75])
         self.assertIn("| Foo::Run | 40.0 |", text)
+        # The goals, from the same per-round ratios: ahead of Tokio (1.75x), 25% of the
+        # plain queue (goal 85%), re-post 2.00x before.
+        self.assertIn("| yield 100,000 coroutines, 1 worker(s): ahead of Tokio | 1.75x (1.50-2.00) | yes |",
+                      text)
+        self.assertIn("plain local queue | 25% (20-30%) | no |", text)
+        self.assertIn("| re-post (sched_bench w2), 1 worker(s): not slower than before | "
+                      "2.00x (2.00-2.00) | yes |", text)
+        self.assertIn("| re-post (sched_bench w2), 2 worker(s): not slower than before | n/a | n/a |",
+                      text)
 
     def test_readme_block_is_replaced(self):
         readme = os.path.join(self.dir, "README.md")

@@ -182,8 +182,9 @@ def render(raw):
     w("`bench/coro/record_hot_path.sh` (`--config=opt`; each round runs every binary once,")
     w("contestants back to back, in the same order). Figures are medians over "
       f"{len(rounds)} rounds with the min-max range;")
-    w("ratios are computed round by round (median, range). \"before\" is the code at the start")
-    w("of issue 23 (commit e7a515e), built from the same benchmark sources.")
+    w("ratios are computed round by round (median, range). \"before\" is the revision named")
+    w("below, built from the same benchmark sources; \"fairsched_strict\" is the current code")
+    w("with `PostOrder::kStrict` (no local batches).")
     w("")
     lines, loads = machine_lines(raw, contexts)
     for line in lines:
@@ -193,8 +194,8 @@ def render(raw):
     # ------------------------------------------------------------------ yield
     w("## Coroutine yield (yield_bench, Tokio, Go): million steps/s")
     w("")
-    contestants = ["fairsched", "fairsched_before", "textbook_pool", "asio", "tokio", "go",
-                   "local_queue"]
+    contestants = ["fairsched", "fairsched_before", "fairsched_strict", "textbook_pool", "asio",
+                   "tokio", "go", "local_queue"]
     shapes = sorted({args for (fam, _, args) in runs if fam == "yield"},
                     key=lambda a: (dict(a)["workers"], -int(dict(a)["coroutines"])))
     w("| coroutines x steps, workers | " + " | ".join(contestants) + " |")
@@ -206,8 +207,8 @@ def render(raw):
           + " | ".join(cells) + " |")
     w("")
     w("| coroutines x steps, workers | vs textbook_pool (goal >= 1.5x) | vs asio | vs tokio "
-      "| vs go | % of local_queue (goal >= 25%, 1 worker) | vs before |")
-    w("|---|---|---|---|---|---|---|")
+      "| vs go | % of local_queue (goal >= 25%, 1 worker) | vs before | vs strict |")
+    w("|---|---|---|---|---|---|---|---|")
     yield_goal = {}
     for args in shapes:
         a = dict(args)
@@ -219,7 +220,7 @@ def render(raw):
         w(f"| {int(a['coroutines']):,} x {int(a['steps']):,}, {a['workers']} | "
           f"{fmt_ratio(r['textbook_pool'])} | {fmt_ratio(r['asio'])} | {fmt_ratio(r['tokio'])} | "
           f"{fmt_ratio(r['go'])} | {fmt_ratio(limit, pct=True) if limit else '-'} | "
-          f"{fmt_ratio(r['fairsched_before'])} |")
+          f"{fmt_ratio(r['fairsched_before'])} | {fmt_ratio(r['fairsched_strict'])} |")
         yield_goal[(a["coroutines"], a["workers"])] = (r, limit)
     summary["yield"] = yield_goal
     w("")
@@ -230,8 +231,8 @@ def render(raw):
     w("1,000,000 jobs posted from outside, each re-posting itself until it has run 10 times.")
     w("`loop/w2` is one thread calling the same callbacks from an array (the limit).")
     w("")
-    rp = ["fairsched", "fairsched_before", "fairsched_oneshot", "trivial_sched", "tbb_arena",
-          "asio_pool"]
+    rp = ["fairsched", "fairsched_before", "fairsched_strict", "fairsched_oneshot", "trivial_sched",
+          "tbb_arena", "asio_pool"]
     w("| workers | " + " | ".join(rp) + " | loop/w2 (limit) |")
     w("|---" * (len(rp) + 2) + "|")
     loop = t.values("loop/w2", "", {}, ips)
@@ -242,8 +243,8 @@ def render(raw):
         w(f"| {workers} | " + " | ".join(cells) + f" | {fmt_range(loop, 1e-6)} |")
     w("")
     w("| workers | vs trivial_sched (textbook pool, goal >= 1.5x) | vs tbb_arena | vs asio_pool "
-      "| % of the loop | vs before |")
-    w("|---|---|---|---|---|---|")
+      "| % of the loop | vs before | vs strict |")
+    w("|---|---|---|---|---|---|---|")
     for workers in ("1", "2"):
         a = {"workers": workers}
         me = ("w2", "fairsched", a, ips)
@@ -251,7 +252,7 @@ def render(raw):
         limit = t.ratio(me, ("loop/w2", "", {}, ips))
         w(f"| {workers} | {fmt_ratio(r['trivial_sched'])} | {fmt_ratio(r['tbb_arena'])} | "
           f"{fmt_ratio(r['asio_pool'])} | {fmt_ratio(limit, pct=True)} | "
-          f"{fmt_ratio(r['fairsched_before'])} |")
+          f"{fmt_ratio(r['fairsched_before'])} | {fmt_ratio(r['fairsched_strict'])} |")
         repost_goal[workers] = r
     summary["repost"] = repost_goal
     w("")
@@ -334,6 +335,37 @@ def render(raw):
         w(f"| {n} | " + " | ".join(cells) + " |")
     w("")
 
+    # ------------------------------------------------------------------ goals
+    w("## Goals of the fair hot path (computed from the medians above)")
+    w("")
+    w("| goal | measured (median) | met |")
+    w("|---|---|---|")
+    for (coroutines, workers), (r, limit) in sorted(
+            yield_goal.items(), key=lambda kv: (kv[0][1], -int(kv[0][0]))):
+        tokio = r.get("tokio")
+        w(f"| yield {int(coroutines):,} coroutines, {workers} worker(s): ahead of Tokio | "
+          f"{fmt_ratio(tokio)} | {goal_mark(tokio, 1.0)} |")
+        if workers == "1" and coroutines == "100000":
+            w(f"| yield {int(coroutines):,} coroutines, 1 worker: >= 85% of a plain local queue | "
+              f"{fmt_ratio(limit, pct=True) if limit else 'n/a'} | {goal_mark(limit, 0.85)} |")
+    trip = handoff.get("yield_round_trip", {}).get("coro")
+    w(f"| single-coroutine yield round trip <= 30 ns | "
+      f"{'n/a' if trip is None else f'{trip:.0f} ns'} | "
+      f"{'n/a' if trip is None else ('yes' if trip <= 30 else 'no')} |")
+    for workers in ("1", "2"):
+        before = repost_goal.get(workers, {}).get("fairsched_before")
+        w(f"| re-post (sched_bench w2), {workers} worker(s): not slower than before | "
+          f"{fmt_ratio(before)} | {goal_mark(before, 1.0)} |")
+    for workers in ("1", "2"):
+        a = {"workers": workers}
+        before = t.ratio(("w1", "fairsched", a, ips), ("w1", "fairsched_before", a, ips))
+        w(f"| outside one-shot posts (sched_bench w1), {workers} worker(s): not slower than "
+          f"before | {fmt_ratio(before)} | {goal_mark(before, 1.0)} |")
+    w("")
+    w("A ratio goal is met when the median of the per-round ratios reaches it; \"no\" with a")
+    w("range that crosses the goal means the rounds disagree.")
+    w("")
+
     # ------------------------------------------------------------------ profiles
     profiles = [(row, load_profile(raw, f"profile_{row}"), load_profile(raw, f"profile_{row}_before"))
                 for row in ("yield", "yield_w2", "repost", "spawn")]
@@ -355,6 +387,13 @@ def render(raw):
                   f"{'' if a[1] is None else f'{a[1]:.1f}'} |")
             w("")
     return "\n".join(out) + "\n", summary, loads
+
+
+def goal_mark(ratio, goal):
+    """'yes'/'no' for a (median, low, high) ratio against a goal; 'n/a' without data."""
+    if not ratio:
+        return "n/a"
+    return "yes" if ratio[0] >= goal else "no"
 
 
 def short_symbol(symbol):
