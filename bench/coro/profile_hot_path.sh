@@ -47,7 +47,9 @@ profile() {  # profile NAME COMMAND...
 for tree in "${trees[@]}"; do
   dir=${tree%%:*}
   suffix=${tree#*:}
-  yield_row=fairsched${suffix}
+  # The row is "fairsched" in a plain checkout; a before tree prepared for
+  # record_hot_path.sh may have renamed it "fairsched_before": either matches.
+  yield_row='fairsched(_before)?'
   profile "profile_yield$suffix" "$dir/bench/coro/yield_bench" \
     --benchmark_filter="yield/$yield_row/coroutines:100000/steps:100/workers:1/" \
     --benchmark_min_time=3

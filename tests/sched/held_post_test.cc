@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "queues/binary_heap.h"
+#include "queues/mcsp_queue.h"
 #include "sched/task_scheduler.h"
 #include "tests/stress.h"
 
@@ -346,6 +348,106 @@ TEST(HeldPostTest, StopDrainsTheClaimedTasksOfAnExitingWorker) {
   });
   EXPECT_EQ(runs.load(), kPosts) << "tasks the exiting worker had claimed did not run";
   EXPECT_TRUE(sched.IsEmpty());
+}
+
+// Stop racing posts on 2 and 3 workers, with the other workers busy across the exit.
+// The posts A land after the drain saw the scheduler empty, as above; this time every
+// worker runs one: the poster P, whose run-now post B goes to its worker's local batch
+// (every worker executes), and long tasks L on the other workers, which run on until B
+// starts (or 300 ms pass). P's worker must not leave with B held. The workers that are
+// not the role holder must already be inside an execution batch when the exit flag is
+// set (a worker at its loop top leaves at once), so the ready queue holds them there: at
+// Start every worker but the role holder looks into the empty ready queue, and the test
+// queue keeps that look going until the posts A arrive.
+std::atomic<bool> g_gate_armed{false};
+std::atomic<int> g_gate_capacity{0};
+std::atomic<int> g_gate_captured{0};
+
+class GatedReadyQueue {
+ public:
+  explicit GatedReadyQueue(std::size_t block_size) : inner_(block_size) {}
+  class Consumer {
+   public:
+    explicit Consumer(GatedReadyQueue& queue) : inner_(queue.inner_) {}
+    Task* Pop() {
+      Task* task = inner_.Pop();
+      if (task != nullptr || !g_gate_armed.load()) return task;
+      // The first `capacity` looks that find nothing are held until a task arrives.
+      int captured = g_gate_captured.load();
+      do {
+        if (captured >= g_gate_capacity.load()) return nullptr;
+      } while (!g_gate_captured.compare_exchange_weak(captured, captured + 1));
+      SpinUntil([&] { return (task = inner_.Pop()) != nullptr; }, seconds(10));
+      return task;
+    }
+
+   private:
+    McspQueue<Task>::Consumer inner_;
+  };
+  void Push(Task* task) { inner_.Push(task); }
+  void PushPending(Task* task) { inner_.PushPending(task); }
+  void FlushPending() { inner_.FlushPending(); }
+  std::size_t Count() const { return inner_.Count(); }
+
+ private:
+  McspQueue<Task> inner_;
+};
+
+using BusyAtExitScheduler = BasicTaskScheduler<GatedReadyQueue, BinaryHeap<Task>, PostAtExitBackend>;
+
+void StopDrainsAHeldPostWhileTheOtherWorkersRunOn(int workers) {
+  g_gate_captured = 0;
+  g_gate_capacity = workers - 1;
+  g_gate_armed = true;
+  BusyAtExitScheduler sched;
+  sched.Start(workers);
+  ASSERT_TRUE(SpinUntil([&] { return g_gate_captured.load() == workers - 1; }, seconds(10)))
+      << "the workers did not all look into the ready queue";
+  g_gate_armed = false;  // later looks (the fresh worker Stop may start) pass through
+  std::atomic<int> long_running{0}, p_runs{0}, b_runs{0};
+  std::atomic<bool> b_posted{false};
+  g_owner = std::this_thread::get_id();
+  g_owner_notifies = 0;
+  g_a_posted = false;
+  g_worker_held = false;
+  g_post_a = [&] {
+    for (int i = 0; i < workers - 1; ++i) {
+      sched.PostOneShot([&] {
+        long_running.fetch_add(1);
+        // Busy until B has started: the old exit left it behind, and it never would.
+        SpinUntil([&] { return b_runs.load() > 0; }, milliseconds(300));
+      });
+    }
+    sched.PostOneShot([&] {
+      SpinUntil([&] { return long_running.load() == workers - 1; }, seconds(5));
+      p_runs.fetch_add(1);
+      BusyAtExitScheduler::Current()->PostOneShot([&] { b_runs.fetch_add(1); });
+      b_posted = true;
+    });
+  };
+  g_armed = true;
+  std::atomic<bool> stopped{false};
+  std::thread watchdog([&] {
+    if (!SpinUntil([&] { return stopped.load(); }, seconds(10))) {
+      std::fprintf(stderr, "Stop did not return within 10 s: the post held by an exiting worker "
+                           "was lost\n");
+      std::fflush(stderr);
+      std::_Exit(1);
+    }
+  });
+  sched.Stop();
+  stopped = true;
+  watchdog.join();
+  g_post_a = nullptr;
+  EXPECT_EQ(long_running.load(), workers - 1) << "the other workers did not all run on";
+  EXPECT_EQ(p_runs.load(), 1);
+  EXPECT_EQ(b_runs.load(), 1) << "the post held across the exit did not run";
+  EXPECT_TRUE(sched.IsEmpty());
+}
+
+TEST(HeldPostTest, StopDrainsAHeldPostOnTwoWorkers) { StopDrainsAHeldPostWhileTheOtherWorkersRunOn(2); }
+TEST(HeldPostTest, StopDrainsAHeldPostOnThreeWorkers) {
+  StopDrainsAHeldPostWhileTheOtherWorkersRunOn(3);
 }
 
 }  // namespace
