@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Flat `perf` profiles of the hot-path rows (issue 23): coroutine yield (100,000 x 100, one
-# and two workers), self-re-posting tasks (sched_bench w2, one worker) and spawn + complete (one
-# worker), for the current tree and optionally an older one, so that bench/results/
+# and two workers), self-re-posting tasks (sched_bench w2, one and two workers) and spawn +
+# complete (one worker), for the current tree and optionally an older one, so that bench/results/
 # hot_path.md can show where the time goes before and after.
 #
 # Usage (from the workspace root):
@@ -58,6 +58,8 @@ for tree in "${trees[@]}"; do
     --benchmark_min_time=3
   FAIRSCHED_BENCH_REPS=3 profile "profile_repost$suffix" "$dir/bench/sched/sched_bench" \
     --benchmark_filter='^w2/workers:1/fairsched/'
+  FAIRSCHED_BENCH_REPS=3 profile "profile_repost_w2$suffix" "$dir/bench/sched/sched_bench" \
+    --benchmark_filter='^w2/workers:2/fairsched/'
   profile "profile_spawn$suffix" "$dir/bench/coro/coro_bench" \
     --benchmark_filter='spawn_complete/coro/workers:1/' --benchmark_min_time=3
 done

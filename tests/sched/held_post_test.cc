@@ -14,13 +14,15 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "queues/binary_heap.h"
 #include "queues/mcsp_queue.h"
 #include "sched/task_scheduler.h"
-#include "tests/stress.h"
+#include "tests/sched/hooked_backend.h"
 
 namespace fairsched {
 namespace {
@@ -40,6 +42,57 @@ bool SpinUntil(Done done, std::chrono::nanoseconds timeout) {
   }
   return true;
 }
+
+// A ready queue for the tests that need to see or steer the workers' takes (pops):
+//  - The pop log: with g_logged_tasks set (before Start, unchanged until the workers are
+//    gone), every pop of one of those tasks is appended to g_pop_log, under a mutex that
+//    also covers the pop itself, so the log holds the exact start order, also when two
+//    workers take adjacent tasks at once (their callbacks may then begin in either order,
+//    so a counter inside the callbacks cannot tell).
+//  - The gate: while g_gate_armed, the first g_gate_capacity pops that find nothing keep
+//    looking until a task arrives (the worker stays inside an execution batch).
+const std::unordered_set<const Task*>* g_logged_tasks = nullptr;
+std::mutex g_pop_log_mu;
+std::vector<const Task*> g_pop_log;  // guarded by g_pop_log_mu
+std::atomic<bool> g_gate_armed{false};
+std::atomic<int> g_gate_capacity{0};
+std::atomic<int> g_gate_captured{0};
+
+class InstrumentedReadyQueue {
+ public:
+  explicit InstrumentedReadyQueue(std::size_t block_size) : inner_(block_size) {}
+  class Consumer {
+   public:
+    explicit Consumer(InstrumentedReadyQueue& queue) : inner_(queue.inner_) {}
+    Task* Pop() {
+      Task* task = LoggedPop();
+      if (task != nullptr || !g_gate_armed.load()) return task;
+      int captured = g_gate_captured.load();
+      do {
+        if (captured >= g_gate_capacity.load()) return nullptr;
+      } while (!g_gate_captured.compare_exchange_weak(captured, captured + 1));
+      SpinUntil([&] { return (task = LoggedPop()) != nullptr; }, seconds(10));
+      return task;
+    }
+
+   private:
+    Task* LoggedPop() {
+      if (g_logged_tasks == nullptr) return inner_.Pop();
+      std::lock_guard<std::mutex> lock(g_pop_log_mu);
+      Task* task = inner_.Pop();
+      if (task != nullptr && g_logged_tasks->contains(task)) g_pop_log.push_back(task);
+      return task;
+    }
+    McspQueue<Task>::Consumer inner_;
+  };
+  void Push(Task* task) { inner_.Push(task); }
+  void PushPending(Task* task) { inner_.PushPending(task); }
+  void FlushPending() { inner_.FlushPending(); }
+  std::size_t Count() const { return inner_.Count(); }
+
+ private:
+  McspQueue<Task> inner_;
+};
 
 // One worker runs `long_task`, every other worker a task that re-posts itself (a
 // coroutine's Yield loop, in task form). The long task posts a one-shot while both kinds
@@ -215,36 +268,105 @@ TEST(HeldPostTest, TwoWorkersLongTaskAndOutsideFlood) {
 }
 
 // Per-poster order: a task posts X1 while every worker executes (held in its local batch),
-// lets the other worker go idle, and posts X2 (which then goes to the shared queue at
-// once). X1 must start before X2.
-TEST(HeldPostTest, TwoPostsOfOneTaskStartInPostOrder) {
+// lets another worker go idle, and posts X2 (which then goes to the shared queue at once).
+// X1 must start before X2: the ready queue logs the order in which the workers take them.
+// With `reposters`, further workers run a self-re-posting task: busy at every batch end,
+// they take X1 over (after 3 * execute_batch_size starts) at about the time the poster
+// publishes it itself, so the take-over races with the owner's publication. The gap
+// between the two posts varies by round to meet that race at different points.
+using PopLoggingScheduler =
+    BasicTaskScheduler<InstrumentedReadyQueue, BinaryHeap<Task>, NoIoBackend>;
+
+void TwoPostsOfOneTaskStartInPostOrder(int reposters) {
+  // More rounds next to the re-poster: fewer of them meet the race (the old rule failed
+  // 10-22 of 160 there, and 3-5 of 40 without it).
+  const int rounds = reposters > 0 ? 160 : 40;
+  constexpr int kGapsMicros[] = {300, 0, 5, 20, 60};
+  std::atomic<int> x_runs{0};
+  std::vector<std::unique_ptr<Task>> x1s, x2s;
+  std::unordered_set<const Task*> logged;
+  for (int round = 0; round < rounds; ++round) {
+    x1s.push_back(std::make_unique<Task>([&](Task*) { x_runs.fetch_add(1); }));
+    x2s.push_back(std::make_unique<Task>([&](Task*) { x_runs.fetch_add(1); }));
+    logged.insert(x1s.back().get());
+    logged.insert(x2s.back().get());
+  }
+  g_pop_log.clear();
+  g_logged_tasks = &logged;
   TaskSchedulerOptions options;
   options.spin_before_park = milliseconds(1);  // the idle worker spins while X2 is posted
-  TaskScheduler sched(options);
-  sched.Start(2);
-  constexpr int kRounds = 5;
-  for (int round = 0; round < kRounds; ++round) {
+  options.execute_batch_size = kExecuteBatch;
+  PopLoggingScheduler sched(options);
+  sched.Start(2 + reposters);
+  std::atomic<bool> stop{false};
+  std::atomic<std::int64_t> reposter_runs{0};
+  std::vector<std::unique_ptr<Task>> loop_tasks;
+  for (int i = 0; i < reposters; ++i) {
+    loop_tasks.push_back(std::make_unique<Task>([&](Task* self) {
+      reposter_runs.fetch_add(1, std::memory_order_relaxed);
+      // A few microseconds of work: its worker is inside an execution batch nearly all the
+      // time, so X1 is held (a post made while a worker is between batches is not).
+      const auto until = TaskClock::now() + std::chrono::microseconds(2);
+      while (TaskClock::now() < until) {
+      }
+      if (!stop.load(std::memory_order_relaxed)) PopLoggingScheduler::Current()->Post(self);
+    }));
+  }
+  for (auto& task : loop_tasks) sched.Post(task.get());
+  if (reposters > 0) {
+    SpinUntil([&] { return reposter_runs.load() > 100 * reposters; }, seconds(10));
+  }
+  for (int round = 0; round < rounds; ++round) {
     std::atomic<bool> gate_open{false}, gate_running{false};
-    std::atomic<int> starts{0}, x1_start{-1}, x2_start{-1};
-    Task gate([&](Task*) {
+    std::atomic<int> callbacks_done{0};
+    // One-shots (the re-posters keep the scheduler from ever being empty, so the round
+    // waits for the callbacks' last statements instead of WaitEmpty).
+    sched.PostOneShot([&] {
       gate_running = true;
       SpinUntil([&] { return gate_open.load(); }, seconds(10));
+      callbacks_done.fetch_add(1);
     });
-    Task poster([&](Task*) {
+    const auto gap = std::chrono::microseconds(kGapsMicros[round % 5]);
+    const int runs_before = x_runs.load();
+    sched.PostOneShot([&, round] {
       SpinUntil([&] { return gate_running.load(); }, seconds(10));
-      TaskScheduler::Current()->PostOneShot([&] { x1_start = starts.fetch_add(1); });
-      gate_open = true;  // the other worker goes idle: a post now goes to the shared queue
-      std::this_thread::sleep_for(std::chrono::microseconds(300));
-      TaskScheduler::Current()->PostOneShot([&] { x2_start = starts.fetch_add(1); });
-      SpinUntil([&] { return x2_start.load() >= 0 && x1_start.load() >= 0; },
-                milliseconds(20));
+      PopLoggingScheduler::Current()->Post(x1s[round].get());
+      gate_open = true;  // the gate's worker goes idle: a post now goes to the shared queue
+      const auto until = TaskClock::now() + gap;
+      while (TaskClock::now() < until) {
+      }
+      PopLoggingScheduler::Current()->Post(x2s[round].get());
+      SpinUntil([&] { return x_runs.load() == runs_before + 2; }, milliseconds(20));
+      callbacks_done.fetch_add(1);
     });
-    sched.Post(&gate);
-    sched.Post(&poster);
-    ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
-    EXPECT_LT(x1_start.load(), x2_start.load()) << "round " << round << ": X2 started before X1";
+    ASSERT_TRUE(SpinUntil(
+        [&] { return x_runs.load() == runs_before + 2 && callbacks_done.load() == 2; },
+        seconds(30)));
   }
-  sched.Stop();
+  stop = true;
+  ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
+  sched.Stop();  // the workers are gone: the log and the tasks are ours again
+  g_logged_tasks = nullptr;
+  ASSERT_EQ(g_pop_log.size(), logged.size());
+  std::vector<int> position(2 * rounds);  // [2r]: X1 of round r, [2r + 1]: its X2
+  for (std::size_t i = 0; i < g_pop_log.size(); ++i) {
+    for (int round = 0; round < rounds; ++round) {
+      if (g_pop_log[i] == x1s[round].get()) position[2 * round] = static_cast<int>(i);
+      if (g_pop_log[i] == x2s[round].get()) position[2 * round + 1] = static_cast<int>(i);
+    }
+  }
+  int out_of_order = 0;
+  for (int round = 0; round < rounds; ++round) {
+    if (position[2 * round] > position[2 * round + 1]) ++out_of_order;
+    EXPECT_LT(position[2 * round], position[2 * round + 1])
+        << "round " << round << " (gap " << kGapsMicros[round % 5] << " us): X2 started before X1";
+  }
+  std::printf("%d worker(s): %d of %d rounds out of order\n", 2 + reposters, out_of_order, rounds);
+}
+
+TEST(HeldPostTest, TwoPostsOfOneTaskStartInPostOrder) { TwoPostsOfOneTaskStartInPostOrder(0); }
+TEST(HeldPostTest, TwoPostsOfOneTaskStartInPostOrderNextToARePoster) {
+  TwoPostsOfOneTaskStartInPostOrder(1);
 }
 
 // Stop with a post racing the workers' exit from inside a task. An outside post A lands
@@ -261,44 +383,44 @@ std::atomic<bool> g_armed{false};
 std::atomic<bool> g_a_posted{false};
 std::atomic<bool> g_worker_held{false};
 std::thread::id g_owner;
-std::function<void()> g_post_a;
+std::function<void()> g_post_a;  // called on the owner's thread only
 
-class PostAtExitBackend {
- public:
-  void Poll(IoReadySink& sink) { inner_.Poll(sink); }
-  void WaitUntil(TaskDeadline deadline, IoReadySink& sink) { inner_.WaitUntil(deadline, sink); }
-  void CancelAll(IoReadySink& sink) {
-    if (g_armed.load()) {
+// The backend hooks of the Stop race, installed for the life of one test's scheduler
+// (declare before it).
+struct StopRaceHooks {
+  StopRaceHooks() {
+    testing::HookedBackend::before_cancel_all = [] {
+      if (!g_armed.load()) return;
       g_worker_held = true;
       SpinUntil([] { return g_a_posted.load(); }, seconds(5));
-    }
-    inner_.CancelAll(sink);
+    };
+    testing::HookedBackend::after_notify = [] {
+      if (!g_armed.load() || std::this_thread::get_id() != g_owner) return;
+      const int notify = g_owner_notifies.fetch_add(1);
+      if (notify == 0) {
+        // Stop's first Notify (stopping is set): the woken role holder reaches CancelAll
+        // and is held there before the drain can see the scheduler empty.
+        SpinUntil([] { return g_worker_held.load(); }, seconds(5));
+      } else if (notify == 1) {
+        g_post_a();  // posts A, which notifies again (a third Notify, passed through)
+        g_armed = false;
+        g_a_posted = true;
+      }
+    };
   }
-  bool EventsReady() { return false; }
-  void Notify() {
-    inner_.Notify();
-    if (!g_armed.load() || std::this_thread::get_id() != g_owner) return;
-    const int notify = g_owner_notifies.fetch_add(1);
-    if (notify == 0) {
-      // Stop's first Notify (stopping is set): the woken role holder reaches CancelAll and
-      // is held there before the drain can see the scheduler empty.
-      SpinUntil([] { return g_worker_held.load(); }, seconds(5));
-    } else if (notify == 1) {
-      g_post_a();  // posts A, which notifies again (a third Notify, passed through)
-      g_armed = false;
-      g_a_posted = true;
-    }
+  ~StopRaceHooks() {
+    testing::HookedBackend::before_cancel_all = nullptr;
+    testing::HookedBackend::after_notify = nullptr;
   }
-
- private:
-  NoIoBackend inner_;
 };
 
-using PostAtExitScheduler = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, PostAtExitBackend>;
+using PostAtExitScheduler =
+    BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, testing::HookedBackend>;
 
-// Runs sched.Stop() with the backend armed; `posts` outside posts are made as A. Fails
-// the process if Stop does not return.
-void StopWithPostsAcrossTheExit(PostAtExitScheduler& sched, std::function<void()> post_a) {
+// Runs sched.Stop() with the hooks armed; `post_a` makes the posts A. Fails the process if
+// Stop does not return.
+template <typename Scheduler>
+void StopWithPostsAcrossTheExit(Scheduler& sched, std::function<void()> post_a) {
   g_owner = std::this_thread::get_id();
   g_owner_notifies = 0;
   g_a_posted = false;
@@ -322,6 +444,7 @@ void StopWithPostsAcrossTheExit(PostAtExitScheduler& sched, std::function<void()
 
 // The one worker's local batch: A's run-now post goes there (every worker executes).
 TEST(HeldPostTest, StopDrainsTheLocalBatchOfAnExitingWorker) {
+  StopRaceHooks hooks;
   PostAtExitScheduler sched;
   sched.Start(1);
   std::atomic<int> a_runs{0}, b_runs{0};
@@ -339,6 +462,7 @@ TEST(HeldPostTest, StopDrainsTheLocalBatchOfAnExitingWorker) {
 // The one worker's claimed tasks: it takes several ready tasks at once and, with
 // execute_batch_size 1, ends its execution batch after the first of them.
 TEST(HeldPostTest, StopDrainsTheClaimedTasksOfAnExitingWorker) {
+  StopRaceHooks hooks;
   PostAtExitScheduler sched(TaskSchedulerOptions{.execute_batch_size = 1});
   sched.Start(1);
   constexpr int kPosts = 4;
@@ -358,59 +482,23 @@ TEST(HeldPostTest, StopDrainsTheClaimedTasksOfAnExitingWorker) {
 // not the role holder must already be inside an execution batch when the exit flag is
 // set (a worker at its loop top leaves at once), so the ready queue holds them there: at
 // Start every worker but the role holder looks into the empty ready queue, and the test
-// queue keeps that look going until the posts A arrive.
-std::atomic<bool> g_gate_armed{false};
-std::atomic<int> g_gate_capacity{0};
-std::atomic<int> g_gate_captured{0};
-
-class GatedReadyQueue {
- public:
-  explicit GatedReadyQueue(std::size_t block_size) : inner_(block_size) {}
-  class Consumer {
-   public:
-    explicit Consumer(GatedReadyQueue& queue) : inner_(queue.inner_) {}
-    Task* Pop() {
-      Task* task = inner_.Pop();
-      if (task != nullptr || !g_gate_armed.load()) return task;
-      // The first `capacity` looks that find nothing are held until a task arrives.
-      int captured = g_gate_captured.load();
-      do {
-        if (captured >= g_gate_capacity.load()) return nullptr;
-      } while (!g_gate_captured.compare_exchange_weak(captured, captured + 1));
-      SpinUntil([&] { return (task = inner_.Pop()) != nullptr; }, seconds(10));
-      return task;
-    }
-
-   private:
-    McspQueue<Task>::Consumer inner_;
-  };
-  void Push(Task* task) { inner_.Push(task); }
-  void PushPending(Task* task) { inner_.PushPending(task); }
-  void FlushPending() { inner_.FlushPending(); }
-  std::size_t Count() const { return inner_.Count(); }
-
- private:
-  McspQueue<Task> inner_;
-};
-
-using BusyAtExitScheduler = BasicTaskScheduler<GatedReadyQueue, BinaryHeap<Task>, PostAtExitBackend>;
+// queue keeps that look going until the posts A arrive. (Claimed tasks exist with one
+// worker only: the test above.)
+using BusyAtExitScheduler =
+    BasicTaskScheduler<InstrumentedReadyQueue, BinaryHeap<Task>, testing::HookedBackend>;
 
 void StopDrainsAHeldPostWhileTheOtherWorkersRunOn(int workers) {
   g_gate_captured = 0;
   g_gate_capacity = workers - 1;
   g_gate_armed = true;
+  StopRaceHooks hooks;
   BusyAtExitScheduler sched;
   sched.Start(workers);
   ASSERT_TRUE(SpinUntil([&] { return g_gate_captured.load() == workers - 1; }, seconds(10)))
       << "the workers did not all look into the ready queue";
   g_gate_armed = false;  // later looks (the fresh worker Stop may start) pass through
   std::atomic<int> long_running{0}, p_runs{0}, b_runs{0};
-  std::atomic<bool> b_posted{false};
-  g_owner = std::this_thread::get_id();
-  g_owner_notifies = 0;
-  g_a_posted = false;
-  g_worker_held = false;
-  g_post_a = [&] {
+  StopWithPostsAcrossTheExit(sched, [&] {
     for (int i = 0; i < workers - 1; ++i) {
       sched.PostOneShot([&] {
         long_running.fetch_add(1);
@@ -422,23 +510,8 @@ void StopDrainsAHeldPostWhileTheOtherWorkersRunOn(int workers) {
       SpinUntil([&] { return long_running.load() == workers - 1; }, seconds(5));
       p_runs.fetch_add(1);
       BusyAtExitScheduler::Current()->PostOneShot([&] { b_runs.fetch_add(1); });
-      b_posted = true;
     });
-  };
-  g_armed = true;
-  std::atomic<bool> stopped{false};
-  std::thread watchdog([&] {
-    if (!SpinUntil([&] { return stopped.load(); }, seconds(10))) {
-      std::fprintf(stderr, "Stop did not return within 10 s: the post held by an exiting worker "
-                           "was lost\n");
-      std::fflush(stderr);
-      std::_Exit(1);
-    }
   });
-  sched.Stop();
-  stopped = true;
-  watchdog.join();
-  g_post_a = nullptr;
   EXPECT_EQ(long_running.load(), workers - 1) << "the other workers did not all run on";
   EXPECT_EQ(p_runs.load(), 1);
   EXPECT_EQ(b_runs.load(), 1) << "the post held across the exit did not run";

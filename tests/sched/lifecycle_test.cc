@@ -16,6 +16,7 @@
 #include "queues/mcsp_queue.h"
 #include "queues/timer_wheel.h"
 #include "sched/task_scheduler.h"
+#include "tests/sched/hooked_backend.h"
 
 namespace fairsched {
 namespace {
@@ -293,29 +294,19 @@ std::atomic<int> g_owner_notifies{0};
 std::atomic<bool> g_post_at_exit{false};
 std::thread::id g_owner;
 std::function<void()> g_exit_post;
-class PostAtExitBackend {
- public:
-  void Poll(IoReadySink& sink) { inner_.Poll(sink); }
-  void WaitUntil(TaskDeadline deadline, IoReadySink& sink) { inner_.WaitUntil(deadline, sink); }
-  void CancelAll(IoReadySink& sink) { inner_.CancelAll(sink); }
-  bool EventsReady() { return false; }
-  void Notify() {
-    inner_.Notify();
-    // Stop notifies from its own thread twice: after stopping_ is set, and after exit_ is.
-    if (g_post_at_exit.load() && std::this_thread::get_id() == g_owner &&
-        g_owner_notifies.fetch_add(1) == 1) {
-      g_post_at_exit = false;
-      std::this_thread::sleep_for(milliseconds(50));  // the workers see exit_ and leave
-      g_exit_post();
-    }
+// Stop notifies from its own thread twice: after stopping_ is set, and after exit_ is.
+void PostAtExitNotify() {
+  if (g_post_at_exit.load() && std::this_thread::get_id() == g_owner &&
+      g_owner_notifies.fetch_add(1) == 1) {
+    g_post_at_exit = false;
+    std::this_thread::sleep_for(milliseconds(50));  // the workers see exit_ and leave
+    g_exit_post();
   }
-
- private:
-  NoIoBackend inner_;
-};
+}
 
 TEST(LifecycleTest, APostRacingTheWorkersExitRunsBeforeStopReturns) {
-  BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, PostAtExitBackend> sched;
+  testing::HookedBackend::after_notify = PostAtExitNotify;
+  BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, testing::HookedBackend> sched;
   sched.Start(2);
   std::atomic<int> runs{0};
   g_owner = std::this_thread::get_id();
@@ -326,6 +317,7 @@ TEST(LifecycleTest, APostRacingTheWorkersExitRunsBeforeStopReturns) {
   EXPECT_EQ(runs.load(), 1) << "the post made while the workers exited was stranded";
   EXPECT_TRUE(sched.IsEmpty());
   g_exit_post = nullptr;
+  testing::HookedBackend::after_notify = nullptr;
 }
 
 TEST(LifecycleTest, PostAfterStopRunsAfterRestartOrOnDestruction) {

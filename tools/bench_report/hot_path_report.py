@@ -12,7 +12,9 @@ typed by hand and no round is picked.
 Usage (from the workspace root):
   tools/bench_report/hot_path_report.py RAW_DIR [--out bench/results/hot_path.md] [--readme README.md]
 With --readme, the lines between "<!-- hot_path:begin -->" and "<!-- hot_path:end -->" in that
-file are replaced by the generated summary.
+file are replaced by the generated summary. The recording's analysis (the misses explained
+from its profiles), written by hand, is RAW_DIR/notes.md when it exists (or --notes FILE); it
+is appended after the generated tables.
 """
 
 import argparse
@@ -368,13 +370,14 @@ def render(raw):
 
     # ------------------------------------------------------------------ profiles
     profiles = [(row, load_profile(raw, f"profile_{row}"), load_profile(raw, f"profile_{row}_before"))
-                for row in ("yield", "yield_w2", "repost", "spawn")]
+                for row in ("yield", "yield_w2", "repost", "repost_w2", "spawn")]
     if any(after or before for _, after, before in profiles):
         w("## Where the time goes (perf, cpu-clock samples, self time by function)")
         w("")
         w("From `profile_*.txt` (bench/coro/profile_hot_path.sh): yield = 100,000 x 100 at one")
         w("worker, yield_w2 = the same at two workers (samples of both workers together),")
-        w("repost = sched_bench w2 at one worker, spawn = spawn_complete at one worker.")
+        w("repost = sched_bench w2 at one worker, repost_w2 = the same at two workers,")
+        w("spawn = spawn_complete at one worker.")
         w("Function names are shortened (namespaces and template arguments dropped).")
         w("")
         for row, after, before in profiles:
@@ -461,9 +464,12 @@ def main():
     parser.add_argument("raw")
     parser.add_argument("--out", default="bench/results/hot_path.md")
     parser.add_argument("--readme")
-    parser.add_argument("--notes", help="markdown appended after the tables (the analysis)")
+    parser.add_argument("--notes", help="markdown appended after the tables (the analysis); "
+                        "default: RAW_DIR/notes.md if it exists")
     opts = parser.parse_args()
     text, summary, loads = render(opts.raw.rstrip("/"))
+    if opts.notes is None and os.path.exists(os.path.join(opts.raw, "notes.md")):
+        opts.notes = os.path.join(opts.raw, "notes.md")
     if opts.notes:
         with open(opts.notes) as f:
             text += "\n" + f.read()
