@@ -122,7 +122,23 @@ class RenderTest(unittest.TestCase):
         self.assertTrue(text.startswith("intro\n<!-- hot_path:begin -->\nCoroutine yield"))
         self.assertIn("2.00x the textbook pool", text)
         self.assertIn("all rows, misses and profiles: `hot_path.md`", text)  # not absolute
+        self.assertIn("against `PostOrder::kStrict` (throughput ratio): 2.00x for yield, "
+                      "100,000 coroutines at 1 worker", text)
         self.assertTrue(text.endswith("<!-- hot_path:end -->\nrest\n"))
+
+    def test_notes_next_to_the_raw_files_are_appended(self):
+        with open(os.path.join(self.dir, "notes.md"), "w") as f:
+            f.write("## What this recording says\nthe analysis\n")
+        out = os.path.join(self.dir, "hot_path.md")
+        argv = sys.argv
+        sys.argv = ["hot_path_report.py", self.dir, "--out", out]
+        try:
+            report.main()
+        finally:
+            sys.argv = argv
+        with open(out) as f:
+            text = f.read()
+        self.assertTrue(text.endswith("## What this recording says\nthe analysis\n"))
 
 
 if __name__ == "__main__":

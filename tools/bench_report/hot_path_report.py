@@ -450,6 +450,15 @@ def readme_block(summary, loads, report_path):
     lines.append("Self-re-posting tasks: " + "; ".join(
         f"{rp[w]['trivial_sched'][0]:.2f}x the textbook pool at {w} worker{'s' if w != '1' else ''}"
         for w in sorted(rp) if rp[w].get("trivial_sched")) + ".")
+    strict = [f"{r['fairsched_strict'][0]:.2f}x for yield, {int(c):,} coroutines at {w} "
+              f"worker{'s' if w != '1' else ''}"
+              for (c, w), (r, _) in sorted(y.items(), key=lambda kv: (kv[0][1], -int(kv[0][0])))
+              if r.get("fairsched_strict")]
+    strict += [f"{rp[w]['fairsched_strict'][0]:.2f}x for re-posts at {w} "
+               f"worker{'s' if w != '1' else ''}" for w in sorted(rp) if rp[w].get("fairsched_strict")]
+    if strict:
+        lines.append("The default batched order against `PostOrder::kStrict` (throughput ratio): "
+                     + "; ".join(strict) + ".")
     if summary.get("spawn_ns") and summary.get("memory"):
         lines.append(f"Spawn + complete at 1 worker: {summary['spawn_ns']:.0f} ns; "
                      f"{summary['memory']:.0f} bytes per suspended coroutine.")
