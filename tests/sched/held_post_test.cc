@@ -94,6 +94,34 @@ class InstrumentedReadyQueue {
   McspQueue<Task> inner_;
 };
 
+// `count` tasks that re-post themselves until Stop() (a coroutine's Yield loop, in task
+// form); each run is counted, then works for `work`.
+template <typename Scheduler>
+class RePosters {
+ public:
+  RePosters(int count, std::chrono::nanoseconds work) {
+    for (int i = 0; i < count; ++i) {
+      tasks_.push_back(std::make_unique<Task>([this, work](Task* self) {
+        runs_.fetch_add(1, std::memory_order_relaxed);
+        const auto until = TaskClock::now() + work;
+        while (TaskClock::now() < until) {
+        }
+        if (!stop_.load(std::memory_order_relaxed)) Scheduler::Current()->Post(self);
+      }));
+    }
+  }
+  void PostTo(Scheduler& sched) {
+    for (auto& task : tasks_) sched.Post(task.get());
+  }
+  void Stop() { stop_ = true; }
+  std::int64_t Runs() const { return runs_.load(std::memory_order_seq_cst); }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::atomic<std::int64_t> runs_{0};
+  std::vector<std::unique_ptr<Task>> tasks_;
+};
+
 // One worker runs `long_task`, every other worker a task that re-posts itself (a
 // coroutine's Yield loop, in task form). The long task posts a one-shot while both kinds
 // run and then waits for it without returning. The one-shot must start while the long
@@ -105,15 +133,7 @@ class InstrumentedReadyQueue {
 void HeldPostStartsWhileOtherWorkersRePost(int reposters, int blockers) {
   TaskScheduler sched(TaskSchedulerOptions{.execute_batch_size = kExecuteBatch});
   const int workers = 1 + reposters + blockers;
-  std::atomic<bool> stop{false};
-  std::atomic<std::int64_t> reposter_runs{0};
-  std::vector<std::unique_ptr<Task>> loop_tasks;
-  for (int i = 0; i < reposters; ++i) {
-    loop_tasks.push_back(std::make_unique<Task>([&](Task* self) {
-      reposter_runs.fetch_add(1, std::memory_order_relaxed);
-      if (!stop.load(std::memory_order_relaxed)) TaskScheduler::Current()->Post(self);
-    }));
-  }
+  RePosters<TaskScheduler> loops(reposters, std::chrono::nanoseconds::zero());
   constexpr int kRounds = 5;
   std::atomic<int> rounds_held{0};
   std::atomic<std::int64_t> worst_lead{0};
@@ -125,17 +145,17 @@ void HeldPostStartsWhileOtherWorkersRePost(int reposters, int blockers) {
     } done{long_task_done};
     for (int round = 0; round < kRounds; ++round) {
       // The re-posters keep every other worker inside an execution batch.
-      const std::int64_t warm = reposter_runs.load() + 1000;
-      SpinUntil([&] { return reposter_runs.load() >= warm; }, seconds(10));
+      const std::int64_t warm = loops.Runs() + 1000;
+      SpinUntil([&] { return loops.Runs() >= warm; }, seconds(10));
       std::atomic<bool> ran{false};
       std::atomic<std::int64_t> runs_at_start{-1};
       TaskScheduler::Current()->PostOneShot([&] {
-        runs_at_start = reposter_runs.load(std::memory_order_seq_cst);
+        runs_at_start = loops.Runs();
         ran = true;
       });
       // Read after the post returned: a preemption between a read before it and the post
       // would count re-poster runs made before the post existed.
-      const std::int64_t runs_at_post = reposter_runs.load(std::memory_order_seq_cst);
+      const std::int64_t runs_at_post = loops.Runs();
       // Held here, in a task that does not return: only another worker can publish it.
       if (!SpinUntil([&] { return ran.load(); }, seconds(2))) return;
       rounds_held.fetch_add(1);
@@ -154,16 +174,16 @@ void HeldPostStartsWhileOtherWorkersRePost(int reposters, int blockers) {
   sched.Start(workers);
   for (auto& task : blocker_tasks) sched.Post(task.get());
   SpinUntil([&] { return blockers_running.load() == blockers; }, seconds(10));
-  for (auto& task : loop_tasks) sched.Post(task.get());
-  SpinUntil([&] { return reposter_runs.load() > 100; }, seconds(10));
+  loops.PostTo(sched);
+  SpinUntil([&] { return loops.Runs() > 100; }, seconds(10));
   sched.Post(&long_task);
   ASSERT_TRUE(SpinUntil([&] { return long_task_done.load(); }, seconds(60)));
-  stop = true;
+  loops.Stop();
   ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
   sched.Stop();
   EXPECT_EQ(rounds_held.load(), kRounds)
       << "a post waited 2 s for its worker's long task while " << reposters
-      << " worker(s) re-posted (" << reposter_runs.load() << " re-poster starts in all)";
+      << " worker(s) re-posted (" << loops.Runs() << " re-poster starts in all)";
   // Each other worker: at most execute_batch_size starts to its next batch end, where it
   // first sees the batch, then execute_batch_size more plus the rest of the batch in which it
   // reaches them (the take-over bound in the header), so 3 * execute_batch_size.
@@ -298,24 +318,12 @@ void TwoPostsOfOneTaskStartInPostOrder(int reposters) {
   options.execute_batch_size = kExecuteBatch;
   PopLoggingScheduler sched(options);
   sched.Start(2 + reposters);
-  std::atomic<bool> stop{false};
-  std::atomic<std::int64_t> reposter_runs{0};
-  std::vector<std::unique_ptr<Task>> loop_tasks;
-  for (int i = 0; i < reposters; ++i) {
-    loop_tasks.push_back(std::make_unique<Task>([&](Task* self) {
-      reposter_runs.fetch_add(1, std::memory_order_relaxed);
-      // A few microseconds of work: its worker is inside an execution batch nearly all the
-      // time, so X1 is held (a post made while a worker is between batches is not).
-      const auto until = TaskClock::now() + std::chrono::microseconds(2);
-      while (TaskClock::now() < until) {
-      }
-      if (!stop.load(std::memory_order_relaxed)) PopLoggingScheduler::Current()->Post(self);
-    }));
-  }
-  for (auto& task : loop_tasks) sched.Post(task.get());
-  if (reposters > 0) {
-    SpinUntil([&] { return reposter_runs.load() > 100 * reposters; }, seconds(10));
-  }
+  // A few microseconds of work per run: the re-posters' workers are inside an execution
+  // batch nearly all the time, so X1 is held (a post made while a worker is between
+  // batches is not).
+  RePosters<PopLoggingScheduler> loops(reposters, std::chrono::microseconds(2));
+  loops.PostTo(sched);
+  if (reposters > 0) SpinUntil([&] { return loops.Runs() > 100 * reposters; }, seconds(10));
   for (int round = 0; round < rounds; ++round) {
     std::atomic<bool> gate_open{false}, gate_running{false};
     std::atomic<int> callbacks_done{0};
@@ -343,7 +351,7 @@ void TwoPostsOfOneTaskStartInPostOrder(int reposters) {
         [&] { return x_runs.load() == runs_before + 2 && callbacks_done.load() == 2; },
         seconds(30)));
   }
-  stop = true;
+  loops.Stop();
   ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
   sched.Stop();  // the workers are gone: the log and the tasks are ours again
   g_logged_tasks = nullptr;
