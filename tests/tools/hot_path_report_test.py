@@ -105,17 +105,20 @@ class RenderTest(unittest.TestCase):
         self.assertIn("| re-post (sched_bench w2), 2 worker(s): not slower than before | n/a | n/a |",
                       text)
 
-    def test_readme_block_is_replaced(self):
-        readme = os.path.join(self.dir, "README.md")
-        with open(readme, "w") as f:
-            f.write("intro\n<!-- hot_path:begin -->\nold figures\n<!-- hot_path:end -->\nrest\n")
-        out = os.path.join(self.dir, "hot_path.md")
+    def run_report(self, *args):
+        """hot_path_report's main() on this test's raw files with `args`."""
         argv = sys.argv
-        sys.argv = ["hot_path_report.py", self.dir, "--out", out, "--readme", readme]
+        sys.argv = ["hot_path_report.py", self.dir, *args]
         try:
             report.main()
         finally:
             sys.argv = argv
+
+    def test_readme_block_is_replaced(self):
+        readme = os.path.join(self.dir, "README.md")
+        with open(readme, "w") as f:
+            f.write("intro\n<!-- hot_path:begin -->\nold figures\n<!-- hot_path:end -->\nrest\n")
+        self.run_report("--out", os.path.join(self.dir, "hot_path.md"), "--readme", readme)
         with open(readme) as f:
             text = f.read()
         self.assertNotIn("old figures", text)
@@ -130,12 +133,7 @@ class RenderTest(unittest.TestCase):
         with open(os.path.join(self.dir, "notes.md"), "w") as f:
             f.write("## What this recording says\nthe analysis\n")
         out = os.path.join(self.dir, "hot_path.md")
-        argv = sys.argv
-        sys.argv = ["hot_path_report.py", self.dir, "--out", out]
-        try:
-            report.main()
-        finally:
-            sys.argv = argv
+        self.run_report("--out", out)
         with open(out) as f:
             text = f.read()
         self.assertTrue(text.endswith("## What this recording says\nthe analysis\n"))
