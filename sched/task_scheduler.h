@@ -74,7 +74,12 @@
 //     execute_batch_size to its next batch end and first look, execute_batch_size more,
 //     plus the rest of the batch in which it gets there), whatever the other workers run:
 //     long tasks start nothing, busy re-posters and floods end batches. In time: the
-//     shortest of those, or 1 ms once a worker is idle.
+//     shortest of those, or 1 ms once a worker is idle. The bound counts starts while the
+//     threads run: a publication (d, or a take-over in b and c) takes the batch and then
+//     pushes it, and a thread that the OS deschedules between the two (a few instructions)
+//     holds those posts out of every queue until it runs again, while other workers go on
+//     starting tasks (the Spin model shows it: tla/spin task_scheduler_second_post_
+//     publication_in_flight).
 //   - Claimed tasks: a scheduler with one worker takes up to 8 ready tasks with one CAS and
 //     runs them in order (nobody else could run them sooner); when its claimed tasks and
 //     the ready queue are empty, the front queue is empty and no timer is due, it claims

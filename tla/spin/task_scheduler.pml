@@ -35,6 +35,10 @@
  *   WaitFor, modelled as the worker blocked inside the task. Its worker's batch never ends,
  *   and the re-poster's worker is never idle, so only the busy take-over
  *   (TakeOverStaleBatches) can move X_T. See "The bound" below.
+ *   -DSECOND_POST (with ENDLESS_REPOSTER): LONG_T posts a second task X2_T to run now
+ *   right after X_T, and waits for both. X2_T is held behind X_T or, when the re-poster's
+ *   worker is between batches (executing < 2), goes to the front queue after LONG_T's
+ *   worker publishes what it holds; the re-poster's take-over of X_T may run meanwhile.
  *
  *   -DSTOP: the lifecycle instead (see "Stop" below).
  *
@@ -52,7 +56,16 @@
  *   - liveness (LTL every_post_starts, weak fairness): X_T starts (so LONG_T did), and every
  *     post of RP_T starts ([] (queued -> <> !queued)); x_starts is X_T's part alone;
  *   - the bound (safety, an assertion at each start): RP_T starts at most RP_BOUND =
- *     EXEC_BATCH + 1 times between X_T's post and X_T's start.
+ *     EXEC_BATCH + 1 times between X_T's post and X_T's start;
+ *   - with SECOND_POST, per-poster order (an assertion at the ready queue's pop, which is
+ *     the start order): X2_T is taken from the ready queue only after X_T. The bound is
+ *     not asserted there (-DCHECK_BOUND does, and fails): LONG_T's post of X2_T may
+ *     publish X_T itself (PublishOwnLocalToFront), and between its take of the batch and
+ *     its push of X_T into the front queue nobody else can see X_T. A thread descheduled
+ *     in those few instructions (here: LONG_T's, while RP_T runs on) holds X_T out of
+ *     every queue for as long as it is off the core, and RP_T starts meanwhile. The same
+ *     holds for a taker between its take and its push. The bound in task starts is
+ *     therefore stated for threads that run (sched/task_scheduler.h, "Order").
  *
  * The bound (ENDLESS_REPOSTER). Let W be the re-poster's worker, E = EXEC_BATCH. While X_T
  * waits, LONG_T's worker is inside one execution batch (executing counts it), so every
@@ -179,6 +192,12 @@
  *                           as RP_T keeps its worker busy: for ever (an acceptance cycle of
  *                           every_post_starts), and RP_T starts more than RP_BOUND times
  *                           meanwhile (the bound's assertion).
+ *   BUG_OWNER_NO_WAIT       (with ENDLESS_REPOSTER, SECOND_POST) the owner's TakeAsOwner
+ *                           does not wait for a take-over of its batch in progress: the
+ *                           taker holds X_T, not yet pushed, while LONG_T pushes X2_T.
+ *   BUG_FRONT_POST_SKIPS_HELD  (with ENDLESS_REPOSTER, SECOND_POST) the rule before issue
+ *                           31: a run-now post that goes to the front queue (a worker may
+ *                           be idle) does not first publish the poster's held posts.
  *   BUG_EXIT_DROPS_LOCAL    (with STOP, LATE_REPOSTS) the exit before issue 31: a worker
  *                           leaves at exit_ (at the loop top or from Schedule's exit) at
  *                           once, and the post held in its local batch (or, with
@@ -260,7 +279,12 @@
 #ifndef STALE_TAKEOVER
 #error "the endless re-poster harness needs -DEXEC_BATCH=N (the busy take-over's threshold)"
 #endif
+#ifdef SECOND_POST
+#define TASKS 4
+#define X2_T 3                   /* LONG_T's second post, made after X_T */
+#else
 #define TASKS 3
+#endif
 #define LONG_T 0                 /* the long task: posts X_T, then waits until it has run */
 #define RP_T 1                   /* the endless re-poster */
 #define X_T 2                    /* the post held in the long task's local batch */
@@ -358,6 +382,7 @@ bool first_due_readied;         /* FIRST_DUE has entered the ready queue */
 #ifdef ENDLESS_REPOSTER
 bool x_window;                   /* X_T is posted and has not started */
 byte rp_starts;                  /* RP_T's starts in that window (saturated at RP_BOUND + 1) */
+bool x_taken;                    /* X_T has been taken from the ready queue (SECOND_POST) */
 #endif
 
 /* Reads parked_ and sends the ready signal if someone is parked. The load and the Send's
@@ -504,7 +529,9 @@ inline PublishOwnLocal(w) {
   :: owner_wait ->
      owner_wait = false;
      /* code: sched/internal/local_batch.h TakeAsOwner: while (taking_.load(std::memory_order_acquire)) YieldThread(); */
+#ifndef BUG_OWNER_NO_WAIT
      !taking[w];
+#endif
      if
      /* code: sched/task_scheduler.h PublishOwnLocalToFront: if (count > 0) PushChainToFront(batch, count); */
      :: len(hold[w]) > 0 -> PushHeld(w)
@@ -534,7 +561,9 @@ inline PostFromTask(t, kind, w) {
   :: else ->
      /* code: sched/task_scheduler.h AppendLocal: PublishOwnLocalToFront(worker); */
      /* code: sched/task_scheduler.h PostMarked: if (local_batches_) PublishOwnLocalToFront(worker); */
+#ifndef BUG_FRONT_POST_SKIPS_HELD
      PublishOwnLocal(w);
+#endif
      atomic {
        MarkPosted(t, kind, w);
        FrontPush(t)
@@ -998,8 +1027,10 @@ inline Execute(t, w) {
        fi;
 #ifdef ASSERT_BELOW_BOUND
        assert(rp_starts < RP_BOUND)                  /* must fail: the bound is reached */
-#else
+#elif !defined(SECOND_POST) || defined(CHECK_BOUND)
        assert(rp_starts <= RP_BOUND)
+#else
+       skip
 #endif
     :: t == X_T -> x_window = false; rp_starts = 0
     :: else
@@ -1037,12 +1068,19 @@ inline Execute(t, w) {
   if
   :: t == LONG_T ->
      PostFromTask(X_T, DUE, w);                      /* held while both workers execute */
+#ifdef SECOND_POST
+     PostFromTask(X2_T, DUE, w);
+     ran[X2_T] == 1 && !running[X2_T];
+#endif
      ran[X_T] == 1 && !running[X_T];                 /* does not return until X_T has run
                                                       * (a coroutine's WaitFor, blocking) */
      running[t] = false
   :: atomic { t == RP_T -> running[t] = false };
      PostFromTask(RP_T, DUE, w)                      /* re-posts itself to run now: forever */
   :: t == X_T -> running[t] = false
+#ifdef SECOND_POST
+  :: t == X2_T -> running[t] = false
+#endif
   fi
 #else
   if
@@ -1161,6 +1199,14 @@ execute_batch:
 #else
      /* code: sched/task_scheduler.h NextReadyTask: Task* const task = worker->consumer.Pop(); */
      :: atomic { executed < EXEC_BATCH && ready?[t] -> ready?t; in_ready[t] = false;
+#ifdef SECOND_POST
+                 /* Per-poster order: the pops are the start order. */
+                 if
+                 :: t == X_T -> x_taken = true
+                 :: t == X2_T -> assert(x_taken)
+                 :: else
+                 fi;
+#endif
                  if
                  /* code: sched/task_scheduler.h ExecuteBatch: if (executed == 0) executing_.fetch_add(1, std::memory_order_relaxed); */
                  :: !in_batch -> in_batch = true; executing++
