@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -356,17 +357,14 @@ void TwoPostsOfOneTaskStartInPostOrder(int reposters) {
   sched.Stop();  // the workers are gone: the log and the tasks are ours again
   g_logged_tasks = nullptr;
   ASSERT_EQ(g_pop_log.size(), logged.size());
-  std::vector<int> position(2 * rounds);  // [2r]: X1 of round r, [2r + 1]: its X2
-  for (std::size_t i = 0; i < g_pop_log.size(); ++i) {
-    for (int round = 0; round < rounds; ++round) {
-      if (g_pop_log[i] == x1s[round].get()) position[2 * round] = static_cast<int>(i);
-      if (g_pop_log[i] == x2s[round].get()) position[2 * round + 1] = static_cast<int>(i);
-    }
-  }
+  std::unordered_map<const Task*, std::size_t> position;  // in the take order
+  for (std::size_t i = 0; i < g_pop_log.size(); ++i) position[g_pop_log[i]] = i;
   int out_of_order = 0;
   for (int round = 0; round < rounds; ++round) {
-    if (position[2 * round] > position[2 * round + 1]) ++out_of_order;
-    EXPECT_LT(position[2 * round], position[2 * round + 1])
+    const std::size_t x1 = position.at(x1s[round].get());
+    const std::size_t x2 = position.at(x2s[round].get());
+    if (x1 > x2) ++out_of_order;
+    EXPECT_LT(x1, x2)
         << "round " << round << " (gap " << kGapsMicros[round % 5] << " us): X2 started before X1";
   }
   std::printf("%d worker(s): %d of %d rounds out of order\n", 2 + reposters, out_of_order, rounds);
