@@ -74,12 +74,15 @@
 //     execute_batch_size to its next batch end and first look, execute_batch_size more,
 //     plus the rest of the batch in which it gets there), whatever the other workers run:
 //     long tasks start nothing, busy re-posters and floods end batches. In time: the
-//     shortest of those, or 1 ms once a worker is idle. The bound counts starts while the
-//     threads run: a publication (d, or a take-over in b and c) takes the batch and then
-//     pushes it, and a thread that the OS deschedules between the two (a few instructions)
-//     holds those posts out of every queue until it runs again, while other workers go on
-//     starting tasks (the Spin model shows it: tla/spin task_scheduler_second_post_
-//     publication_in_flight).
+//     shortest of those, or 1 ms once a worker is idle.
+//   - The bound holds also for a thread that the OS deschedules at any point. Every
+//     publication of a batch (the owner's, or a take-over in b and c) holds the batch's
+//     claim from before it reads the posts until after it has pushed them, and only then
+//     moves the batch's head past them: a post never leaves the batch before it is in
+//     the shared FIFO. A busy worker counts a batch as held while its head stays put, so a
+//     publisher descheduled in the middle still holds a "held" batch, and the busy worker,
+//     once the batch is stale, waits for the claim (b) instead of starting more tasks.
+//     (Until then the publisher's posts wait in time, not in starts.)
 //   - Claimed tasks: a scheduler with one worker takes up to 8 ready tasks with one CAS and
 //     runs them in order (nobody else could run them sooner); when its claimed tasks and
 //     the ready queue are empty, the front queue is empty and no timer is due, it claims
@@ -155,7 +158,8 @@
 // Costs (measured in bench/results/sched.md):
 //   - Post: no locked instruction when a task re-posts itself (or posts a one-shot) while
 //     every worker executes (the local batch; its publication costs one exchange or a role
-//     take per batch); otherwise one (the front push, an exchange). Posting any other task
+//     take per batch, plus the batch's claim, one exchange); otherwise one (the front push,
+//     an exchange). Posting any other task
 //     adds the double-post check's exchange; posting from outside the scheduler adds the
 //     shared post count (sched/post_counters.h). Plus a Notify when the front queue was
 //     empty; one post in latency_sample_period also reads the clock.
@@ -307,6 +311,11 @@ struct WorkerStats {
   std::uint64_t role_spins = 0;            // ... of which it spun first (spin_before_park)
   std::uint64_t wakes_sent = 0;            // ready signals it sent to wake a parked worker
   std::uint64_t idle_wakeups = 0;          // woke from a park and found nothing to do (spurious)
+  // Other workers' local batches this worker published ("Local batches and the order
+  // bound"): before parking or sleeping in the role (idle), and at its own batch ends
+  // because the batch had stayed held while it started execute_batch_size tasks (stale).
+  std::uint64_t idle_take_overs = 0;
+  std::uint64_t stale_take_overs = 0;
 };
 
 template <typename ReadyQueueT = McspQueue<Task>, typename WaitQueueT = BinaryHeap<Task>,
@@ -580,7 +589,7 @@ class BasicTaskScheduler {
     // (TakeOverStaleBatches), by worker index. This thread only.
     struct SeenBatch {
       bool held = false;          // the batch was not empty
-      std::uint32_t epoch = 0;    // its owner's Epoch() then
+      std::uint32_t head = 0;     // its Head() then: unchanged while nothing is published
       std::uint64_t started = 0;  // our `started` then
     };
     std::vector<SeenBatch> seen;
@@ -600,6 +609,8 @@ class BasicTaskScheduler {
     Atomic<std::uint64_t> role_spins{0};
     Atomic<std::uint64_t> wakes_sent{0};
     Atomic<std::uint64_t> idle_wakeups{0};
+    Atomic<std::uint64_t> idle_take_overs{0};
+    Atomic<std::uint64_t> stale_take_overs{0};
     // Post-to-start latency counts, log2 buckets (single writer, like the counters above).
     Atomic<std::uint64_t> latency[fairsched::LatencyHistogram::kBuckets] = {};
     // Free one-shot tasks: this worker's executions give back here, its tasks' one-shot
@@ -635,6 +646,8 @@ class BasicTaskScheduler {
     s.role_spins += read(worker.role_spins);
     s.wakes_sent += read(worker.wakes_sent);
     s.idle_wakeups += read(worker.idle_wakeups);
+    s.idle_take_overs += read(worker.idle_take_overs);
+    s.stale_take_overs += read(worker.stale_take_overs);
     if constexpr (requires { worker.consumer.LockStats(); }) {
       const QueueLockStats lock = worker.consumer.LockStats();
       s.ready_lock_taken += lock.lock_taken;
@@ -753,9 +766,11 @@ class BasicTaskScheduler {
   }
 
   // Pushes `count` tasks (oldest first) into the front queue as one chain (one exchange).
-  void PushChainToFront(Task** tasks, std::uint32_t count) {
+  // Returns the push's `was_empty`, for AfterFrontPush (which a local-batch publication
+  // calls after it has released the batch: the wake need not hold up the batch's owner).
+  bool PushChain(Task** tasks, std::uint32_t count) {
     for (std::uint32_t i = 0; i + 1 < count; ++i) tasks[i]->next = tasks[i + 1];
-    AfterFrontPush(front_.PushChain(tasks[0], tasks[count - 1]));
+    return front_.PushChain(tasks[0], tasks[count - 1]);
   }
 
   // The owner: publishes its local batch through the front queue, for when it cannot put
@@ -765,34 +780,51 @@ class BasicTaskScheduler {
   // of this worker's tasks is in the front queue (see LocalBatch's per-owner order), so a
   // push the caller makes next lands behind them.
   void PublishOwnLocalToFront(Worker* worker) {
-    Task* batch[kLocalBatchCapacity];
-    const std::uint32_t count = worker->local.TakeAsOwner(batch);
-    if (count > 0) PushChainToFront(batch, count);
+    bool was_empty = false;
+    worker->local.PublishAsOwner(
+        [&](Task** tasks, std::uint32_t count) { was_empty = PushChain(tasks, count); });
+    AfterFrontPush(was_empty);
   }
 
   // Another worker: takes `owner`'s local batch over and publishes it through the front
-  // queue. Returns whether it published anything.
-  bool TakeOverLocalBatch(Worker* owner) {
-    return owner->local.TakeOver(
-        [this](Task** tasks, std::uint32_t count) { PushChainToFront(tasks, count); });
+  // queue. An idle worker (`wait` false) gives up when a publication of the batch is under
+  // way (its publisher pushes and wakes); a busy one enforcing the bound waits for it,
+  // so that it starts nothing while a publisher that the OS descheduled holds those posts
+  // (TakeOverStaleBatches). Returns whether it published anything.
+  bool TakeOverLocalBatch(Worker* owner, bool wait) {
+    bool was_empty = false;
+    // Maybe called several times (LocalBatch::PublishUntilEmpty): the first push's answer
+    // is the one that can be true.
+    const auto publish = [&](Task** tasks, std::uint32_t count) {
+      was_empty = PushChain(tasks, count) || was_empty;
+    };
+    const bool published = wait ? owner->local.TakeOver(publish) : owner->local.TryTakeOver(publish);
+    AfterFrontPush(was_empty);
+    return published;
   }
 
   // Sched-role, on `worker` (the holder), once the front queue is empty: the local batch
   // goes straight into the ready queue, behind everything the front queue held. Returns
   // how many tasks it made ready (published by the caller's FlushPending).
   std::size_t MoveLocalToReady(Worker* worker) {
-    Task* batch[kLocalBatchCapacity];
-    const std::uint32_t count = worker->local.TakeAsOwner(batch);
-    if (count == 0) return 0;
-    // A take-over that took earlier posts of ours pushed them into the front queue while
-    // we took the rest (TakeAsOwner waited for it): ours go behind them, through it too.
-    // Exact: we are the front queue's consumer, and the taker's push is complete.
-    if (!front_.IsEmpty()) {
-      PushChainToFront(batch, count);
-      return 0;
-    }
-    for (std::uint32_t i = 0; i < count; ++i) ready_.PushPending(batch[i]);
-    return count;
+    std::size_t made_ready = 0;
+    bool was_empty = false;
+    worker->local.PublishAsOwner([&](Task** tasks, std::uint32_t count) {
+      // A take-over that published earlier posts of ours pushed them into the front queue
+      // before we got the claim (PublishAsOwner waited for it): ours go behind them,
+      // through it too. Exact: we are the front queue's consumer, and the taker's push is
+      // complete.
+      if (!front_.IsEmpty()) {
+        was_empty = PushChain(tasks, count);
+        return;
+      }
+      // Pending in the ready queue until the caller's FlushPending: only this thread (the
+      // role holder) adds to it, so nothing posted later can get ahead of them meanwhile.
+      for (std::uint32_t i = 0; i < count; ++i) ready_.PushPending(tasks[i]);
+      made_ready = count;
+    });
+    AfterFrontPush(was_empty);
+    return made_ready;
   }
 
   // An idle worker, before it sleeps: takes over the local batches of the other workers
@@ -801,7 +833,10 @@ class BasicTaskScheduler {
   bool TakeOverLocalBatches(Worker* self) {
     bool found = false;
     for (const auto& other : workers_) {
-      if (other.get() != self && TakeOverLocalBatch(other.get())) found = true;
+      if (other.get() != self && TakeOverLocalBatch(other.get(), /*wait=*/false)) {
+        Bump(self->idle_take_overs);
+        found = true;
+      }
     }
     return found;
   }
@@ -811,7 +846,10 @@ class BasicTaskScheduler {
   // execute_batch_size tasks (its owner is still inside the execution batch it was made
   // in: a long task, a blocking wait). This is what bounds the hold when no worker is idle
   // ("Local batches and the order bound"). Reads one line of each other worker; takes
-  // nothing from an owner that publishes on time.
+  // nothing from an owner that publishes on time. A batch counts as held while its head
+  // stays where it was: the head moves only when a publication has ended, so a batch
+  // whose publisher was descheduled in the middle of it still counts as held, and the
+  // take-over then waits for that publisher instead of starting more tasks past its posts.
   void TakeOverStaleBatches(Worker* self) {
     for (std::size_t i = 0; i < workers_.size(); ++i) {
       Worker* const other = workers_[i].get();
@@ -821,13 +859,13 @@ class BasicTaskScheduler {
         seen.held = false;
         continue;
       }
-      const std::uint32_t epoch = other->local.Epoch();
-      if (!seen.held || seen.epoch != epoch) {
-        seen = {true, epoch, self->started};  // a batch we had not seen: its clock starts
+      const std::uint32_t head = other->local.Head();
+      if (!seen.held || seen.head != head) {
+        seen = {true, head, self->started};  // a batch we had not seen: its clock starts
         continue;
       }
       if (self->started - seen.started < options_.execute_batch_size) continue;
-      TakeOverLocalBatch(other);
+      if (TakeOverLocalBatch(other, /*wait=*/true)) Bump(self->stale_take_overs);
       seen.held = false;
     }
   }
@@ -1317,7 +1355,6 @@ class BasicTaskScheduler {
     if (executed > 0) {
       executing_.fetch_sub(1, std::memory_order_relaxed);
       worker->started += executed;
-      worker->local.AdvanceEpoch();
       Bump(worker->tasks_executed, executed);
       CountFinished(worker, executed);
     }
@@ -1338,7 +1375,7 @@ class BasicTaskScheduler {
       return false;
     }
     Task* batch[kLocalBatchCapacity];
-    const std::uint32_t count = worker->local.TakeAsOwner(batch);
+    const std::uint32_t count = worker->local.TakeAlone(batch);
     // Empty claimed ring (the caller checked): its indexes start again at 0.
     for (std::uint32_t i = 0; i < count; ++i) worker->claimed[i] = batch[i];
     worker->claimed_head = 0;

@@ -30,21 +30,24 @@
 (* straight into the ready queue when the front queue is empty             *)
 (* (MoveLocalToReady), else as one chain into the front queue              *)
 (* (PublishOwnLocalToFront: notify if it was empty, wake a parked worker   *)
-(* if the role is free). Other workers take a batch over                   *)
-(* (LocalBatch::TakeOver, one at a time: `taking`, taking_, is set from    *)
-(* before its take until its push is done, and the owner's own take waits  *)
-(* while it is set, so the owner's later posts land behind the taken       *)
-(* ones): an idle worker takes every other batch over before it parks      *)
-(* (after the park re-checks) and the role holder before it sleeps in      *)
-(* WaitUntil (TakeOverLocalBatches; both sleeps may end whenever a worker  *)
-(* executes: kLocalBatchRecheck, BatchRecheck); and at the end of each of  *)
-(* its execution batches that started a task, a busy worker looks at every *)
-(* other batch (TakeOverStaleBatches): it takes over a batch that stayed   *)
-(* held, in one epoch of its owner (the owner's execution-batch count),    *)
-(* while it started E tasks since it first saw it held (`seen`). The order *)
-(* bound this gives, 3E starts of another worker, is derived at            *)
-(* OvertakeBound. A worker that sees exit_ publishes its batch before it   *)
-(* leaves (not reached: no harness has both Stop and local batches).       *)
+(* if the role is free). Every publication of a batch, the owner's and a   *)
+(* take-over by another worker, holds the batch's claim (`taking`,         *)
+(* taking_; the owner waits for it too) from before it reads the items     *)
+(* until it has pushed them, and only then moves the batch's head past     *)
+(* them: an item stays in the batch until it is published, and the owner's *)
+(* later posts land behind it. An idle worker takes every other batch over *)
+(* before it parks (after the park re-checks) and the role holder before   *)
+(* it sleeps in WaitUntil (TakeOverLocalBatches, TryTakeOver: gives up     *)
+(* when the claim is held; both sleeps may end whenever a worker executes: *)
+(* kLocalBatchRecheck, BatchRecheck); and at the end of each of its        *)
+(* execution batches that started a task, a busy worker looks at every     *)
+(* other batch (TakeOverStaleBatches): it takes over (TakeOver: waits for  *)
+(* the claim) a batch that stayed held, its head unchanged (no publication *)
+(* of it ended), while it started E tasks since it first saw it held       *)
+(* (`seen`). The order bound this gives, 3E starts of another worker, is   *)
+(* derived at OvertakeBound. A worker that sees exit_ publishes its batch  *)
+(* before it leaves (not reached: no harness has both Stop and local       *)
+(* batches).                                                               *)
 (*                                                                         *)
 (* Harness (EndlessRepost = FALSE): the client posts Short (blocks until   *)
 (* Timer ran once), Timer (due; its first run re-posts it to run at once)  *)
@@ -56,14 +59,22 @@
 (*                                                                         *)
 (* Harness EndlessRepost (issue 31): Reposter and Long are posted before   *)
 (* the workers start; Reposter re-posts itself to run at once from every   *)
-(* run, forever; Long posts X and blocks until X has run. While X is held  *)
-(* in the batch of Long's worker, that worker ends no execution batch and  *)
-(* the other one, running Reposter, is never idle: only the busy take-over *)
-(* moves X. Checked: X runs and Long returns (HeldPostRuns, weak           *)
-(* fairness), and Reposter starts at most 3E times between X's post and    *)
-(* X's start (BoundedOvertaking; E + 1 in this harness:                    *)
+(* run, forever; Long posts X, then X2, and blocks until both have run.    *)
+(* While X is held in the batch of Long's worker, that worker ends no      *)
+(* execution batch and the other one, running Reposter, is never idle:     *)
+(* only the busy take-over moves X, or Long's worker itself when the post  *)
+(* of X2 finds a worker idle (PublishOwnLocalToFront before the push of    *)
+(* X2): then Reposter runs on while that publisher is between its claim    *)
+(* and its push (a thread the OS deschedules there). Checked: X runs and   *)
+(* Long returns (HeldPostRuns, weak fairness), X starts before X2          *)
+(* (PerPosterOrder), and Reposter starts at most 3E times between X's post *)
+(* and X's start (BoundedOvertaking; E + 1 in this harness:                *)
 (* HarnessOvertaking). BugNoBusyTakeOver: no TakeOverStaleBatches, the     *)
 (* rule before issue 31 (only idle workers take over): X waits forever.    *)
+(* BugHeadBeforePublish: a publication moves the head past the items it    *)
+(* reads at once, before its push (the take of the rule before, one CAS):  *)
+(* while Long's worker is between the two, the busy looks find its batch   *)
+(* empty and Reposter starts on past X, out of every queue.                *)
 (*                                                                         *)
 (* Stop, drain and restart (StopHarness = TRUE; Stop, WaitEmpty,          *)
 (* PostCounters, WakeWaitingForStop in sched/task_scheduler.h and          *)
@@ -97,10 +108,10 @@
 (* Callback, RepostDecide/RepostLocal/RepostFront (AppendLocal), BatchNext *)
 (* (TimerDue, the E bound), AfterBatch (with TakeOverStaleBatches' looks), *)
 (* CountFinished/Fin* (CountFinished), ExitUnlock/ExitSend,                *)
-(* Park{Spin,Register,Recheck*,Receive,Done}, OwnPub/PubAfter/PubWake      *)
-(* (PublishOwnLocalToFront, MoveLocalToReady), TakeTake/TakePush           *)
-(* (LocalBatch::TakeOver), TakeOverNext (TakeOverLocalBatches),            *)
-(* Post/PushFront, TryWake.                                                *)
+(* Park{Spin,Register,Recheck*,Receive,Done}, OwnPub/OwnPush/PubAfter/     *)
+(* PubWake (PublishOwnLocalToFront, MoveLocalToReady: PublishAsOwner),     *)
+(* TakeTake/TakePush (LocalBatch::TryTakeOver, TakeOver), TakeOverNext     *)
+(* (TakeOverLocalBatches), Post/PushFront, TryWake.                        *)
 (***************************************************************************)
 EXTENDS Integers, Sequences, FiniteSets
 
@@ -118,6 +129,8 @@ CONSTANTS Workers,              \* model values, e.g. {w1, w2}
           BugNoTakeOver,        \* BOOLEAN: seeded bug, the idle take-over publishes nothing
           BugNoBusyTakeOver,    \* BOOLEAN: seeded bug, no TakeOverStaleBatches: only an
                                 \*   idle worker takes batches over (the rule before issue 31)
+          BugHeadBeforePublish, \* BOOLEAN: seeded bug, a publication moves the batch's head
+                                \*   past the items when it reads them, before its push
           StopHarness,          \* BOOLEAN: the Stop/drain/restart harness (see below)
           BugFinisherReadsWaitersFirst, \* BOOLEAN: seeded bug (StopHarness): CountFinished
                                 \*   reads empty_waiters_ before it stores the finished count
@@ -126,6 +139,7 @@ CONSTANTS Workers,              \* model values, e.g. {w1, w2}
 
 ASSUME LocalRepost \in BOOLEAN /\ BatchRecheck \in BOOLEAN /\ BugNoTakeOver \in BOOLEAN
 ASSUME EndlessRepost \in BOOLEAN /\ BugNoBusyTakeOver \in BOOLEAN
+ASSUME BugHeadBeforePublish \in BOOLEAN
 ASSUME ExecBatch \in Nat /\ (LocalRepost => ExecBatch >= 1) /\ (EndlessRepost => LocalRepost)
 ASSUME StopHarness \in BOOLEAN /\ BugFinisherReadsWaitersFirst \in BOOLEAN
 ASSUME BugWaitEmptyReadsPostedFirst \in BOOLEAN /\ ~(StopHarness /\ LocalRepost)
@@ -136,9 +150,11 @@ Short == 2
 NoTask == 3                     \* an executor's or receiver's task slot, empty (LocalRepost)
 \* EndlessRepost: the same three task slots, other roles (Timer's is always due there).
 Reposter == Timer               \* re-posts itself to run at once from every run, forever
-Long == Blocker                 \* posts X, then blocks until X has run (a blocking wait)
+Long == Blocker                 \* posts X and X2, then blocks until both have run
 X == Short                      \* posted once, by Long, from inside its callback
-Tasks == CASE LocalRepost -> {Blocker, Timer, Short}
+X2 == 4                         \* posted once, by Long, right after X (a fourth task)
+Tasks == CASE EndlessRepost -> {Long, Reposter, X, X2}
+           [] LocalRepost -> {Blocker, Timer, Short}
            [] StopHarness -> {Timer}
            [] OTHER -> {Blocker, Timer}
 Wakers == IF LocalRepost \/ StopHarness THEN {} ELSE {1, 2}
@@ -152,7 +168,8 @@ StopAfterPost == IF StopHarness THEN {1, 2} ELSE {}
 W1 == CHOOSE w \in Workers : TRUE  \* worker index 0: the one StartWorkers(1) starts
 NWorkers == Cardinality(Workers)
 \* seen[w][o] (TakeOverStaleBatches): NoRecord, or the number of tasks w has started since
-\* it recorded o's batch as held in o's current epoch, counted up to E (all the rule asks).
+\* it recorded o's batch as held, with the head unchanged since (a publication of o's batch
+\* that ends resets every record of it), counted up to E (all the rule asks).
 NoRecord == -1
 Min(a, b) == IF a < b THEN a ELSE b
 Max(a, b) == IF a < b THEN b ELSE a
@@ -163,16 +180,20 @@ Max(a, b) == IF a < b THEN b ELSE a
 \*   1. w looks at o's batch at the end of each of its execution batches that started a
 \*      task (TakeOverStaleBatches). Its first look after P's append comes at the end of the
 \*      execution batch w is in: at most E starts.
-\*   2. That look sees the batch held (P is there unless it was published: then P has
-\*      joined). Unless o ended an execution batch since (o's epoch: then o itself
-\*      publishes P at its next loop top, before it starts a task), w either records the
-\*      batch (count 0) or finds a record of the same epoch with count c (c < E: else it
-\*      takes over now). It takes over at the first of its batch ends at which the count
-\*      reaches E: before that batch the count was at most E - 1, and the batch adds at
-\*      most E, so at most (E - 1) + E = 2E - 1 starts after the record.
-\*   3. The take-over pushes P into the front queue (it has joined the FIFO). What w can
-\*      start before P then is only what was ahead of P: in EndlessRepost, the one post of
-\*      Reposter that may be queued ahead of it (Reposter is never queued twice).
+\*   2. That look sees the batch held: P leaves it only with the head store that ends its
+\*      publication, after the push (then P has joined). w either records the batch (count
+\*      0) or finds a record with count c (c < E: else it takes over now) made while the
+\*      head was where it is (a publication of o's batch that ends resets every record of
+\*      it; one that ends without P began before P's append and, with two workers, is w's
+\*      own take-over, after which w records anew: at the look of step 1). It takes over
+\*      at the first of its batch ends at which the count reaches E: before that batch the
+\*      count was at most E - 1, and the batch adds at most E, so at most (E - 1) + E =
+\*      2E - 1 starts after the record.
+\*   3. The take-over waits while another publication of o's batch holds the claim (the
+\*      owner's, with P: w starts nothing meanwhile, however long that publisher stops),
+\*      then pushes what is left: P has joined the FIFO. What w can start before P then is
+\*      only what was ahead of P: in EndlessRepost, the one post of Reposter that may be
+\*      queued ahead of it (Reposter is never queued twice).
 \*   So w starts at most E + (2E - 1) + 1 = 3E tasks between P's append and P's start.
 \*   (In EndlessRepost every execution batch of Reposter's worker before the take-over is
 \*   one start, since the batch ends when the re-post is held and nothing else is ready, so
@@ -185,8 +206,9 @@ VARIABLES
   state, deadline, queued, inWait,
   wpc, wt, moved, popped, backlog, timers, executed, wWasEmpty,   \* [Workers -> ...]
   tvisit, took,                                                   \* [Workers -> ...]
-  hold, early, seen,                                              \* [Workers -> ...]: a
-                                            \*   taken batch not yet pushed; batch_ended_early;
+  hold, early, seen,                                              \* [Workers -> ...]: the
+                                            \*   items a publication read, not yet pushed
+                                            \*   (still in the batch); batch_ended_early;
                                             \*   TakeOverStaleBatches' records (see there)
   cpc, cnext, cWasEmpty,                                          \* the client
   kpc, kOld, kWasEmpty,                                           \* [Wakers -> ...]
@@ -548,8 +570,9 @@ Jump(w, from, to) ==
   /\ KeepWorkerLocals(w) /\ KeepOthers /\ KeepTasks /\ KeepQueues
 
 \* The loop top: exit_ set (StopHarness): leave, with nothing held: the local batch goes to
-\* the front queue first (PublishOwnLocalToFront; skipped when it has nothing to take or to
-\* wait for: it is a no-op then; the claimed tasks of a single worker are not modelled).
+\* the front queue first (PublishOwnLocalToFront; skipped when the batch is empty: its
+\* IsEmptyForOwner makes it a no-op then; the claimed tasks of a single worker are not
+\* modelled).
 \* Else TryLock, after a batch that ended early or with a local batch (LocalRepost only: a
 \* batch without the E bound always ends early); failing it with a local batch (the role
 \* is held elsewhere): PublishOwnLocalToFront. (The exit load, the HasLocal read and the
@@ -560,7 +583,7 @@ Jump(w, from, to) ==
 TryLock(w) ==
   /\ wpc[w] = "top"
   /\ LET hasLocal == LocalRepost /\ batch[w] # <<>> IN
-     IF exit THEN /\ Goto(w, IF batch[w] # <<>> \/ taking[w] THEN "exit_pub" ELSE "exit_send")
+     IF exit THEN /\ Goto(w, IF batch[w] # <<>> THEN "exit_pub" ELSE "exit_send")
                   /\ UNCHANGED role
      ELSE IF (early[w] \/ hasLocal) /\ ~role THEN role' = TRUE /\ Goto(w, "sched_start")
      ELSE /\ UNCHANGED role
@@ -829,27 +852,29 @@ BeginExchange(w) ==
 
 \* Blocker waits for Timer (once; twice with LocalRepost), Short for Timer's first run.
 \* Timer's first run re-posts it: PostWait, or (LocalRepost) to run at once.
-\* EndlessRepost: Long waits for X; Reposter re-posts itself from every run.
+\* EndlessRepost: Long waits for X and X2; Reposter re-posts itself from every run.
 CallbackMayReturn(t) ==
-  CASE EndlessRepost -> t = Long => ran[X] >= 1
+  CASE EndlessRepost -> t = Long => ran[X] >= 1 /\ ran[X2] >= 1
     [] LocalRepost -> /\ t = Blocker => ran[Timer] >= 2
                       /\ t = Short => ran[Timer] >= 1
     [] OTHER -> t = Blocker => ran[Timer] >= 1
 RepostsOnReturn(t) == IF EndlessRepost THEN t = Reposter ELSE t = Timer /\ ran[Timer] = 1
 \* The post a task makes from inside its callback (the repost_* steps), and where the
-\* callback goes on after it: Long posts X at its start, then blocks in its callback.
-LongPostsX(w) == EndlessRepost /\ wt[w] = Long /\ posted[X] = 0
-PostedTask(w) == IF EndlessRepost /\ wt[w] = Long THEN X ELSE wt[w]
+\* callback goes on after it: Long posts X, then X2, at its start, then blocks in its
+\* callback.
+LongPosts(w) == EndlessRepost /\ wt[w] = Long /\ posted[X2] = 0
+PostedTask(w) == IF EndlessRepost /\ wt[w] = Long THEN (IF posted[X] = 0 THEN X ELSE X2)
+                 ELSE wt[w]
 AfterPost(w) == IF EndlessRepost /\ wt[w] = Long THEN "callback" ELSE "batch_next"
 
 \* The callback returns (StopHarness: one more execution for the batch end's CountFinished),
-\* or (EndlessRepost) Long, at its start, posts X. The PostWait from inside (the harnesses
-\* without local batches) is the PostMarked path that first publishes the poster's held posts
-\* (PublishOwnLocalToFront): a no-op there, their local batches stay empty.
+\* or (EndlessRepost) Long, at its start, posts X, then X2. The PostWait from inside (the
+\* harnesses without local batches) is the PostMarked path that first publishes the poster's
+\* held posts (PublishOwnLocalToFront): a no-op there, their local batches stay empty.
 Callback(w) ==
   /\ wpc[w] = "callback"
   /\ LET t == wt[w] IN
-     IF LongPostsX(w)
+     IF LongPosts(w)
        THEN /\ Goto(w, "repost_decide")
             /\ UNCHANGED <<running, uncounted, queued, deadline, posted, front, frontNotified,
                            wWasEmpty, cPosted, cPostedShared>>
@@ -953,31 +978,34 @@ BatchNext(w) ==
   /\ UNCHANGED <<moved, popped, backlog, timers, wWasEmpty, tvisit, took, hold, early, seen>>
   /\ KeepOthers /\ KeepTasks /\ KeepQueues
 
-\* The batch ends: if it ran anything, executing_.fetch_sub, `started` += executed and
-\* AdvanceEpoch (relaxed), StopHarness: then CountFinished; LocalRepost with several workers:
-\* then TakeOverStaleBatches (BugNoBusyTakeOver: not), then the loop top. Ran nothing: role
-\* free: take it; a local batch (not reachable: only a task appends): publish it at the top;
-\* else park. The epoch and `started` act through `seen` only: the owner's new epoch makes
-\* every record of its batch stale (a record of an older epoch and no record lead to the
-\* same next look: record anew), and w's starts count up in its own records.
-\* batch_ended_early (`early`): ended before E starts (without the E bound: always).
+\* The batch ends: if it ran anything, executing_.fetch_sub and `started` += executed,
+\* StopHarness: then CountFinished; LocalRepost with several workers: then
+\* TakeOverStaleBatches (BugNoBusyTakeOver: not), then the loop top. Ran nothing: role free:
+\* take it; a local batch (not reachable: only a task appends): publish it at the top; else
+\* park. The batch's head and `started` act through `seen` only: a publication of o's batch
+\* that ends (its head store, PubHeadStore) resets every record of o's batch (a record of
+\* an older head and no record lead to the same next look: record anew), and w's starts
+\* count up in its own records. batch_ended_early (`early`): ended before E starts (without
+\* the E bound: always).
 \* TakeOverStaleBatches' looks at the other workers' batches (LooksEmpty, then, if held,
-\* Epoch: relaxed hints) are one step with the batch end here, for every other worker o:
-\* o's batch empty: forget it; no record in o's current epoch: record it (our count starts
-\* at 0); recorded and we have started E tasks since: take it over (the stale_* steps,
-\* then the loop top) and forget it; else look again at our next batch end.
+\* Head: relaxed hints) are one step with the batch end here, for every other worker o:
+\* o's batch empty: forget it; no record since its head last moved: record it (our count
+\* starts at 0); recorded and we have started E tasks since: take it over (the stale_*
+\* steps, then the loop top) and forget it; else look again at our next batch end. A batch
+\* whose publication has read its items but not pushed them still looks held (the items
+\* stay in it until the push, and the head with them): its look counts on, and once stale
+\* the take-over waits for the claim (TakeTake).
 \* code: sched/task_scheduler.h ExecuteBatch: executing_.fetch_sub(1, std::memory_order_relaxed);
 \* code: sched/task_scheduler.h ExecuteBatch: worker->started += executed;
-\* code: sched/task_scheduler.h ExecuteBatch: worker->local.AdvanceEpoch();
-\* code: sched/internal/local_batch.h AdvanceEpoch: epoch_.store(epoch_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 \* code: sched/task_scheduler.h WorkerMain: batch_ended_early = executed < options_.execute_batch_size;
 \* code: sched/task_scheduler.h WorkerMain: if (local_batches_ && worker_count_ > 1) TakeOverStaleBatches(worker);
 \* code: sched/task_scheduler.h TakeOverStaleBatches: if (other->local.LooksEmpty()) {
-\* code: sched/internal/local_batch.h LooksEmpty: return head_.load(std::memory_order_relaxed) == tail_.load(std::memory_order_relaxed);
-\* code: sched/task_scheduler.h TakeOverStaleBatches: const std::uint32_t epoch = other->local.Epoch();
-\* code: sched/task_scheduler.h TakeOverStaleBatches: if (!seen.held || seen.epoch != epoch) {
+\* code: sched/internal/local_batch.h LooksEmpty: return head_.load(std::memory_order_acquire) == tail_.load(std::memory_order_relaxed);
+\* code: sched/task_scheduler.h TakeOverStaleBatches: const std::uint32_t head = other->local.Head();
+\* code: sched/internal/local_batch.h Head: std::uint32_t Head() const { return head_.load(std::memory_order_relaxed); }
+\* code: sched/task_scheduler.h TakeOverStaleBatches: if (!seen.held || seen.head != head) {
 \* code: sched/task_scheduler.h TakeOverStaleBatches: if (self->started - seen.started < options_.execute_batch_size) continue;
-\* code: sched/task_scheduler.h TakeOverStaleBatches: TakeOverLocalBatch(other);
+\* code: sched/task_scheduler.h TakeOverStaleBatches: if (TakeOverLocalBatch(other, /*wait=*/true))
 \* code: sched/task_scheduler.h WorkerMain: if (!role_.IsLocked()) continue;  // the role is free: go and take it
 AfterBatch(w) ==
   /\ wpc[w] = "after_batch"
@@ -996,10 +1024,8 @@ AfterBatch(w) ==
      /\ executing' = IF ran1 THEN executing - 1 ELSE executing
      /\ early' = Set(early, w, ~LocalRepost \/ executed[w] < ExecBatch)
      /\ seen' = IF LocalRepost /\ ran1
-                  THEN [v \in Workers |-> [o \in Workers |->
-                         CASE v = w /\ o # w -> IF looks THEN looked(o) ELSE counted(o)
-                           [] v # w /\ o = w -> NoRecord
-                           [] OTHER -> seen[v][o]]]
+                  THEN Set(seen, w, [o \in Workers |->
+                         IF o = w THEN NoRecord ELSE IF looks THEN looked(o) ELSE counted(o)])
                   ELSE seen
      /\ tvisit' = IF stale # {} THEN Set(tvisit, w, stale) ELSE tvisit
      /\ Goto(w, IF StopHarness /\ ran1
@@ -1146,12 +1172,15 @@ ParkDone(w) ==                 \* parked_.fetch_sub(1)
   /\ KeepWorkerLocals(w) /\ KeepOthers /\ KeepTasks
 
 ----------------------------------------------------------------------------
-(* Publishing local batches (LocalRepost only; sched/internal/local_batch.h). A batch is  *)
-(* taken whole by one CAS on its head (Take) and pushed into the front queue as one chain  *)
-(* (PushChainToFront: one exchange, the Notify if the queue was empty, then               *)
-(* AfterFrontPush's check of the role and a WakeOne), or (MoveLocalToReady) into the      *)
-(* ready queue.                                                                            *)
-(* The owner's publications (TakeAsOwner: Take, then wait while a take-over runs), p =     *)
+(* Publishing local batches (LocalRepost only; sched/internal/local_batch.h). Every        *)
+(* publication of a batch takes the batch's claim (`taking`, taking_), reads the items     *)
+(* (`hold`), publishes them: as one chain into the front queue (PushChain: one exchange,   *)
+(* the Notify if the queue was empty) or (MoveLocalToReady) into the ready queue; only     *)
+(* then moves the head past them (they leave the batch) and releases the claim. After the  *)
+(* release, AfterFrontPush's check of the role and a WakeOne.                              *)
+(* The owner's publications (PublishAsOwner: nothing when IsEmptyForOwner; else it waits   *)
+(* for the claim like any publisher, so a take-over that holds earlier posts of its own    *)
+(* has pushed them before it publishes or posts anything more: the per-poster order), p =  *)
 (*   "own"    PublishOwnLocalToFront at the loop top, the role held elsewhere;             *)
 (*   "sched"  PublishOwnLocalToFront by the role holder, behind a non-empty front queue;   *)
 (*   "move"   MoveLocalToReady by the role holder behind an empty front queue: into the    *)
@@ -1159,22 +1188,32 @@ ParkDone(w) ==                 \* parked_.fetch_sub(1)
 (*   "append" PublishOwnLocalToFront in AppendLocal (a worker may be idle), before its     *)
 (*            PushFront: the per-poster order;                                             *)
 (*   "exit"   PublishOwnLocalToFront at the loop top when exit_ is set.                    *)
-(* The owner's Take, its wait and its push are one step here, enabled only while no        *)
-(* take-over of its batch runs (`taking` clear). With one taker at a time that has the     *)
-(* code's outcomes: a Take of the owner that comes first leaves the taker nothing, and one *)
-(* that comes after the taker's CAS finds only what the owner appended since, which the    *)
-(* owner pushes after the taker's push either way (it waits for `taking`).                 *)
-(* The take-overs of another worker o's batch (TakeOver), p =                              *)
+(* The take-overs of another worker o's batch, p =                                         *)
 (*   "park", "role"  TakeOverLocalBatches: an idle worker before it parks / sleeps in the  *)
-(*            role (BugNoTakeOver: nothing);                                               *)
+(*            role (TryTakeOver: gives up when the claim is held, its holder publishes;    *)
+(*            BugNoTakeOver: nothing);                                                     *)
 (*   "stale"  TakeOverStaleBatches at the end of an execution batch that started a task,   *)
-(*            when its look finds o's batch held for E of our starts in one epoch of o     *)
-(*            (BugNoBusyTakeOver: no look).                                                *)
-(* A take-over's steps: taking_.exchange(true) and the Take (one step: an exchange that    *)
-(* takes nothing is not visible to the owner); the push; AfterFrontPush; taking_ = false   *)
-(* with the last of these (nothing of the owner's runs between them). The owner waits from *)
-(* the Take to the clear: the window in which it would otherwise push a later post of its  *)
-(* own ahead of the taken ones. The other workers are visited one by one (tvisit; the      *)
+(*            when its look finds o's batch held, its head unchanged, for E of our starts  *)
+(*            (TakeOver: waits for the claim, then publishes what is left; BugNoBusyTake-  *)
+(*            Over: no look).                                                              *)
+(* Each publication is two steps, then AfterFrontPush (PubAfter, PubWake):                 *)
+(*   - the claim with the read (OwnPub, TakeTake). Between the two in the code, the owner  *)
+(*     may append, which the read sees as well had it come just before the claim, and      *)
+(*     another publisher finds the claim held, as just after the read (looks read only the *)
+(*     head, which neither moves). A claim that reads nothing is released in the same      *)
+(*     step: held, it would only delay the owner (with two workers the other publisher);   *)
+(*   - the push with the head store and the release (OwnPush, TakePush). A thread that     *)
+(*     reads the head between the push and the head store (a busy look, the owner's        *)
+(*     IsEmptyForOwner) finds the batch as just before the push: held, its head unchanged, *)
+(*     and it at most waits for the claim and then finds those items gone, as after the    *)
+(*     head store (also when it started one of the pushed items meanwhile); the release    *)
+(*     only lets such a waiter go on.                                                      *)
+(* Between the two steps the items are read but not pushed: a publisher that the OS        *)
+(* deschedules stops there (any number of the others' steps). The items stay in the batch  *)
+(* (`hold` is a copy), so a busy look counts on and, once stale, waits (TakeTake).         *)
+(* BugHeadBeforePublish (the take of the rule before: one CAS moved the head, then the     *)
+(* push): the head store comes with the read, and in the window the batch looks empty      *)
+(* while the items are in no queue. The other workers are visited one by one (tvisit; the  *)
 (* current one is PubTarget).                                                              *)
 
 IsTakeOver(p) == p \in {"park", "role", "stale"}
@@ -1189,106 +1228,139 @@ PubDone(w, p) == CASE p = "own" -> "exec"
                    [] p = "append" -> "repost_front"
                    [] p = "exit" -> "exit_send"
                    [] OTHER -> NextVisit(w, p, PubTarget(w, p))
-\* The end of a take-over's visit of o: taking_ = false, o visited.
+\* The end of a take-over's visit of o (its claim already released): o visited.
 EndVisit(w, p) ==
-  IF IsTakeOver(p)
-    THEN LET o == PubTarget(w, p) IN /\ taking' = Set(taking, o, FALSE)
-                                    /\ tvisit' = Set(tvisit, w, tvisit[w] \ {o})
-    ELSE UNCHANGED <<taking, tvisit>>
+  IF IsTakeOver(p) THEN tvisit' = Set(tvisit, w, tvisit[w] \ {PubTarget(w, p)})
+                   ELSE UNCHANGED tvisit
 
-KeepPubLocals == UNCHANGED <<wt, popped, backlog, timers, executed, wWasEmpty, early, seen>>
+KeepPubLocals == UNCHANGED <<wt, popped, backlog, timers, executed, wWasEmpty, early>>
 
-\* The owner: TakeAsOwner (Take, the wait while `taking`) and the push, one step (above).
-\* Nothing taken: done; "move" behind an empty front queue: PushPending each; else the chain
-\* into the front queue, the Notify when it was empty, and AfterFrontPush's check next (only
-\* then: `if (!was_empty) return`).
-\* code: sched/task_scheduler.h PublishOwnLocalToFront: const std::uint32_t count = worker->local.TakeAsOwner(batch);
-\* code: sched/task_scheduler.h MoveLocalToReady: const std::uint32_t count = worker->local.TakeAsOwner(batch);
-\* code: sched/internal/local_batch.h TakeAsOwner: const std::uint32_t count = Take(out);
-\* code: sched/internal/local_batch.h Take: if (head_.compare_exchange_weak(head, tail, std::memory_order_acq_rel,
-\* code: sched/internal/local_batch.h TakeAsOwner: while (taking_.load(std::memory_order_acquire)) YieldThread();
-\* code: sched/task_scheduler.h MoveLocalToReady: if (!front_.IsEmpty()) {
-\* code: sched/task_scheduler.h MoveLocalToReady: PushChainToFront(batch, count);
-\* code: sched/task_scheduler.h MoveLocalToReady: for (std::uint32_t i = 0; i < count; ++i) ready_.PushPending(batch[i]);
-\* code: sched/task_scheduler.h PushChainToFront: AfterFrontPush(front_.PushChain(tasks[0], tasks[count - 1]));
-OwnPub(w, p) ==
-  /\ wpc[w] = p \o "_pub"
-  /\ ~taking[w]
-  /\ batch' = Set(batch, w, <<>>)
-  /\ LET b == batch[w] IN
-     IF b = <<>>
-       THEN /\ Goto(w, PubDone(w, p))
-            /\ UNCHANGED <<front, frontNotified, pending, moved>>
-       ELSE IF p = "move" /\ front = <<>>
+\* The head store: the n oldest items leave o's batch, and with the head's move every
+\* record of o's batch ends (TakeOverStaleBatches compares the head it recorded).
+PubHeadStore(o, n) ==
+  /\ batch' = [batch EXCEPT ![o] = SubSeq(@, n + 1, Len(@))]
+  /\ seen' = [v \in Workers |-> [seen[v] EXCEPT ![o] = NoRecord]]
+
+\* The claim taken (by w, of o's batch): the read. The items stay in the batch; with
+\* BugHeadBeforePublish the head moves past them now.
+PubRead(w, o) ==
+  /\ taking' = Set(taking, o, TRUE)
+  /\ hold' = Set(hold, w, batch[o])
+  /\ IF BugHeadBeforePublish THEN PubHeadStore(o, Len(batch[o]))
+                             ELSE UNCHANGED <<batch, seen>>
+
+\* The publication of the items read: "move" behind an empty front queue: PushPending each;
+\* else the chain into the front queue with the Notify when it was empty. Then the head
+\* store (BugHeadBeforePublish: done at the read) and the release; AfterFrontPush's check
+\* next when the front queue was empty (only then: `if (!was_empty) return`).
+PubPush(w, p) ==
+  LET o == PubTarget(w, p)
+      b == hold[w]
+      toReady == p = "move" /\ front = <<>>
+  IN
+  /\ wpc[w] = p \o "_push"
+  /\ IF toReady
        THEN /\ pending' = pending \o b
             /\ moved' = [moved EXCEPT ![w] = @ + Len(b)]
-            /\ Goto(w, PubDone(w, p))
             /\ UNCHANGED <<front, frontNotified>>
        ELSE /\ front' = front \o b
             /\ frontNotified' = (frontNotified \/ front = <<>>)
-            /\ Goto(w, IF front = <<>> THEN p \o "_after" ELSE PubDone(w, p))
             /\ UNCHANGED <<pending, moved>>
-  /\ UNCHANGED <<ready, readySignal, parked, role, executing, taking>>
-  /\ UNCHANGED <<hold, tvisit, took>> /\ KeepPubLocals /\ KeepOthers /\ KeepTasks
+  /\ IF BugHeadBeforePublish THEN UNCHANGED <<batch, seen>> ELSE PubHeadStore(o, Len(b))
+  /\ taking' = Set(taking, o, FALSE)
+  /\ hold' = Set(hold, w, <<>>)
+  /\ IF ~toReady /\ front = <<>>
+       THEN Goto(w, p \o "_after") /\ UNCHANGED tvisit
+       ELSE Goto(w, PubDone(w, p)) /\ EndVisit(w, p)
+  /\ UNCHANGED <<ready, readySignal, parked, role, executing, took>>
+  /\ KeepPubLocals /\ KeepOthers /\ KeepTasks
 
-\* A take-over: taking_.exchange(true) (another take-over running: return false; not
-\* reachable with two workers) and Take into `hold`; nothing taken: clear, next. `took`
-\* remembers that TakeOverLocalBatches found some.
-\* code: sched/task_scheduler.h TakeOverLocalBatch: return owner->local.TakeOver(
-\* code: sched/internal/local_batch.h TakeOver: if (taking_.exchange(true, std::memory_order_acquire)) return false;
-\* code: sched/internal/local_batch.h TakeOver: const std::uint32_t count = Take(items);
+\* The owner: nothing waits (IsEmptyForOwner): done, no claim. Else the claim (enabled only
+\* while no take-over holds it: the owner's wait) and the read.
+\* code: sched/task_scheduler.h PublishOwnLocalToFront: worker->local.PublishAsOwner(
+\* code: sched/task_scheduler.h MoveLocalToReady: worker->local.PublishAsOwner([&](Task** tasks, std::uint32_t count) {
+\* code: sched/internal/local_batch.h PublishAsOwner: if (IsEmptyForOwner()) return 0;
+\* code: sched/internal/local_batch.h IsEmptyForOwner: bool IsEmptyForOwner() const { return end_ == head_.load(std::memory_order_acquire); }
+\* code: sched/internal/local_batch.h Claim: while (taking_.exchange(true, std::memory_order_acquire)) {
+\* code: sched/internal/local_batch.h Claim: while (taking_.load(std::memory_order_relaxed)) YieldThread();
+\* code: sched/internal/local_batch.h PublishClaimed: const std::uint32_t head = head_.load(std::memory_order_relaxed);
+\* code: sched/internal/local_batch.h PublishClaimed: std::uint32_t count = tail_.load(std::memory_order_acquire) - head;
+\* code: sched/internal/local_batch.h PublishClaimed: items[i] = slots_[(head + i) % Capacity].load(std::memory_order_relaxed);
+OwnPub(w, p) ==
+  /\ wpc[w] = p \o "_pub"
+  /\ IF batch[w] = <<>>
+       THEN /\ Goto(w, PubDone(w, p))
+            /\ UNCHANGED <<taking, hold, batch, seen>>
+       ELSE /\ ~taking[w]
+            /\ PubRead(w, w)
+            /\ Goto(w, p \o "_push")
+  /\ UNCHANGED <<front, ready, pending, frontNotified, readySignal, parked, role, executing>>
+  /\ UNCHANGED <<moved, tvisit, took>> /\ KeepPubLocals /\ KeepOthers /\ KeepTasks
+
+\* The owner's publication (PubPush above).
+\* code: sched/internal/local_batch.h PublishClaimed: publish(items, count);
+\* code: sched/task_scheduler.h PublishOwnLocalToFront: [&](Task** tasks, std::uint32_t count) { was_empty = PushChain(tasks, count); });
+\* code: sched/task_scheduler.h MoveLocalToReady: if (!front_.IsEmpty()) {
+\* code: sched/task_scheduler.h MoveLocalToReady: was_empty = PushChain(tasks, count);
+\* code: sched/task_scheduler.h MoveLocalToReady: for (std::uint32_t i = 0; i < count; ++i) ready_.PushPending(tasks[i]);
+\* code: sched/task_scheduler.h PushChain: return front_.PushChain(tasks[0], tasks[count - 1]);
+\* code: sched/internal/local_batch.h PublishClaimed: head_.store(head + count, std::memory_order_release);
+\* code: sched/internal/local_batch.h Release: void Release() { taking_.store(false, std::memory_order_release); }
+OwnPush(w, p) == PubPush(w, p)
+
+\* A take-over: the idle one (TryTakeOver) gives up when the claim is held; the busy one
+\* (TakeOver, "stale") waits for it. Claimed: nothing to read: release, next; else the read.
+\* `took` remembers that TakeOverLocalBatches found some.
+\* code: sched/task_scheduler.h TakeOverLocalBatch: const bool published = wait ? owner->local.TakeOver(publish) : owner->local.TryTakeOver(publish);
+\* code: sched/internal/local_batch.h TryTakeOver: if (taking_.exchange(true, std::memory_order_acquire)) return false;
+\* code: sched/internal/local_batch.h Claim: while (taking_.exchange(true, std::memory_order_acquire)) {
+\* code: sched/internal/local_batch.h Claim: while (taking_.load(std::memory_order_relaxed)) YieldThread();
+\* code: sched/internal/local_batch.h PublishClaimed: std::uint32_t count = tail_.load(std::memory_order_acquire) - head;
+\* code: sched/internal/local_batch.h PublishClaimed: if (count == 0) return 0;
 TakeTake(w, p) ==
   /\ wpc[w] = p \o "_take"
   /\ LET o == PubTarget(w, p) IN
-     IF taking[o] \/ batch[o] = <<>>
-       THEN /\ tvisit' = Set(tvisit, w, tvisit[w] \ {o})
-            /\ Goto(w, NextVisit(w, p, o))
-            /\ UNCHANGED <<taking, batch, hold, took>>
-       ELSE /\ taking' = Set(taking, o, TRUE)
-            /\ hold' = Set(hold, w, batch[o])
-            /\ batch' = Set(batch, o, <<>>)
-            /\ took' = IF p \in {"park", "role"} THEN Set(took, w, TRUE) ELSE took
-            /\ Goto(w, p \o "_push")
-            /\ UNCHANGED tvisit
+     /\ p = "stale" => ~taking[o]
+     /\ IF taking[o] \/ batch[o] = <<>>
+          THEN /\ tvisit' = Set(tvisit, w, tvisit[w] \ {o})
+               /\ Goto(w, NextVisit(w, p, o))
+               /\ UNCHANGED <<taking, batch, seen, hold, took>>
+          ELSE /\ PubRead(w, o)
+               /\ took' = IF p \in {"park", "role"} THEN Set(took, w, TRUE) ELSE took
+               /\ Goto(w, p \o "_push")
+               /\ UNCHANGED tvisit
   /\ UNCHANGED <<front, ready, pending, frontNotified, readySignal, parked, role, executing>>
   /\ UNCHANGED moved /\ KeepPubLocals /\ KeepOthers /\ KeepTasks
 
-\* The take-over's publication: the chain into the front queue (Notify if it was empty);
-\* AfterFrontPush next if it was empty, else taking_ = false now.
-\* code: sched/internal/local_batch.h TakeOver: if (count > 0) publish(items, count);
-\* code: sched/internal/local_batch.h TakeOver: taking_.store(false, std::memory_order_release);
-TakePush(w, p) ==
-  /\ wpc[w] = p \o "_push"
-  /\ front' = front \o hold[w]
-  /\ frontNotified' = (frontNotified \/ front = <<>>)
-  /\ hold' = Set(hold, w, <<>>)
-  /\ IF front = <<>>
-       THEN Goto(w, p \o "_after") /\ UNCHANGED <<taking, tvisit>>
-       ELSE Goto(w, PubDone(w, p)) /\ EndVisit(w, p)
-  /\ UNCHANGED <<ready, pending, readySignal, parked, role, batch, executing>>
-  /\ UNCHANGED <<moved, took>> /\ KeepPubLocals /\ KeepOthers /\ KeepTasks
+\* The take-over's publication (PubPush above): the chain into the front queue.
+\* code: sched/task_scheduler.h TakeOverLocalBatch: was_empty = PushChain(tasks, count) || was_empty;
+\* code: sched/internal/local_batch.h PublishClaimed: head_.store(head + count, std::memory_order_release);
+\* code: sched/internal/local_batch.h Release: void Release() { taking_.store(false, std::memory_order_release); }
+TakePush(w, p) == PubPush(w, p)
 
-\* AfterFrontPush after a push into an empty front queue (the owner's or a take-over's; a
-\* take-over clears taking_ with its last step).
+\* AfterFrontPush after a push into an empty front queue (the owner's or a take-over's),
+\* after the release.
+\* code: sched/task_scheduler.h PublishOwnLocalToFront: AfterFrontPush(was_empty);
+\* code: sched/task_scheduler.h TakeOverLocalBatch: AfterFrontPush(was_empty);
 \* code: sched/task_scheduler.h AfterFrontPush: if (!role_.IsLocked(std::memory_order_seq_cst) && parked_.load(std::memory_order_seq_cst) > 0) {
 PubAfter(w, p) ==              \* the role free: WakeOne next
   /\ wpc[w] = p \o "_after"
-  /\ IF ~role THEN Goto(w, p \o "_wake") /\ UNCHANGED <<taking, tvisit>>
+  /\ IF ~role THEN Goto(w, p \o "_wake") /\ UNCHANGED tvisit
               ELSE Goto(w, PubDone(w, p)) /\ EndVisit(w, p)
   /\ UNCHANGED <<front, ready, pending, frontNotified, readySignal, parked, role, batch,
-                 executing>>
-  /\ UNCHANGED <<moved, hold, took>> /\ KeepPubLocals /\ KeepOthers /\ KeepTasks
+                 executing, taking>>
+  /\ UNCHANGED <<moved, hold, took, seen>> /\ KeepPubLocals /\ KeepOthers /\ KeepTasks
 
 PubWake(w, p) ==
   /\ wpc[w] = p \o "_wake"
   /\ WakeOneEffect
   /\ Goto(w, PubDone(w, p)) /\ EndVisit(w, p)
-  /\ UNCHANGED <<front, ready, pending, frontNotified, parked, role, batch, executing>>
-  /\ UNCHANGED <<moved, hold, took>> /\ KeepPubLocals /\ KeepOthers /\ KeepTasks
+  /\ UNCHANGED <<front, ready, pending, frontNotified, parked, role, batch, executing, taking>>
+  /\ UNCHANGED <<moved, hold, took, seen>> /\ KeepPubLocals /\ KeepOthers /\ KeepTasks
 
 \* TakeOverLocalBatches' loop: the next other worker, or done: found some -> look again
 \* (Park returns, Schedule continues); found none -> sleep (ReceiveUntil / WaitUntil).
-\* code: sched/task_scheduler.h TakeOverLocalBatches: if (other.get() != self && TakeOverLocalBatch(other.get())) found = true;
+\* code: sched/task_scheduler.h TakeOverLocalBatches: if (other.get() != self && TakeOverLocalBatch(other.get(), /*wait=*/false)) {
 TakeOverNext(w, p) ==
   /\ wpc[w] = p \o "_to_next"
   /\ IF tvisit[w] # {}
@@ -1301,7 +1373,7 @@ TakeOverNext(w, p) ==
   /\ KeepOthers /\ KeepTasks /\ KeepQueues
 
 Publish(w) ==
-  \/ \E p \in OwnerPubs : OwnPub(w, p)
+  \/ \E p \in OwnerPubs : OwnPub(w, p) \/ OwnPush(w, p)
   \/ \E p \in OwnerPubs \cup {"park", "role", "stale"} : PubAfter(w, p) \/ PubWake(w, p)
   \/ \E p \in {"park", "role", "stale"} : TakeTake(w, p) \/ TakePush(w, p)
   \/ \E p \in {"park", "role"} : TakeOverNext(w, p)
@@ -1347,15 +1419,17 @@ Count(s, t) == Cardinality({i \in DOMAIN s : s[i] = t})
 \* Exactly once: no run without its post, never two runs of a task at once.
 RunsMatchPosts == \A t \in Tasks : ran[t] <= posted[t] /\ running[t] <= 1
 
-\* Never in two queues: at most once in front/pending/ready/the local batches/the batches
-\* taken and not yet pushed together, and a task that is ready is not in the wait queue (a
-\* woken waiting task may sit in the front queue and in the wait queue at once: the
-\* sched-role removes it from the wait queue on receipt).
+\* Never in two queues: at most once in front/pending/ready/the local batches/the items a
+\* publication read and that are in no batch any more (only with BugHeadBeforePublish: else
+\* they stay in their batch until pushed) together, and a task that is ready is not in the
+\* wait queue (a woken waiting task may sit in the front queue and in the wait queue at
+\* once: the sched-role removes it from the wait queue on receipt).
+InNoBatch(t) == \A w \in Workers : t \notin Range(batch[w])
 NeverInTwoQueues ==
   \A t \in Tasks :
     /\ Count(front, t) + Count(pending, t) + Count(ready, t)
          + Cardinality({w \in Workers : t \in Range(batch[w])})
-         + Cardinality({w \in Workers : t \in Range(hold[w])}) <= 1
+         + Cardinality({w \in Workers : t \in Range(hold[w]) /\ InNoBatch(t)}) <= 1
     /\ \A w \in Workers : Count(batch[w], t) <= 1 /\ Count(hold[w], t) <= 1
     /\ Count(pending, t) + Count(ready, t) = 1 => ~inWait[t]
 
@@ -1396,19 +1470,28 @@ StopsReturn == <>(cpc = "done")
 
 \* EndlessRepost (Reposter never ends, so EveryPostRuns cannot hold; the finite posts):
 \* X, held in the local batch of Long's worker while Long blocks until it has run, starts,
-\* and Long returns; under weak fairness of each worker, while Reposter runs on the other.
+\* and Long returns (so X2 has run too); under weak fairness of each worker, while Reposter
+\* runs on the other.
 HeldPostRuns == <>(ran[X] = 1 /\ ran[Long] = 1 /\ running[Long] = 0)
 
 \* EndlessRepost: the order bound. Reposter's starts between X's post and X's start are at
 \* most OvertakeBound = 3E (derived at OvertakeBound's definition).
 BoundedOvertaking == overtakes <= OvertakeBound
 
+\* EndlessRepost, the per-poster order: X2, posted by Long after X, does not start before X
+\* (the start order is the ready queue's order here: with two workers only Reposter's worker
+\* can start them, Long's worker is blocked in Long until both ran).
+\* X2 is held behind X, or goes to the front queue after Long's worker has published X
+\* (PublishOwnLocalToFront before its PushFront, waiting for a take-over that holds X).
+PerPosterOrder == EndlessRepost => (ran[X2] >= 1 => ran[X] >= 1)
+
 \* EndlessRepost, this harness's own bound, E + 1: while X is held, every execution batch of
 \* Reposter's worker is one start (its re-post is held and nothing else is ready, so the
 \* batch ends), so the first look comes after at most one start (the Reposter that worker
-\* had popped when X was appended), the take-over after E more batches of one start, and
-\* then X is ahead of Reposter (the taker's role take pops X from the front queue before it
-\* moves its own held re-post). Reached (TLC finds a violation of overtakes <= E): it pins
+\* had popped when X was appended), the take-over after E more batches of one start (it
+\* waits while Long's worker is publishing X itself, starting nothing), and then X is
+\* ahead of Reposter (the taker's role take pops X from the front queue before it moves its
+\* own held re-post). Reached (TLC finds a violation of overtakes <= E): it pins
 \* the rule's threshold, where 3E would let an off-by-one or two through.
 HarnessOvertaking == overtakes <= ExecBatch + 1
 
@@ -1424,5 +1507,5 @@ TypeOK ==
   /\ executing = Cardinality({w \in Workers : executed[w] > 0 \/ wpc[w] \in
        {"chain_wake", "begin_execution", "begin_exchange", "callback", "repost_decide",
         "repost_local", "repost_front", "repost_after_push", "repost_wake_one",
-        "append_pub", "append_after", "append_wake", "batch_next"}})
+        "append_pub", "append_push", "append_after", "append_wake", "batch_next"}})
 =============================================================================

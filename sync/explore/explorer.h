@@ -512,7 +512,8 @@ class Runtime {
   void Relax(const std::source_location& where) {
     std::unique_lock<std::mutex> lock(mu_);
     Prepare(OpKind::kRelax, nullptr, where);
-    // Spinning: not runnable again until some other thread has taken a step. (If nothing
+    // Spinning: not runnable again until some other thread has taken a step other than a
+    // load or a CpuRelax (see TakeStepLocked). (If nothing
     // else can run, it may still go round once more if others moved since its previous
     // CpuRelax: it may not have looked at their latest changes yet. See ChooseLocked.)
     ModelThread& self = current();
@@ -976,6 +977,14 @@ class Runtime {
     ModelThread& self = slots_[me];
     Record(me, self.op, self.object, self.where);
     ++steps_;
+    // A spinner waits for a change: a load or another spinner's CpuRelax changes nothing it
+    // could see, so they leave it yielding. (Otherwise two threads spinning on a flag that
+    // a third, preempted thread holds would hand the core to each other for ever, each
+    // look of one counting as a move for the other.)
+    if (self.op == OpKind::kLoad || self.op == OpKind::kRelax) {
+      self.op = OpKind::kStart;
+      return;
+    }
     for (int i = 0; i < count_; ++i) {
       if (i != me) {
         slots_[i].yielding = false;

@@ -358,7 +358,8 @@ inline void FenceSeqCst(std::source_location where = std::source_location::curre
 }
 
 // In the model, spinning gives way: the thread is not scheduled again until another thread
-// has taken a step (so a spin loop costs no preemption and cannot spin forever unnoticed).
+// has taken a step that can change what it sees, i.e. not a load or a CpuRelax (so a spin
+// loop costs no preemption and cannot spin forever unnoticed).
 
 inline void CpuRelax(std::source_location where = std::source_location::current()) {
   if (auto* runtime = explore::internal::ActiveRuntime()) runtime->Relax(where);

@@ -165,6 +165,32 @@ TEST(ExplorerTest, SpinnerGetsAnotherLookAfterTheLastWriterFinished) {
   EXPECT_TRUE(result.complete);
 }
 
+// Two threads spin on a flag that a third holds (a claim, as in LocalBatch::Claim): their
+// looks change nothing, so they must not keep handing the core to each other; the holder
+// runs, releases, and both get through. (When a look counted as a move, each spinner made
+// the other runnable again and the search never ended.)
+TEST(ExplorerTest, TwoSpinnersOnAFlagTheThirdHolds) {
+  Options options;
+  options.preemption_bound = 2;
+  const explore::Result result = Explore(options, [] {
+    Atomic<bool> held{true};
+    Atomic<int> through{0};
+    auto wait_then_count = [&] {
+      while (held.load(std::memory_order_acquire)) CpuRelax();
+      through.fetch_add(1);
+    };
+    Thread first(wait_then_count);
+    Thread second(wait_then_count);
+    Thread holder([&] { held.store(false, std::memory_order_release); });
+    first.Join();
+    second.Join();
+    holder.Join();
+    explore::Check(through.load() == 2, "a spinner did not get through");
+  });
+  EXPECT_FALSE(result.failed) << result.Report();
+  EXPECT_TRUE(result.complete) << result.Report();
+}
+
 // --- Happens-before and explore::Data: the message-passing litmus tests. A producer
 // writes plain data and then a flag; a consumer that sees the flag reads the data. The
 // C++ memory model makes the read race-free exactly when the flag publishes the write.

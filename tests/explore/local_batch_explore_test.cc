@@ -1,13 +1,17 @@
 // The LocalBatch ring (sched/internal/local_batch.h, issue 31) under the interleaving
-// explorer: an owner appending 4 items through a ring of 2 and publishing them
-// (TakeAsOwner) while two threads take the batch over (TakeOver); the checks are in
-// local_batch_scenario.h (each item taken once, batches oldest first, no take above
-// Capacity, publications in append order). Sequentially consistent values with three
-// preemptions, and the C++20 model with one: under sequential consistency a taker's head is
-// never stale by more than the ring (the owner waits for a take-over in progress before it
-// refills), so only the C++20 model reaches Take's clamp (a taker's head load may read a
-// value older than the owner's CAS). FAIRSCHED_EXPLORE_DEEP=1: the same without sleep sets,
-// and the C++20 model with two preemptions (about 35,000 schedules).
+// explorer; the scenarios and checks are in local_batch_scenario.h:
+//   - OwnerAndTwoTakers: an owner appending 4 items through a ring of 2 and publishing
+//     them (PublishAsOwner) while two idle threads try to take the batch over
+//     (TryTakeOver): each item published once, batches oldest first, no publication above
+//     Capacity, publications in append order;
+//   - LookerFindsNothingHidden: the same checks, plus a busy worker's look (TakeOver when
+//     the batch does not look empty) that must find every item appended before it
+//     published: the order bound's premise, that a publication never hides posts.
+// Sequentially consistent values with three preemptions, and the C++20 model with one.
+// FAIRSCHED_EXPLORE_DEEP=1: the same without sleep sets, and the C++20 model with two
+// preemptions.
+#include <string>
+
 #include "gtest/gtest.h"
 #include "sync/primitives.h"
 #include "tests/explore/explore_test_util.h"
@@ -16,31 +20,37 @@
 namespace fairsched {
 namespace {
 
-void ExpectLocalBatchPasses(int bound, bool sleep_sets, explore::Options::MemoryModel model,
-                            const char* name) {
+void ExpectLocalBatchPasses(void (*scenario)(), int bound, bool sleep_sets,
+                            explore::Options::MemoryModel model, const char* name) {
   explore::Options options;
   options.preemption_bound = bound;
   options.sleep_sets = sleep_sets;
   options.memory_model = model;
-  const explore::Result result = explore::Explore(options, &testing::LocalBatchTakeOvers);
+  const explore::Result result = explore::Explore(options, scenario);
   testing::PrintCounts(name, result);
   EXPECT_FALSE(result.failed) << result.Report();
   EXPECT_TRUE(result.complete) << result.Report();
 }
 
-TEST(LocalBatchExploreTest, OwnerAndTwoTakers) {
+void ExpectScenarioPasses(void (*scenario)(), const std::string& name) {
   constexpr auto kSc = explore::Options::MemoryModel::kSequentiallyConsistent;
-  ExpectLocalBatchPasses(3, true, kSc, "local batch: owner + 2 takers, capacity 2");
+  constexpr auto kCpp20 = explore::Options::MemoryModel::kCpp20;
+  ExpectLocalBatchPasses(scenario, 3, true, kSc, name.c_str());
   if (testing::DeepExploration()) {
-    ExpectLocalBatchPasses(3, false, kSc,
-                           "local batch: owner + 2 takers, capacity 2, sleep sets off");
+    ExpectLocalBatchPasses(scenario, 3, false, kSc, (name + ", sleep sets off").c_str());
   }
+  ExpectLocalBatchPasses(scenario, testing::DeepExploration() ? 2 : 1, true, kCpp20,
+                         (name + ", C++20 model").c_str());
 }
 
-TEST(LocalBatchExploreTest, OwnerAndTwoTakersCpp20) {
-  constexpr auto kCpp20 = explore::Options::MemoryModel::kCpp20;
-  ExpectLocalBatchPasses(testing::DeepExploration() ? 2 : 1, true, kCpp20,
-                         "local batch: owner + 2 takers, capacity 2, C++20 model");
+TEST(LocalBatchExploreTest, OwnerAndTwoTakers) {
+  ExpectScenarioPasses(&testing::LocalBatchTakeOvers,
+                       "local batch: owner + 2 idle takers, capacity 2");
+}
+
+TEST(LocalBatchExploreTest, LookerFindsNothingHidden) {
+  ExpectScenarioPasses(&testing::LocalBatchLookerFindsNothingHidden,
+                       "local batch: owner + idle taker + busy looker, capacity 2");
 }
 
 }  // namespace

@@ -89,31 +89,29 @@ BUGS = {
         "        PublishOwnLocalToFront(worker);\n",
         "      if (exit_.load(std::memory_order_acquire)) {\n",
     ),
-    # sched/internal/local_batch.h Take: no clamp for a stale head (count = tail - head >
-    # Capacity). The shipped code then reads `count` slots into a buffer with room for
-    # Capacity; in the copy an explorer check stands where that overrun would begin, so the
-    # explorer reports it instead of the test writing past the array.
-    "local_batch_no_clamp": (
+    # sched/internal/local_batch.h PublishClaimed: the head moves past the items before
+    # they are published (the rule before the fix: take, then push), so a looker that
+    # finds the batch empty runs on while a descheduled publisher still holds the items.
+    "local_batch_head_before_publish": (
         "sched/internal/local_batch.h",
-        "      if (count > Capacity) {\n"
-        "        // Our head is stale: since we read it the head moved on (the owner's take) and the\n"
-        "        // owner refilled past it, and our tail load saw the refill (weak memory allows it;\n"
-        "        // the C++ model explorer finds it). Reading `count` slots would overrun `out` (and\n"
-        "        // the CAS would fail anyway): read the head again.\n"
-        "        head = head_.load(std::memory_order_acquire);\n"
-        "        continue;\n"
-        "      }\n",
-        "      explore::Check(count <= Capacity,\n"
-        "                     \"a take would read more slots than Capacity into its buffer (stale \"\n"
-        "                     \"head, no clamp)\");\n",
+        "    publish(items, count);\n"
+        "    // Release, after the publication: a thread that reads this head (the owner's\n"
+        "    // IsEmptyForOwner and IsFull, a looker's LooksEmpty) sees the items published, and the\n"
+        "    // owner reuses the slots only after our reads of them.\n"
+        "    head_.store(head + count, std::memory_order_release);\n",
+        "    head_.store(head + count, std::memory_order_release);\n"
+        "    publish(items, count);\n",
     ),
-    # sched/internal/local_batch.h TakeAsOwner: the owner does not wait for a take-over in
-    # progress, so what it publishes next can overtake earlier items of its own that the
-    # taker has taken and not yet published.
-    "local_batch_owner_does_not_wait": (
+    # sched/internal/local_batch.h PublishAsOwner: the owner publishes without the claim,
+    # so it can publish items that a take-over is publishing too, or publish after them
+    # items appended later that come out first.
+    "local_batch_owner_skips_claim": (
         "sched/internal/local_batch.h",
-        "    while (taking_.load(std::memory_order_acquire)) YieldThread();\n",
-        "",
+        "    Claim();\n"
+        "    const std::uint32_t count = PublishClaimed(publish);\n"
+        "    Release();\n"
+        "    return count;\n",
+        "    return PublishClaimed(publish);\n",
     ),
     # coro/runtime.h ReleaseOwnReference: Finish marks itself done but drops the coroutine's
     # own reference itself instead of handing it to the attached JoinHandle, so the root

@@ -2,7 +2,8 @@
 // "Order"): a run-now post that a task makes while every worker executes is held in its
 // worker's local batch only for a bounded number of task starts, whatever the other
 // workers do (a long task, a busy re-poster); two posts of one task start in post order;
-// Stop drains what an exiting worker holds. Each scenario keeps the other workers busy
+// Stop drains what an exiting worker holds; every post runs once while take-overs race the
+// owner's own publication. Each scenario keeps the other workers busy
 // on purpose: an idle worker would take a held post over and hide a missing bound.
 #include <gtest/gtest.h>
 
@@ -527,6 +528,93 @@ void StopDrainsAHeldPostWhileTheOtherWorkersRunOn(int workers) {
 TEST(HeldPostTest, StopDrainsAHeldPostOnTwoWorkers) { StopDrainsAHeldPostWhileTheOtherWorkersRunOn(2); }
 TEST(HeldPostTest, StopDrainsAHeldPostOnThreeWorkers) {
   StopDrainsAHeldPostWhileTheOtherWorkersRunOn(3);
+}
+
+// Exactly once while take-overs race the owners' own publications (2 and 3 workers). In
+// each round one worker runs a long task L that posts kBurst counted tasks (held in its
+// local batch: every worker executes) and then keeps its worker for a gap that varies by
+// round before it returns, when its worker publishes what is still held. Each counted task
+// re-posts itself kRepeats times, into the local batch of whichever worker runs it. The
+// other workers run re-posters: busy at every batch end, they take a batch over once it
+// has stayed held while they started execute_batch_size tasks, which the gaps place
+// before, at and after L's return, so take-overs meet the owner's own publication. Every
+// counted task must run exactly 1 + kRepeats times, never twice at once; the stale
+// take-overs are counted (WorkerStats) to show the race was there.
+void ExactlyOnceWhileTakeOversRaceTheOwner(int workers) {
+  constexpr int kRounds = 120;
+  constexpr int kBurst = 24;
+  constexpr int kRepeats = 4;
+  constexpr int kGapsMicros[] = {0, 30, 100, 300, 1000};
+  struct Counted {
+    std::unique_ptr<Task> task;
+    std::atomic<int> runs{0};
+    std::atomic<bool> running{false};
+  };
+  std::atomic<int> overlaps{0};
+  std::atomic<int> counted_runs{0};
+  std::vector<std::unique_ptr<Counted>> counted;
+  for (int i = 0; i < kRounds * kBurst; ++i) {
+    auto c = std::make_unique<Counted>();
+    Counted* const raw = c.get();
+    c->task = std::make_unique<Task>([raw, &overlaps, &counted_runs](Task* self) {
+      if (raw->running.exchange(true)) overlaps.fetch_add(1);
+      const int runs = raw->runs.fetch_add(1) + 1;
+      raw->running = false;
+      counted_runs.fetch_add(1);
+      if (runs <= kRepeats) TaskScheduler::Current()->Post(self);
+    });
+    counted.push_back(std::move(c));
+  }
+  TaskScheduler sched(TaskSchedulerOptions{.execute_batch_size = kExecuteBatch});
+  sched.Start(workers);
+  // Two re-posters per other worker: the ready queue is rarely empty, so their execution
+  // batches run long and L's posts are held (a worker between batches sends them on).
+  RePosters<TaskScheduler> loops(2 * (workers - 1), std::chrono::microseconds(2));
+  loops.PostTo(sched);
+  ASSERT_TRUE(SpinUntil([&] { return loops.Runs() > 100 * (workers - 1); }, seconds(10)));
+  for (int round = 0; round < kRounds; ++round) {
+    const int runs_before = counted_runs.load();
+    const auto gap = std::chrono::microseconds(kGapsMicros[round % 5]);
+    sched.PostOneShot([&, round, gap] {
+      for (int i = 0; i < kBurst; ++i) {
+        TaskScheduler::Current()->Post(counted[round * kBurst + i]->task.get());
+      }
+      const auto until = TaskClock::now() + gap;
+      while (TaskClock::now() < until) {
+      }
+    });
+    ASSERT_TRUE(SpinUntil(
+        [&] { return counted_runs.load() >= runs_before + kBurst * (1 + kRepeats); }, seconds(30)))
+        << "round " << round << ": the counted tasks did not all run";
+  }
+  loops.Stop();
+  ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
+  sched.Stop();
+  std::uint64_t stale_take_overs = 0, idle_take_overs = 0;
+  for (const WorkerStats& stats : sched.Stats()) {
+    stale_take_overs += stats.stale_take_overs;
+    idle_take_overs += stats.idle_take_overs;
+  }
+  std::printf("%d workers: %llu stale and %llu idle take-overs in %d rounds\n", workers,
+              static_cast<unsigned long long>(stale_take_overs),
+              static_cast<unsigned long long>(idle_take_overs), kRounds);
+  EXPECT_EQ(overlaps.load(), 0) << "a task ran twice at the same time";
+  int wrong = 0;
+  for (int i = 0; i < kRounds * kBurst; ++i) {
+    const int runs = counted[i]->runs.load();
+    if (runs != 1 + kRepeats && ++wrong <= 5) {
+      ADD_FAILURE() << "counted task " << i << " ran " << runs << " times, posted " << 1 + kRepeats;
+    }
+  }
+  EXPECT_EQ(wrong, 0);
+  EXPECT_GT(stale_take_overs, 0u) << "no busy take-over happened: the race was not exercised";
+}
+
+TEST(HeldPostTest, ExactlyOnceWhileTakeOversRaceTheOwnerOnTwoWorkers) {
+  ExactlyOnceWhileTakeOversRaceTheOwner(2);
+}
+TEST(HeldPostTest, ExactlyOnceWhileTakeOversRaceTheOwnerOnThreeWorkers) {
+  ExactlyOnceWhileTakeOversRaceTheOwner(3);
 }
 
 }  // namespace

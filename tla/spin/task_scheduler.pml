@@ -47,6 +47,8 @@
  *     the system comes to rest), never two runs of one task at the same time;
  *   - never in two queues: a task entering the front or the ready queue is in neither
  *     already, and a task entering the ready queue is not in the wait queue;
+ *   - local batches publish exactly once: every item a publication pushes is still in the
+ *     batch, published by nobody before;
  *   - post order: two tasks due at once (BLOCKER, then TIMER with deadline DUE; with
  *     LOCAL_REPOST, TIMER then BLOCKER) enter the ready queue in post order;
  *   - no lost wakeup / no deadlock: when nothing can move any more (Spin's `timeout`), every
@@ -58,34 +60,41 @@
  *   - the bound (safety, an assertion at each start): RP_T starts at most RP_BOUND =
  *     EXEC_BATCH + 1 times between X_T's post and X_T's start;
  *   - with SECOND_POST, per-poster order (an assertion at the ready queue's pop, which is
- *     the start order): X2_T is taken from the ready queue only after X_T. The bound is
- *     not asserted there (-DCHECK_BOUND does, and fails): LONG_T's post of X2_T may
- *     publish X_T itself (PublishOwnLocalToFront), and between its take of the batch and
- *     its push of X_T into the front queue nobody else can see X_T. A thread descheduled
- *     in those few instructions (here: LONG_T's, while RP_T runs on) holds X_T out of
- *     every queue for as long as it is off the core, and RP_T starts meanwhile. The same
- *     holds for a taker between its take and its push. The bound in task starts is
- *     therefore stated for threads that run (sched/task_scheduler.h, "Order").
+ *     the start order): X2_T is taken from the ready queue only after X_T; and the bound
+ *     as above, which holds for threads stopped anywhere: LONG_T's post of X2_T may
+ *     publish X_T itself (PublishOwnLocalToFront), and its thread may stop in the middle
+ *     of that publication for any number of RP_T's steps. A publication never hides its
+ *     items (a taker's neither): they stay in the batch until it has pushed them, so the
+ *     re-poster's worker sees the batch held at an unchanged head, and its busy take-over,
+ *     once due, waits for the claim instead of starting RP_T again. The rule before (the
+ *     items leave the batch when read, then are pushed: -DBUG_HEAD_BEFORE_PUBLISH) fails
+ *     the bound.
  *
  * The bound (ENDLESS_REPOSTER). Let W be the re-poster's worker, E = EXEC_BATCH. While X_T
  * waits, LONG_T's worker is inside one execution batch (executing counts it), so every
  * re-post of RP_T on W sees every worker executing and is held in W's local batch; at the
  * task boundary the ready queue is empty, so W's execution batch ends after every start
  * of RP_T (ExecuteBatch publishes a held batch early when the ready queue looks empty).
- * After each such batch W looks at the other batch (TakeOverStaleBatches), whose owner's
- * epoch cannot move (its execution batch does not end), then takes the role and moves its
- * own batch (RP_T) to the ready queue (MoveLocalToReady).
+ * After each such batch W looks at the other batch (TakeOverStaleBatches), then takes the
+ * role and moves its own batch (RP_T) to the ready queue (MoveLocalToReady). X_T leaves
+ * the other batch only by a publication that has pushed it into the front queue (W's
+ * take-over, or with SECOND_POST LONG_T's own when it posts X2_T), and the batch's head
+ * moves only then: until then W's looks find the batch held at the same head.
  *   1. W's first look after X_T's append records the held batch (seen_since = 0). Before
  *      it, W starts RP_T at most once: the start of the batch in progress at the append if
  *      it comes after the append (RP_T popped before, started after), or, if W was between
  *      batches (its look came before the append), the start of its next batch.
  *   2. Each later batch of W adds its one start to seen_since; the look at the end of the
- *      E-th takes X_T over: E starts.
- *   3. The take-over pushes X_T into the front queue while RP_T's re-post is held in W's
- *      batch; W's next Schedule makes X_T ready from the front queue before it moves its
- *      own batch behind it: no more start of RP_T before X_T.
+ *      E-th takes X_T over, or, if LONG_T's thread is in the middle of publishing it,
+ *      waits for that publication to end: E starts.
+ *   3. That publication pushes X_T into the front queue while RP_T's re-post is held in
+ *      W's batch; W's next Schedule makes X_T ready from the front queue before it moves
+ *      its own batch behind it: no more start of RP_T before X_T. (A publication by
+ *      LONG_T's thread that ends earlier does the same sooner: at most the start of W's
+ *      batch in progress comes after it, within the count above.)
  * So at most 1 + E = RP_BOUND. Both ways checked: rp_starts <= E + 1 holds for E = 1, 2
- * (3 by hand), and rp_starts < E + 1 fails (-DASSERT_BELOW_BOUND): the bound is reached.
+ * (3 by hand), with and without SECOND_POST, and rp_starts < E + 1 fails
+ * (-DASSERT_BELOW_BOUND): the bound is reached.
  * It is within the code's general bound of 3 * E starts of another worker (sched/
  * task_scheduler.h, "Local batches and the order bound": up to E to the first look, E
  * more, plus the rest of the batch that gets there), here 1 + E + 0 since W's batches
@@ -101,15 +110,20 @@
  * into the front queue (also when the role is held elsewhere). Any other post by a task
  * (a deadline, or a run-now post while a worker may be idle) first publishes the poster's
  * held batch into the front queue (per-poster order). Other workers take a batch over
- * (LocalBatch::TakeOver, one chain into the front queue): an idle one before it parks or
- * sleeps in the role (and, while a worker executes, it sleeps with a timeout: it may wake
- * at any moment to look again); a busy one at the end of each of its execution batches
- * that executed tasks (TakeOverStaleBatches), when the batch has stayed held at the same
- * epoch of its owner while the looker started EXEC_BATCH tasks (epochs and start counts
- * are kept as described at seen_held). Only with -DEXEC_BATCH (without it the threshold is
- * never reached). A take-over holds `taking` from before its take to after its push; the
- * owner's own take (TakeAsOwner) waits while it is set, so what the owner publishes next
- * lands behind the taker's chain. Claimed tasks exist only with one worker (worker_count
+ * (one chain into the front queue): an idle one before it parks or sleeps in the role
+ * (LocalBatch::TryTakeOver; and, while a worker executes, it sleeps with a timeout: it may
+ * wake at any moment to look again); a busy one at the end of each of its execution
+ * batches that executed tasks (TakeOverStaleBatches, LocalBatch::TakeOver), when the batch
+ * has stayed held at the same head while the looker started EXEC_BATCH tasks (heads and
+ * start counts are kept as described at seen_held). Only with -DEXEC_BATCH (without it
+ * the threshold is never reached). Every publication, the owner's too, holds the batch's
+ * claim (`taking`) from before it reads the items to after it has published them, and
+ * the items leave the batch (the head moves) only when they are published (see
+ * ReadBatch). So an item is always in the batch or published: a publisher stopped in the
+ * middle leaves its items visible as held, and whoever needs them waits for it (the
+ * owner, for per-poster order: what it publishes next lands behind a taker's chain; the
+ * busy looker, for the bound), while an idle looker gives up (the publisher pushes and
+ * wakes). Claimed tasks exist only with one worker (worker_count
  * 1, only in the Stop harness: WORKERS=1, or Stop's fresh worker; CLAIMS): it takes every
  * ready task at once (PopUpTo) and runs them first, and, out of ready tasks with a held
  * batch, claims the batch and runs it in place unless the front queue holds posts or a
@@ -192,9 +206,20 @@
  *                           as RP_T keeps its worker busy: for ever (an acceptance cycle of
  *                           every_post_starts), and RP_T starts more than RP_BOUND times
  *                           meanwhile (the bound's assertion).
- *   BUG_OWNER_NO_WAIT       (with ENDLESS_REPOSTER, SECOND_POST) the owner's TakeAsOwner
- *                           does not wait for a take-over of its batch in progress: the
- *                           taker holds X_T, not yet pushed, while LONG_T pushes X2_T.
+ *   BUG_OWNER_NO_WAIT       (with ENDLESS_REPOSTER, SECOND_POST) the owner publishes
+ *                           without the claim (PublishAsOwner skips Claim, so it neither
+ *                           waits for a take-over in progress nor keeps takers out): it
+ *                           and the taker read X_T and both push it (publication exactly
+ *                           once).
+ *   BUG_HEAD_BEFORE_PUBLISH (with ENDLESS_REPOSTER, SECOND_POST) the publication rule
+ *                           before this model's: the items leave the batch when they are
+ *                           read, before the push. LONG_T's thread stopped between the two
+ *                           holds X_T in no queue while its batch looks empty, and RP_T
+ *                           starts past the bound.
+ *   BUG_BUSY_TAKEOVER_GIVES_UP  (with ENDLESS_REPOSTER, SECOND_POST) the busy take-over
+ *                           gives up when the claim is held, as an idle one does
+ *                           (TryTakeOver): while LONG_T's thread is stopped in the middle
+ *                           of publishing X_T, RP_T starts past the bound.
  *   BUG_FRONT_POST_SKIPS_HELD  (with ENDLESS_REPOSTER, SECOND_POST) the rule before issue
  *                           31: a run-now post that goes to the front queue (a worker may
  *                           be idle) does not first publish the poster's held posts.
@@ -317,10 +342,11 @@
 
 bool role;                       /* RoleLock */
 byte executing;                  /* executing_: workers inside an execution batch */
-chan batch_q[WORKERS] = [2] of { byte };  /* each worker's LocalBatch: appended, not taken */
-chan hold[WORKERS] = [2] of { byte };     /* what a worker took from a batch (its own or
-                                           * another's) and has not published yet */
-bool taking[WORKERS];            /* LocalBatch::taking_: a TakeOver of this batch runs */
+chan batch_q[WORKERS] = [2] of { byte };  /* each worker's LocalBatch: appended, not yet
+                                           * published (head to tail) */
+chan hold[WORKERS] = [2] of { byte };     /* the items a worker's publication read (its
+                                           * own batch or another's), not yet pushed */
+bool taking[WORKERS];            /* LocalBatch::taking_: the claim, a publication runs */
 #ifdef STOP
 /* Only the Stop harness runs one worker (worker_count 1: WORKERS=1, or Stop's fresh
  * worker), the only case where the code claims tasks. */
@@ -328,12 +354,13 @@ bool taking[WORKERS];            /* LocalBatch::taking_: a TakeOver of this batc
 chan claimed_q[WORKERS] = [2] of { byte };  /* Worker::claimed: taken, not yet started */
 #endif
 #ifdef STALE_TAKEOVER
-/* TakeOverStaleBatches' records (Worker::seen), index looker * WORKERS + owner. The epoch
- * is kept as "unchanged since the record": the owner's AdvanceEpoch clears seen_same in
- * every record of its batch, exactly what comparing its single-writer, increasing epoch
- * with the recorded one tells (under these sequentially consistent steps). `started -
- * seen.started` is kept as seen_since, saturated at EXEC_BATCH (only `< EXEC_BATCH` is
- * asked). A record that is not held is (false, false, 0). */
+/* TakeOverStaleBatches' records (Worker::seen), index looker * WORKERS + owner. The head
+ * is kept as "unchanged since the record": the end of each publication of the batch (its
+ * head store, HeadMoved) clears seen_same in every record of it, exactly what comparing
+ * its increasing head with the recorded one tells (under these sequentially consistent
+ * steps; a publication that finds nothing stores no head). `started - seen.started` is
+ * kept as seen_since, saturated at EXEC_BATCH (only `< EXEC_BATCH` is asked). A record
+ * that is not held is (false, false, 0). */
 bool seen_held[WORKERS * WORKERS];
 bool seen_same[WORKERS * WORKERS];
 byte seen_since[WORKERS * WORKERS];
@@ -475,69 +502,156 @@ inline Post(t, kind) {
   AfterFrontPush()
 }
 
-/* The items of worker `w`'s hold, oldest first, into the front queue as one chain
- * (PushChainToFront; used inside a step). */
-inline ChainToFront(w) {
+/* A publication of batch `o` by worker `w` (its owner, or a taker) follows LocalBatch's
+ * PublishClaimed: with the batch's claim (taking[o]) held, it reads the items, publishes
+ * them, and only then moves the head past them; so an item is in the batch until it is
+ * published. Modelled as: the claim with the read (ReadBatch: the items copied into
+ * hold[w], the publisher's `items`; they stay in batch_q[o]), one step; the publication,
+ * which also removes them from the batch (the head store, PublicationEnds), one step; the
+ * release; the wake (AfterFrontPush, after the release in the code). The read is folded
+ * into the claim: in between, only the owner's appends act on the batch (the owner's own
+ * publication waits for the claim), and they commute with the claim. The head store is
+ * folded into the publication: between the two the items are published and still in the
+ * batch with the claim held, so a thread that looks at the batch then (LooksEmpty, Head,
+ * IsEmptyForOwner, a claim) finds it not empty, its head unchanged and the claim held,
+ * exactly as just before the publication, and acts the same (the owner and a busy looker
+ * wait for the claim, an idle looker gives up): its look can be moved before the step. */
+
+/* The read (inside the claim's step): every waiting item of batch `o`, oldest first, into
+ * hold[w]. */
+inline ReadBatch(o, w) {
+  /* code: sched/internal/local_batch.h PublishClaimed: items[i] = slots_[(head + i) % Capacity].load(std::memory_order_relaxed); */
+  k = len(batch_q[o]);
   do
-  :: hold[w]?[u] -> hold[w]?u; in_batch_q[u] = false;
+  :: k > 0 ->
+     batch_q[o]?u; hold[w]!u;
+#ifndef BUG_HEAD_BEFORE_PUBLISH
+     batch_q[o]!u;                   /* back at the end: the batch keeps it, in order */
+#endif
+     k--
+  :: else -> break
+  od;
+  u = 0
+#ifdef BUG_HEAD_BEFORE_PUBLISH
+  ;
+  /* The rule before the fix: the items leave the batch when they are read (the take's
+   * CAS), before they are published. */
+  HeadMoved(o)
+#endif
+}
+
+/* The head store: every looker's record of batch `o` now differs from its head
+ * (TakeOverStaleBatches: seen.head != head). Inside a step. */
+inline HeadMoved(o) {
+#ifdef STALE_TAKEOVER
+  k = 0;
+  do
+  :: k == WORKERS -> break
+  :: else -> seen_same[k * WORKERS + o] = false; k++
+  od;
+  k = 0
+#else
+  skip
+#endif
+}
+
+/* Read item u of batch `o` is published (inside the publication's step): it must still be
+ * in the batch, published by nobody before (every item appended is published exactly
+ * once), and it leaves the batch now. */
+inline Published(o, u) {
+  assert(in_batch_q[u]);
+  in_batch_q[u] = false;
+#ifndef BUG_HEAD_BEFORE_PUBLISH
+  batch_q[o]?eval(u)                 /* the oldest item of the batch */
+#endif
+}
+
+/* The publication ends (inside its step): the head moves past the items. */
+inline PublicationEnds(o) {
+#ifndef BUG_HEAD_BEFORE_PUBLISH
+  /* code: sched/internal/local_batch.h PublishClaimed: head_.store(head + count, std::memory_order_release); */
+  HeadMoved(o)
+#else
+  skip
+#endif
+}
+
+/* The items worker `w` read from batch `o`, oldest first, into the front queue as one
+ * chain (used inside a step). */
+inline ChainToFront(o, w) {
+  do
+  :: hold[w]?[u] -> hold[w]?u; Published(o, u);
      assert(!in_front[u] && !in_ready[u]);
      front!u; in_front[u] = true
   :: else -> break
   od;
-  u = 0
+  u = 0;
+  PublicationEnds(o)
 }
 
-/* PushChainToFront of what worker `w` holds: one exchange for the chain; the Notify is
- * folded into it as in FrontPush. */
-inline PushHeld(w) {
+/* PushChain of what worker `w` read from batch `o`: one exchange for the chain, and the
+ * head store. The Notify is folded into it as in FrontPush (in the code it comes after the
+ * release, in AfterFrontPush: later only delays the wake of a holder that sleeps; the
+ * holder does not go to sleep while the front queue is not empty). */
+inline PushRead(o, w) {
   atomic {
-    /* code: sched/task_scheduler.h PushChainToFront: AfterFrontPush(front_.PushChain(tasks[0], tasks[count - 1])); */
+    /* code: sched/task_scheduler.h PushChain: return front_.PushChain(tasks[0], tasks[count - 1]); */
     was_empty = (len(front) == 0);
-    ChainToFront(w);
+    ChainToFront(o, w);
 #ifndef BUG_NO_FRONT_NOTIFY
     if
     :: was_empty -> front_notified = true
     :: else
     fi
 #endif
-  };
-  AfterFrontPush()
+  }
 }
 
-/* LocalBatch::Take of batch `o` into worker `w`'s hold: reads every slot and claims them
- * all with one CAS on the head (one step; used inside a step). */
-inline TakeBatch(o, w) {
-  /* code: sched/internal/local_batch.h Take: if (head_.compare_exchange_weak(head, tail, std::memory_order_acq_rel, */
-  do
-  :: batch_q[o]?[u] -> batch_q[o]?u; hold[w]!u
-  :: else -> break
-  od;
-  u = 0
-}
-
-/* PublishOwnLocalToFront on worker `w` (the owner): LocalBatch::TakeAsOwner, i.e. take
- * everything, then wait while a take-over of this batch runs (it may hold earlier posts of
- * ours that it has not pushed yet), then push what it took as one chain. Taking nothing
- * with no take-over running is one step. */
-inline PublishOwnLocal(w) {
+/* The owner's claim and read of its batch `w` (LocalBatch::PublishAsOwner), one step. With
+ * nothing of its own waiting it takes no claim (IsEmptyForOwner, claim_lost). Else it waits
+ * while another publication holds the claim (a taker may hold earlier posts of ours, not
+ * yet pushed), then claims and reads. A batch that a taker emptied meanwhile is left
+ * unclaimed: the owner alone appends, so its claim of an empty batch would publish
+ * nothing and only make others wait. */
+inline OwnerClaimRead(w) {
+  /* code: sched/internal/local_batch.h PublishAsOwner: if (IsEmptyForOwner()) return 0;  // nothing of ours waits, nothing is being published */
+  /* code: sched/internal/local_batch.h Claim: while (taking_.exchange(true, std::memory_order_acquire)) { */
   atomic {
-    /* code: sched/internal/local_batch.h TakeAsOwner: const std::uint32_t count = Take(out); */
-    TakeBatch(w, w);
-    owner_wait = (len(hold[w]) > 0 || taking[w])
-  };
-  if
-  :: owner_wait ->
-     owner_wait = false;
-     /* code: sched/internal/local_batch.h TakeAsOwner: while (taking_.load(std::memory_order_acquire)) YieldThread(); */
 #ifndef BUG_OWNER_NO_WAIT
-     !taking[w];
+    len(batch_q[w]) == 0 || !taking[w] ->
 #endif
-     if
-     /* code: sched/task_scheduler.h PublishOwnLocalToFront: if (count > 0) PushChainToFront(batch, count); */
-     :: len(hold[w]) > 0 -> PushHeld(w)
-     :: else
-     fi
-  :: else
+    if
+    :: len(batch_q[w]) == 0 -> claim_lost = true
+    :: else ->
+#ifndef BUG_OWNER_NO_WAIT
+       taking[w] = true;
+#endif
+       ReadBatch(w, w)
+    fi
+  }
+}
+
+inline OwnerRelease(w) {
+#ifndef BUG_OWNER_NO_WAIT
+  /* code: sched/internal/local_batch.h Release: void Release() { taking_.store(false, std::memory_order_release); } */
+  taking[w] = false
+#else
+  skip                               /* it took no claim */
+#endif
+}
+
+/* PublishOwnLocalToFront on worker `w` (the owner): PublishAsOwner with PushChain, then the
+ * wake. */
+inline PublishOwnLocal(w) {
+  OwnerClaimRead(w);
+  if
+  :: claim_lost -> claim_lost = false
+  :: else ->
+     /* code: sched/task_scheduler.h PublishOwnLocalToFront: [&](Task** tasks, std::uint32_t count) { was_empty = PushChain(tasks, count); }); */
+     PushRead(w, w);
+     OwnerRelease(w);
+     /* code: sched/task_scheduler.h PublishOwnLocalToFront: AfterFrontPush(was_empty); */
+     AfterFrontPush()
   fi
 }
 
@@ -572,42 +686,45 @@ inline PostFromTask(t, kind, w) {
   fi
 }
 
-/* TakeOverLocalBatch(o) by worker `me` (LocalBatch::TakeOver): claim the take-over
- * (taking_), take the batch, push it as one chain, release the claim. `published`: it
- * pushed something. A take-over that finds the batch empty when it claims it is one step
- * (claim, take nothing, release): its claim can only make the owner's TakeAsOwner wait,
- * and in a model without time an idle worker, whose re-checks (kLocalBatchRecheck, 1 ms
- * in the code) come at any moment, could otherwise claim the empty batch every time the
- * owner looks, a starvation of the owner's wait that weak fairness does not exclude and
- * that no scheduler with real time produces. (The batch filled between the claim and the
- * take is the same as a claim just after the append.) */
-inline TakeOverLocal(me, o) {
-  published = false;
-  atomic {
-    if
-    /* code: sched/internal/local_batch.h TakeOver: if (taking_.exchange(true, std::memory_order_acquire)) return false; */
-    :: taking[o] -> claim_lost = true      /* (only reachable with a third worker) */
-    :: else ->
+/* TakeOverLocalBatch(o, wait) by worker `me`: LocalBatch::TryTakeOver (an idle worker: it
+ * gives up while another publication holds the claim; that publisher pushes and wakes) or,
+ * with `wait`, TakeOver (a busy one: it waits for that publication to end, then publishes
+ * what is left). Claim and read, one step; the push with the head store; the release; the
+ * wake (see ReadBatch). `published`: it pushed something (the caller clears it). A
+ * take-over that finds the batch empty when it claims it takes no claim (one step): its
+ * claim could only make the owner's publication wait, and in a model without time an idle
+ * worker, whose re-checks (kLocalBatchRecheck, 1 ms in the code) come at any moment, could
+ * otherwise claim the empty batch every time the owner looks, a starvation of the owner's
+ * wait that weak fairness does not exclude and that no scheduler with real time produces. */
+inline TakeOverLocal(me, o, wait) {
+  if
+  /* code: sched/task_scheduler.h TakeOverLocalBatch: const bool published = wait ? owner->local.TakeOver(publish) : owner->local.TryTakeOver(publish); */
+  /* code: sched/internal/local_batch.h Claim: while (taking_.exchange(true, std::memory_order_acquire)) { */
+  :: atomic { wait && !taking[o] -> ClaimRead(o, me) }
+  /* code: sched/internal/local_batch.h TryTakeOver: if (taking_.exchange(true, std::memory_order_acquire)) return false; */
+  :: atomic { !wait ->
        if
-       :: len(batch_q[o]) == 0 -> claim_lost = true        /* found nothing: done */
-       :: else -> taking[o] = true
-       fi
-    fi
-  };
+       :: taking[o] -> claim_lost = true          /* the owner publishes, or a third worker */
+       :: else -> ClaimRead(o, me)
+       fi }
+  fi;
   if
   :: claim_lost -> claim_lost = false
   :: else ->
-     atomic {
-       TakeBatch(o, me);
-       published = (len(hold[me]) > 0)
-     };
-     if
-     /* code: sched/internal/local_batch.h TakeOver: if (count > 0) publish(items, count); */
-     :: published -> PushHeld(me)
-     :: else
-     fi;
-     /* code: sched/internal/local_batch.h TakeOver: taking_.store(false, std::memory_order_release); */
-     taking[o] = false
+     /* code: sched/task_scheduler.h TakeOverLocalBatch: was_empty = PushChain(tasks, count) || was_empty; */
+     PushRead(o, me);
+     /* code: sched/internal/local_batch.h Release: void Release() { taking_.store(false, std::memory_order_release); } */
+     atomic { taking[o] = false; published = true };
+     /* code: sched/task_scheduler.h TakeOverLocalBatch: AfterFrontPush(was_empty); */
+     AfterFrontPush()
+  fi
+}
+
+/* A take-over's claim and read of batch `o` (inside a step), unless it is empty. */
+inline ClaimRead(o, me) {
+  if
+  :: len(batch_q[o]) == 0 -> claim_lost = true             /* found nothing: done */
+  :: else -> taking[o] = true; ReadBatch(o, me)
   fi
 }
 
@@ -621,24 +738,21 @@ inline TakeOver(me) {
   :: o == WORKER_COUNT -> break
   :: else ->
      if
-     /* code: sched/task_scheduler.h TakeOverLocalBatches: if (other.get() != self && TakeOverLocalBatch(other.get())) found = true; */
-     :: o != me -> TakeOverLocal(me, o); took = took || published
+     /* code: sched/task_scheduler.h TakeOverLocalBatches: if (other.get() != self && TakeOverLocalBatch(other.get(), */
+     :: o != me -> TakeOverLocal(me, o, false); d_step { took = took || published; published = false }
      :: else
      fi;
      o++
   od;
-  o = 0;
+  o = 0
 #endif
-  published = false
 }
 
 #ifdef STALE_TAKEOVER
 /* The end of an execution batch of worker `me` that executed `n` > 0 tasks (ExecuteBatch):
- * its own start count grows by n (seen_since of its records, saturated), and its epoch
- * moves (every record of its own batch becomes stale). One step with leaving the batch
- * (executing_): the owner's batch does not change in between, so a look there is the same
- * as a look just before. */
-inline StartsAndEpoch(me, n) {
+ * its own start count grows by n (seen_since of its records, saturated). One step with
+ * leaving the batch (executing_). */
+inline AddStarts(me, n) {
   /* code: sched/task_scheduler.h ExecuteBatch: worker->started += executed; */
   o = 0;
   do
@@ -652,20 +766,20 @@ inline StartsAndEpoch(me, n) {
         fi
      :: else
      fi;
-     /* code: sched/task_scheduler.h ExecuteBatch: worker->local.AdvanceEpoch(); */
-     seen_same[o * WORKERS + me] = false;
      o++
   od;
   o = 0
 }
 
 /* TakeOverStaleBatches: worker `me`, after an execution batch that executed tasks, looks at
- * every other worker's batch: forget it if empty, record it if new (or its owner's epoch
- * moved), and take it over if it has stayed held, at the same epoch, while `me` started
- * EXEC_BATCH tasks. The look (LooksEmpty, Epoch, the comparison: relaxed loads of hints)
- * is one step: an owner's append, take or epoch move between the two loads gives an
- * outcome that a look just before or just after it also gives. The take-over that follows
- * is a separate step, so the owner may publish (or its batch end) in between. */
+ * every other worker's batch: forget it if empty, record it if new (or its head moved: a
+ * publication of it ended), and take it over if it has stayed held, at the same head,
+ * while `me` started EXEC_BATCH tasks. The look (LooksEmpty, Head, the comparison: relaxed
+ * loads of hints) is one step: an owner's append or a publication's end between the loads
+ * gives an outcome that a look just before or just after it also gives. The take-over that
+ * follows is a separate step, so the owner may publish (or its batch end) in between; it
+ * waits for a publication under way (whose publisher may be stopped in the middle: the
+ * batch still counts as held) instead of starting more tasks. */
 inline TakeOverStale(me) {
 #ifndef BUG_NO_BUSY_TAKEOVER
   o = 0;
@@ -679,11 +793,11 @@ inline TakeOverStale(me) {
        :: len(batch_q[o]) == 0 ->
           seen_held[me * WORKERS + o] = false; seen_same[me * WORKERS + o] = false;
           seen_since[me * WORKERS + o] = 0; stale = false
-       /* code: sched/task_scheduler.h TakeOverStaleBatches: if (!seen.held || seen.epoch != epoch) { */
+       /* code: sched/task_scheduler.h TakeOverStaleBatches: if (!seen.held || seen.head != head) { */
        :: else ->
           if
           :: !seen_held[me * WORKERS + o] || !seen_same[me * WORKERS + o] ->
-             /* code: sched/task_scheduler.h TakeOverStaleBatches: seen = {true, epoch, self->started};  // a batch we had not seen: its clock starts */
+             /* code: sched/task_scheduler.h TakeOverStaleBatches: seen = {true, head, self->started};  // a batch we had not seen: its clock starts */
              seen_held[me * WORKERS + o] = true; seen_same[me * WORKERS + o] = true;
              seen_since[me * WORKERS + o] = 0; stale = false
           /* code: sched/task_scheduler.h TakeOverStaleBatches: if (self->started - seen.started < options_.execute_batch_size) continue; */
@@ -694,11 +808,15 @@ inline TakeOverStale(me) {
      if
      :: stale ->
         stale = false;
-        /* code: sched/task_scheduler.h TakeOverStaleBatches: TakeOverLocalBatch(other); */
-        TakeOverLocal(me, o);
-        published = false;
+        /* code: sched/task_scheduler.h TakeOverStaleBatches: TakeOverLocalBatch(other, */
+#ifdef BUG_BUSY_TAKEOVER_GIVES_UP
+        TakeOverLocal(me, o, false);
+#else
+        TakeOverLocal(me, o, true);
+#endif
         /* code: sched/task_scheduler.h TakeOverStaleBatches: seen.held = false; */
         d_step {
+          published = false;
           seen_held[me * WORKERS + o] = false; seen_same[me * WORKERS + o] = false;
           seen_since[me * WORKERS + o] = 0
         }
@@ -918,26 +1036,30 @@ inline Schedule() {
      if
      /* code: sched/task_scheduler.h Schedule: moved += MoveLocalToReady(worker); */
      :: len(batch_q[me]) > 0 && len(front) == 0 ->
-        /* MoveLocalToReady: TakeAsOwner (take, then wait for a take-over in progress),
-         * then the ready queue, or the front queue if the take-over pushed earlier posts
-         * of ours there meanwhile. */
-        /* code: sched/task_scheduler.h MoveLocalToReady: const std::uint32_t count = worker->local.TakeAsOwner(batch); */
-        atomic { TakeBatch(me, me) };
-        atomic {
-          /* code: sched/internal/local_batch.h TakeAsOwner: while (taking_.load(std::memory_order_acquire)) YieldThread(); */
-          !taking[me] ->
-          if
-          /* code: sched/task_scheduler.h MoveLocalToReady: if (!front_.IsEmpty()) { */
-          :: len(front) > 0 -> ChainToFront(me)      /* (not empty: no notify, no wake) */
-          :: else ->
-             do
-             /* code: sched/task_scheduler.h MoveLocalToReady: for (std::uint32_t i = 0; i < count; ++i) ready_.PushPending(batch[i]); */
-             :: hold[me]?[u] -> hold[me]?u; in_batch_q[u] = false; MakeReady(u)
-             :: else -> break
-             od;
-             u = 0
-          fi
-        }
+        /* MoveLocalToReady: PublishAsOwner (it waits for a take-over in progress), into
+         * the ready queue's pending part, or the front queue if the take-over pushed
+         * earlier posts of ours there meanwhile; the head store in the same step. */
+        /* code: sched/task_scheduler.h MoveLocalToReady: worker->local.PublishAsOwner([&](Task** tasks, std::uint32_t count) { */
+        OwnerClaimRead(me);
+        if
+        :: claim_lost -> claim_lost = false
+        :: else ->
+           atomic {
+             if
+             /* code: sched/task_scheduler.h MoveLocalToReady: if (!front_.IsEmpty()) { */
+             :: len(front) > 0 -> ChainToFront(me, me)   /* (not empty: no notify, no wake) */
+             :: else ->
+                do
+                /* code: sched/task_scheduler.h MoveLocalToReady: for (std::uint32_t i = 0; i < count; ++i) ready_.PushPending(tasks[i]); */
+                :: hold[me]?[u] -> hold[me]?u; Published(me, u); MakeReady(u)
+                :: else -> break
+                od;
+                u = 0;
+                PublicationEnds(me)
+             fi
+           };
+           OwnerRelease(me)
+        fi
      /* code: sched/task_scheduler.h Schedule: PublishOwnLocalToFront(worker); */
      :: len(batch_q[me]) > 0 && len(front) > 0 -> PublishOwnLocal(me)
      :: else
@@ -1027,10 +1149,8 @@ inline Execute(t, w) {
        fi;
 #ifdef ASSERT_BELOW_BOUND
        assert(rp_starts < RP_BOUND)                  /* must fail: the bound is reached */
-#elif !defined(SECOND_POST) || defined(CHECK_BOUND)
-       assert(rp_starts <= RP_BOUND)
 #else
-       skip
+       assert(rp_starts <= RP_BOUND)
 #endif
     :: t == X_T -> x_window = false; rp_starts = 0
     :: else
@@ -1096,9 +1216,9 @@ inline Execute(t, w) {
 }
 
 proctype Worker(byte me) {
-  byte t, u, old, moved, popped, o, executed;
+  byte t, u, old, moved, popped, o, k, executed;
   bool got, backlog, more, sleep, was_empty, cas_ok, retime, published, took;
-  bool in_batch, nd, rl, due, owner_wait, claim_lost, stale;
+  bool in_batch, nd, rl, due, claim_lost, stale;
   bool ended_early = true;
 #ifdef STOP
   bool sched_exit, stopping_l, waiting, emp;
@@ -1234,7 +1354,7 @@ execute_batch:
         /* out_of_ready: nothing claimed and the ready queue looks empty. Alone, the worker
          * then claims its local batch and runs it in place, unless the front queue holds
          * posts or a timer is due (ClaimLocalInPlace; nobody else can take the batch over,
-         * so TakeAsOwner is one step). */
+         * so TakeAlone, without the claim, is one step). */
         /* code: sched/task_scheduler.h ExecuteBatch: if (SomeWorkerMayBeIdle() || */
         :: len(batch_q[me]) > 0 && executing < WORKER_COUNT -> break
         /* code: sched/task_scheduler.h ExecuteBatch: (out_of_ready && !(worker_count_ == 1 && ClaimLocalInPlace(worker)))) { */
@@ -1243,7 +1363,7 @@ execute_batch:
         :: len(batch_q[me]) > 0 && len(claimed_q[me]) == 0 && len(ready) == 0 &&
            WORKER_COUNT == 1 && len(front) == 0 ->
            atomic {
-             /* code: sched/task_scheduler.h ClaimLocalInPlace: const std::uint32_t count = worker->local.TakeAsOwner(batch); */
+             /* code: sched/task_scheduler.h ClaimLocalInPlace: const std::uint32_t count = worker->local.TakeAlone(batch); */
              assert(!taking[me]);
              do
              :: batch_q[me]?[u] -> batch_q[me]?u; in_batch_q[u] = false; in_ready[u] = true;
@@ -1284,7 +1404,7 @@ execute_batch:
        /* code: sched/task_scheduler.h ExecuteBatch: executing_.fetch_sub(1, std::memory_order_relaxed); */
        :: in_batch -> in_batch = false; executing--;
 #ifdef STALE_TAKEOVER
-          StartsAndEpoch(me, executed)
+          AddStarts(me, executed)
 #else
           skip
 #endif
