@@ -51,6 +51,11 @@ class LocalBatchHarness {
     for (int i = 0; i < kItems; ++i) items_[i].id = i;
   }
 
+  // The `publish` callback every publication gets: records it (see Record).
+  auto Recorder() {
+    return [this](BatchItem** taken, std::uint32_t count) { Record(taken, count); };
+  }
+
   // Owner: appends item `i` (publishing the batch first when it is full, as the scheduler
   // does).
   void Append(int i) {
@@ -59,13 +64,11 @@ class LocalBatchHarness {
   }
   // Owner: publishes its batch.
   void OwnerPublish() {
-    batch_.PublishAsOwner(
-        [this](BatchItem** taken, std::uint32_t count) { Record(taken, count); });
+    batch_.PublishAsOwner(Recorder());
   }
   // An idle thread: one take-over, given up if a publication is under way.
   void TryTakeOver() {
-    batch_.TryTakeOver(
-        [this](BatchItem** taken, std::uint32_t count) { Record(taken, count); });
+    batch_.TryTakeOver(Recorder());
   }
   // A busy worker's look at the end of its execution batch (TakeOverStaleBatches, with the
   // batch taken to be stale): if the batch does not look empty, take it over, waiting for a
@@ -73,7 +76,7 @@ class LocalBatchHarness {
   // - 1; the caller's thread was started after their appends) must be published.
   void LookAndTakeOver(int appended) {
     if (!batch_.LooksEmpty()) {
-      batch_.TakeOver([this](BatchItem** taken, std::uint32_t count) { Record(taken, count); });
+      batch_.TakeOver(Recorder());
     }
     for (int i = 0; i < appended; ++i) {
       explore::Check(items_[i].publication.Read() >= 0,
