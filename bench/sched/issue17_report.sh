@@ -6,7 +6,7 @@
 #     same benchmark sources built in both trees with --config=opt, on the same machine;
 #   - lifecycle_bench and io_backend_bench (filter io_wake_latency): each run three times,
 #     before and after alternated (before, after, before, ...); the per-run JSON files were
-#     merged into one file per side; the console output of every run is kept next to them;
+#     merged into one run per side (runs.jsonl: lifecycle_before, io_wake_after, ...);
 #   - the echo server: bench/io/echo_bench.sh 3 2 <out> fairsched-epoll
 #     fairsched-epoll-nospin fairsched-io_uring fairsched-io_uring-nospin in each tree, and a
 #     4-repetition alternated rerun of the 4 KiB points (echo_4k_alternated.txt).
@@ -15,6 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 raw=bench/results/json/issue17
 out=bench/results/issue17.md
+runs=$raw/runs.jsonl  # one line per run (tools/bench_report/runs.py)
 compare=tools/bench_report/compare.py
 {
   echo "# Issue 17: the performance pathologies, before and after (generated)"
@@ -26,19 +27,19 @@ compare=tools/bench_report/compare.py
   echo
   echo "## Stop with waiting tasks, Start/Stop cycles, wake-ups per idle post (lifecycle_bench)"
   echo
-  "$compare" "$raw/lifecycle_before.json" "$raw/lifecycle_after.json" \
+  "$compare" "$runs:lifecycle_before" "$runs:lifecycle_after" \
     --metrics real_time,rss_growth_kib,stats_entries,wakes_sent_per_post,idle_wakeups_per_post
   echo
   echo "## IO event to task start (io_backend_bench, io_wake_latency)"
   echo
   echo "gap_us:5 lands inside the idle role holder's 20 us spin, gap_us:200 after it slept."
   echo
-  "$compare" "$raw/io_wake_before.json" "$raw/io_wake_after.json" --metrics p50_ns,p99_ns
+  "$compare" "$runs:io_wake_before" "$runs:io_wake_after" --metrics p50_ns,p99_ns
   echo
   echo "The first fix skipped the spin while IO was in flight (kept for the record:"
   echo "\`io_wake_after_no_spin_with_io.json\`); against it, the spin that watches the backend:"
   echo
-  "$compare" "$raw/io_wake_after_no_spin_with_io.json" "$raw/io_wake_after.json" \
+  "$compare" "$runs:io_wake_after_no_spin_with_io" "$runs:io_wake_after" \
     --metrics p50_ns --filter 'gap_us:5'
   echo
   echo "## Echo server, requests/s (bench/io/echo_bench.sh; server CPU and latency in the raw files)"
