@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Flat `perf` profiles of the hot-path rows (issue 23): coroutine yield (100,000 x 100, one
+# Flat `perf` profiles of the hot-path rows: coroutine yield (100,000 x 100, one
 # and two workers), self-re-posting tasks (sched_bench w2, one and two workers) and spawn +
 # complete (one worker), for the current tree and optionally an older one, so that bench/results/
 # hot_path.md can show where the time goes before and after.
