@@ -2,7 +2,7 @@
 """compare: a before/after table from two Google Benchmark runs.
 
 For a fix measured by running the same benchmark binary built from the code before and
-after it (bench/results/sched.md, "Issue 17"). Every benchmark name present in both runs
+after it (bench/results/pathologies.md). Every benchmark name present in both runs
 gets one row per requested metric; a metric is a counter name, or "real_time" /
 "cpu_time" (in the benchmark's time unit). With repetitions, each side shows the median
 and the min-max range over them. Nothing is typed by hand: the markdown comes from the runs.
