@@ -18,6 +18,7 @@ fi
 out=$(realpath -m "$1")
 before=${2:-}
 mkdir -p "$out"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/fairsched_profile.XXXXXX")  # perf's sample files
 cd "$(dirname "$0")/../.."
 command -v perf >/dev/null || { echo "perf not found (Debian: apt-get install linux-perf)" >&2; exit 2; }
 
@@ -34,14 +35,14 @@ profile() {  # profile NAME COMMAND...
   local name=$1
   shift
   echo "== $name (load $(cut -d' ' -f1-3 /proc/loadavg))"
-  perf record -q -e cpu-clock -F 5000 -o "$out/$name.data" -- "$@" >/dev/null 2>&1
+  perf record -q -e cpu-clock -F 5000 -o "$tmp/$name.data" -- "$@" >/dev/null 2>&1
   {
     echo "# $name: $*"
     echo "# load before the report: $(cut -d' ' -f1-3 /proc/loadavg)"
-    perf report -i "$out/$name.data" --stdio --no-children --sort symbol --percent-limit 1 \
+    perf report -i "$tmp/$name.data" --stdio --no-children --sort symbol --percent-limit 1 \
       2>/dev/null | grep -v '^$'
   } >"$out/$name.txt"
-  rm -f "$out/$name.data"
+  rm -f "$tmp/$name.data"
 }
 
 for tree in "${trees[@]}"; do
@@ -63,4 +64,5 @@ for tree in "${trees[@]}"; do
   profile "profile_spawn$suffix" "$dir/bench/coro/coro_bench" \
     --benchmark_filter='spawn_complete/coro/workers:1/' --benchmark_min_time=3
 done
+rmdir "$tmp"
 echo "profiles: $out/profile_*.txt"

@@ -212,6 +212,43 @@ class RecordFilesTest(unittest.TestCase):
         record.clear_rounds(hot)
         self.assertEqual(sorted(os.listdir(hot)), ["machine.txt", "notes.md", "profile_yield.txt"])
 
+    def test_rounds_append_each_run_to_the_area_runs_jsonl(self):
+        # A stand-in binary that writes Google Benchmark's JSON where --benchmark_out says.
+        root = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
+        bin_dir = os.path.join(root, "bin")
+        os.makedirs(os.path.join(bin_dir, "bench", "queues"))
+        fake = os.path.join(bin_dir, "bench", "queues", "fake_bench")
+        with open(fake, "w") as f:
+            f.write("#!" + sys.executable + "\n"
+                    "import json, sys\n"
+                    "out = [a.split('=', 1)[1] for a in sys.argv if a.startswith('--benchmark_out=')][0]\n"
+                    "print('w1/workers:1/fairsched 1 ns')\n"
+                    "json.dump({'context': {'date': 'd'}, 'benchmarks': [{'name': 'w1/workers:1/"
+                    "fairsched', 'run_type': 'iteration', 'items_per_second': 5.0}]}, open(out, 'w'))\n")
+        os.chmod(fake, 0o755)
+
+        class FakeBenchReport:
+            Progress = bench_report.Progress
+
+            @staticmethod
+            def bazel(_root, _args):
+                return bin_dir + "\n"
+
+        json_root = os.path.join(root, "json")
+        self.add_runs(os.path.join(json_root, "queues"), "fake_bench_r7")  # an older recording
+        steps = [record.Step("queues", "//bench/queues:fake_bench", 1)]
+        commands, failed = record.run_rounds(FakeBenchReport, root, steps, 2, 0.01, json_root)
+        self.assertEqual(failed, [])
+        self.assertEqual(os.listdir(os.path.join(json_root, "queues")), [runs.RUNS_FILE])
+        recorded = runs.read(os.path.join(json_root, "queues", runs.RUNS_FILE))
+        self.assertEqual([name for name, _ in recorded], ["fake_bench_r1", "fake_bench_r2"])
+        context = recorded[0][1]["context"]
+        self.assertEqual(context["date"], "d")
+        self.assertIn("fairsched_load_before", context)
+        self.assertIn("runs.jsonl", commands["fake_bench"])
+        files, results = bench_report.load_dir(os.path.join(json_root, "queues"))
+        self.assertEqual(results[0]["rounds"]["items_per_second"], {1: 5.0, 2: 5.0})
+
     def test_new_rounds_clear_old_rounds_but_keep_the_echo_recording(self):
         root = tempfile.mkdtemp()
         io = os.path.join(root, "io")
