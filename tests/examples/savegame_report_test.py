@@ -185,8 +185,8 @@ with open(flags["json"], "w") as f:
     json.dump({"record": "savegame-run/1", "design": flags["design"], "mode": "closed",
                "seed": int(flags["seed"]), "requests_per_second": 100.0, "sent": 10,
                "acknowledged": 10, "unsent": 0, "latency_ms": {"acknowledged": latency},
-               "loadavg_before": {"1min": 0.5}, "check": {"passed": True, "message": ""}},
-              f)
+               "loadavg_before": {"1min": 0.5}, "check": {"passed": True, "message": ""},
+               "threads": [{"name": "w0", "role": "server", "cpu_seconds": 0.5}]}, f)
 """
 
 
@@ -224,6 +224,19 @@ class RecordTest(unittest.TestCase):
         # Read back sorted by run name.
         self.assertEqual([r["seed"] for r in savegame_runs.load_records(self.out)],
                          [1, 4, 2])
+
+    def test_the_connection_sweep_keeps_its_plan_beside_the_runs(self):
+        status = connection_sweep.main(["--binary", self.binary, "--out", self.out,
+                                        "--points", "16", "--duration", "0.1",
+                                        "--seed", "10"])
+        self.assertEqual(status, 0)
+        self.assertEqual(sorted(os.listdir(self.out)), ["plan.json", "runs.jsonl"])
+        self.assertEqual(sorted(l["run"] for l in self.lines()),
+                         ["%s-%s-conn16-round0" % (server, workload)
+                          for server in ("fairsched", "updater", "updater_tick100")
+                          for workload in ("skewed", "uniform")])
+        # plan.json is no run record: load_records skips it.
+        self.assertEqual(len(savegame_runs.load_records(self.out)), 6)
 
 if __name__ == "__main__":
     unittest.main()
