@@ -23,8 +23,9 @@
 //     would race on the task's flags and on a stateful callable. A double post (posting a task
 //     that is queued and has not started) aborts with a message in EVERY build (one relaxed
 //     exchange per post; a relaxed load and store when the task re-posts itself from its own
-//     callback, where no other thread may post it); the other forbidden case cannot be detected cheaply (the scheduler
-//     never touches a task after its callback returns), and ThreadSanitizer reports it.
+//     callback, where no other thread may post it); the other forbidden case cannot be detected
+//     cheaply (the scheduler never touches a task after its callback returns), and ThreadSanitizer
+//     reports it.
 //   - Once posted, the task belongs to the scheduler: the poster must not touch it (it may
 //     already be running, or have deleted itself) except through Wakeup/Signal/Cancel.
 //   - Setters (SetCallback, SetDelay, ...) may be called before posting or from inside the
@@ -224,8 +225,7 @@ class Task {
   static constexpr std::uint8_t kFlagThroughStop = 32;
   // The bits that travel with a task from its post to its execution; the per-run bits
   // (expired/signaled/cancelled) are rewritten by the sched-role and the executor.
-  static constexpr std::uint8_t kFlagsKeptUntilRun =
-      kFlagOneShot | kFlagStamped | kFlagThroughStop;
+  static constexpr std::uint8_t kFlagsKeptUntilRun = kFlagOneShot | kFlagStamped | kFlagThroughStop;
   // The bits that belong to one post and end with its execution.
   static constexpr std::uint8_t kFlagsOfOnePost = kFlagStamped | kFlagThroughStop;
   using Handler = void (*)(Task*, Op);
@@ -346,9 +346,10 @@ class Task {
     queued_.store(0, std::memory_order_relaxed);
   }
 
-  // --- The scheduler's writes of the task's flags, deadline and owner. Each is made by
-  // the one thread that may touch the task at that point (its poster, the sched-role, or
-  // its executor); the queue hand-off that follows publishes it. ---
+  // --- The scheduler's reads and writes of the task's flags, deadline and owner. Each
+  // write is made by the one thread that may touch the task at that point (its poster, the
+  // sched-role, or its executor), and the queue hand-off that follows publishes it; the
+  // owner, read by wakers on any thread, is atomic. ---
 
   // Post, any thread: the scheduler the task is posted to, for the misuse checks of
   // Wakeup/Signal/Cancel. Relaxed: only checked for misuse; correctness never depends on it.
@@ -377,8 +378,8 @@ class Task {
   // post-time stamp travel on from the post. Plain write: the executor reads it after the
   // ready queue's release/acquire hand-off.
   void MarkReady(bool expired) {
-    flags_ = static_cast<std::uint8_t>((flags_ & kFlagsKeptUntilRun) |
-                                       (expired ? kFlagExpired : 0));
+    flags_ =
+        static_cast<std::uint8_t>((flags_ & kFlagsKeptUntilRun) | (expired ? kFlagExpired : 0));
   }
   // The executor, after a one-shot's callback returned: blanks the task for its pool
   // (destroys the callable and its captures). Only this thread can reach it now (the

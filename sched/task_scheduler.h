@@ -37,16 +37,15 @@
 //     Wakeup (IsExpired() false, ReceiveSignal() false; IsStopping() true), once: except
 //     the posts made with PostDeadlineThroughStop, which keep waiting for their wakeup or
 //     deadline (a wait that must see its event; Stop waits for them like for any post).
-//     Posting during stopping is allowed (so multi-step tasks can finish). Stop returns once the scheduler
-//     is empty (every post has run) and the workers have exited; a post that races with the
-//     workers' exit is drained too before Stop returns, also one that a task made into
-//     its worker's local batch or that a worker had claimed (a worker leaves with nothing
-//     held; IsEmpty() is true when Stop returns). A task that keeps re-posting itself
-//     forever keeps Stop from returning: such tasks must check IsStopping(). Stop is
-//     idempotent; calling it from inside a task of this scheduler aborts with a message.
-//     While stopping, the role holder also asks the IO backend to cancel every IO
-//     registration (IoBackend::CancelAll), so tasks waiting for IO get their final
-//     completion and the drain can end.
+//     Posting during stopping is allowed (so multi-step tasks can finish). Stop returns once the
+//     scheduler is empty (every post has run) and the workers have exited; a post that races with
+//     the workers' exit is drained too before Stop returns, also one that a task made into its
+//     worker's local batch or that a worker had claimed (a worker leaves with nothing held;
+//     IsEmpty() is true when Stop returns). A task that keeps re-posting itself forever keeps Stop
+//     from returning: such tasks must check IsStopping(). Stop is idempotent; calling it from
+//     inside a task of this scheduler aborts with a message. While stopping, the role holder also
+//     asks the IO backend to cancel every IO registration (IoBackend::CancelAll), so tasks waiting
+//     for IO get their final completion and the drain can end.
 //   - After Stop the scheduler is back in its not-started state: posts queue up again and
 //     run after the next Start (or in the destructor), and Start may be called again. The
 //     workers are destroyed with their threads (Stats() keeps their counts), so repeated
@@ -63,19 +62,19 @@
 // API misuse caught in every build (it would corrupt the scheduler and costs next to
 // nothing to check): posting a task that is already queued, posting the Task* of a
 // PostOneShot task, destroying a queued task, Stop from inside a task of this scheduler.
-// Caught in builds without NDEBUG: posting a task without a callback, Wakeup/Signal/Cancel of a task last posted to another scheduler,
-// Start twice.
+// Caught in builds without NDEBUG: posting a task without a callback, Wakeup/Signal/Cancel of a
+// task last posted to another scheduler, Start twice.
 //
 // Costs (measured in bench/results/sched.md):
 //   - Post: no locked instruction when a task re-posts itself (or posts a one-shot) while
 //     every worker executes (the local batch; its publication costs one exchange or a role
 //     take per batch, plus the batch's claim, one exchange); otherwise one (the front push,
-//     an exchange). Posting any other task adds the double-post check's exchange; posting from outside the scheduler adds the
-//     shared post count (sched/post_counters.h). Plus a Notify when the front queue was
-//     empty; one post in latency_sample_period also reads the clock.
-//     Under PostOrder::kStrict every post is the front push. The bound's enforcement costs
-//     each worker, at the end of each of its execution batches, one read of every other
-//     worker's local-batch line.
+//     an exchange). Posting any other task adds the double-post check's exchange; posting from
+//     outside the scheduler adds the shared post count (sched/post_counters.h). Plus a Notify when
+//     the front queue was empty; one post in latency_sample_period also reads the clock. Under
+//     PostOrder::kStrict every post is the front push. The bound's enforcement costs each worker,
+//     at the end of each of its execution batches, one read of every other worker's local-batch
+//     line.
 //   - Taking a ready task: one CAS on the ready queue; with one worker one per 8 tasks, and
 //     none for its own local batch when nothing else is ready (run in place).
 //   - PostOneShot: Post plus a pop from a thread-local free list (TaskPool): no heap
@@ -535,7 +534,7 @@ class BasicTaskScheduler {
   const bool sample_latency_ = options_.latency_sample_period != 0;
   const std::uint32_t latency_sample_mask_;  // period - 1 (period is a power of two)
   const bool local_batches_;                 // post_order == kBatched
-  TaskPool pool_;  // one-shot tasks
+  TaskPool pool_;                            // one-shot tasks
   // Shared with producers (any thread).
   MpscQueue<Task> front_;
   IoBackendT io_;
@@ -562,8 +561,8 @@ class BasicTaskScheduler {
   ConditionVariable empty_cv_;
   // Owner-thread state (Start/Stop).
   std::vector<std::unique_ptr<Worker>> workers_;
-  std::vector<Thread> threads_;  // std::thread (sync/primitives.h)
-  std::vector<WorkerStats> retired_stats_;         // counts of joined workers, by index
+  std::vector<Thread> threads_;                  // std::thread (sync/primitives.h)
+  std::vector<WorkerStats> retired_stats_;       // counts of joined workers, by index
   fairsched::LatencyHistogram retired_latency_;  // ... and their latency counts
 
   static inline thread_local BasicTaskScheduler* current_ = nullptr;

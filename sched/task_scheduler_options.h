@@ -17,7 +17,8 @@ namespace fairsched {
 enum class PostOrder : std::uint8_t {
   // Run-now posts made by a task while every worker executes wait in their worker's local
   // batch and join the shared queue together, a bounded number of task starts later (see
-  // "Order" in sched/task_scheduler.h): a re-post, a Yield or a one-shot costs no locked instruction.
+  // "Order" in sched/task_scheduler.h): a re-post, a Yield or a one-shot costs no locked
+  // instruction.
   kBatched,
   // Every post joins the shared queue when it is made: tasks with equal deadlines start in
   // post order across all posters, with no bound to read. Each post made by a task costs

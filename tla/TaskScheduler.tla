@@ -14,8 +14,9 @@
 (* re-posts it with PostWait; waker 2 Cancels it after the re-post.        *)
 (*                                                                         *)
 (* Local batches (LocalRepost = TRUE; the Spin model's -DLOCAL_REPOST;     *)
-(* "Local batches and the order bound" in sched/task_scheduler.h, the ring *)
-(* in sched/internal/local_batch.h): a run-now post made by a task while   *)
+(* sched/internal/held_posts.h and docs/design.md, "The hot path every     *)
+(* resume takes"; the ring in sched/internal/local_batch.h): a run-now     *)
+(* post made by a task while                                               *)
 (* every worker executes (executing = number of workers, read as its own   *)
 (* step before the append, as AppendLocal's SomeWorkerMayBeIdle) goes into *)
 (* its worker's local batch; when a worker may be idle it goes to the      *)
@@ -174,8 +175,8 @@ NoRecord == -1
 Min(a, b) == IF a < b THEN a ELSE b
 Max(a, b) == IF a < b THEN b ELSE a
 
-\* The order bound of a held post ("Local batches and the order bound" in
-\* sched/task_scheduler.h), in task starts of another worker: 3E. The derivation, for a post
+\* The order bound of a held post ("Order" in sched/task_scheduler.h; docs/design.md, "The
+\* hot path every resume takes"), in task starts of another worker: 3E. The derivation, for a post
 \* P appended to o's batch while worker w runs on (every step below is the spec's rule):
 \*   1. w looks at o's batch at the end of each of its execution batches that started a
 \*      task (TakeOverStaleBatches). Its first look after P's append comes at the end of the

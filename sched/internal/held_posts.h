@@ -25,8 +25,8 @@ namespace fairsched {
 // as the sched-role's MakeReady would set them (a run-now post counts as expired), so
 // that publishing it later does not touch it again.
 template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
-inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::AppendLocal(
-    Worker* worker, Task* task) {
+inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::AppendLocal(Worker* worker,
+                                                                                 Task* task) {
   // Another worker is idle and could run it now (parked, or in the role, where it may be
   // sleeping): no batching, the usual push, behind this worker's earlier posts. Relaxed
   // load: a stale answer only delays the post to the next task boundary (the same test

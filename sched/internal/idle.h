@@ -117,10 +117,9 @@ inline bool BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Park(Worker
     // Timed to the nearest deadline, so a timer is served even while every other worker
     // runs long tasks and nobody sleeps in the role. A due one with the role held is the
     // holder's to serve; it wakes us if it publishes a deadline we did not time.
-    TaskDeadline until =
-        next_deadline == kNoDeadlineTicks || timer_due
-            ? kNoDeadline
-            : TaskDeadline(TaskClock::duration(next_deadline));
+    TaskDeadline until = next_deadline == kNoDeadlineTicks || timer_due
+                             ? kNoDeadline
+                             : TaskDeadline(TaskClock::duration(next_deadline));
     // While a worker executes, it may have put a post into its local batch just after
     // our look (it decided that nobody was idle just before we became so): look again
     // within kLocalBatchRecheck, so such a task waits at most that long for us.

@@ -96,8 +96,8 @@ inline std::size_t BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Wake
 
 // Runs with the sched-role held.
 template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
-inline auto BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Schedule(
-    Worker* worker) -> ScheduleResult {
+inline auto BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Schedule(Worker* worker)
+    -> ScheduleResult {
   ScheduleResult result;
   RoleReadySink io_sink(this);
   // Poll IO without blocking at every role take, so a loaded scheduler (whose holder
@@ -139,8 +139,7 @@ inline auto BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Schedule(
     for (std::size_t n = 0; n < options_.batch_size; ++n) {
       // Only a finite deadline can have passed: no clock read for an empty wait queue or
       // one holding only PostWait tasks.
-      Task* task =
-          wait_.NextDeadline() == kNoDeadline ? nullptr : wait_.PopExpired(now.Get());
+      Task* task = wait_.NextDeadline() == kNoDeadline ? nullptr : wait_.PopExpired(now.Get());
       if (task == nullptr) break;
       // Lost the race to a waker: the waker pushes the task into the front queue and the
       // front path readies it. Making it ready here too would run it twice.
@@ -235,8 +234,8 @@ inline std::size_t BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Rece
 }
 
 template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
-inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::MakeReady(
-    Task* task, bool expired) {
+inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::MakeReady(Task* task,
+                                                                               bool expired) {
   // A plain write of the task's flags (Task::MarkReady): the executor reads them after the
   // ready queue's release/acquire hand-off.
   task->MarkReady(expired);

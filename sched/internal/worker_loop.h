@@ -14,8 +14,8 @@
 namespace fairsched {
 
 template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
-inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::WorkerMain(
-    Worker* worker, std::size_t index) {
+inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::WorkerMain(Worker* worker,
+                                                                                std::size_t index) {
   current_ = this;
   current_worker_ = worker;
 #if defined(__linux__)
@@ -187,14 +187,14 @@ inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Prefetch(co
 // dump or debugger. (A catch-and-abort, or a noexcept frame, makes gcc's runtime unwind
 // to that frame first.) internal::TaskTerminateHandler prints the message.
 template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
-inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Execute(
-    Worker* worker, Task* task) {
+inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Execute(Worker* worker,
+                                                                             Task* task) {
   internal::t_running_task = true;
   task->BeginExecution();
   // Read before the call: any other task may be deleted or re-posted by its callback.
   const bool one_shot = task->IsOneShot();
   worker->running = task;  // for Post: "re-posted from its own callback"
-  task->Run();  // may delete or re-post the task: do not touch it afterwards...
+  task->Run();             // may delete or re-post the task: do not touch it afterwards...
   worker->running = nullptr;
   internal::t_running_task = false;
   if (one_shot) RecycleOneShot(worker, task);  // ...unless the scheduler owns it
@@ -203,8 +203,8 @@ inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Execute(
 // A one-shot task whose callback returned: blank it and give it back to the pool (only
 // this thread can reach it now: see Task::ResetForPool).
 template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
-inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::RecycleOneShot(
-    Worker* worker, Task* task) {
+inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::RecycleOneShot(Worker* worker,
+                                                                                    Task* task) {
   task->ResetForPool();  // destroys the callable and its captures
   pool_.Give(worker->task_cache, task);
 }
@@ -214,8 +214,8 @@ inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::RecycleOneS
 template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
 inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::RecordPostToStart(
     Worker* worker, const Task* task) {
-  const auto waited = std::chrono::duration_cast<std::chrono::nanoseconds>(
-      TaskClock::now() - task->PostTime());
+  const auto waited =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(TaskClock::now() - task->PostTime());
   const auto ns = static_cast<std::uint64_t>(std::max<std::int64_t>(waited.count(), 0));
   worker->stats.latency[fairsched::LatencyHistogram::BucketOf(ns)].Add();
 }

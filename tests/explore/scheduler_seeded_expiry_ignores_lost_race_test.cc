@@ -1,7 +1,7 @@
-// The real scheduler with one seeded bug (tests/explore/seed_bug.py expiry_ignores_lost_race):
-// the expiry path readies a task a waker has won. The scratch copy of sched/internal/sched_role.h is included first, so its include guard keeps
-// the shipped file out of this translation unit; the explorer must report the bug with
-// this exact message.
+// The real scheduler with one seeded bug (tests/explore/seed_bug.py expiry_ignores_lost_race): the
+// expiry path readies a task a waker has won. The scratch copy of sched/internal/sched_role.h is
+// included first, so its include guard keeps the shipped file out of this translation unit; the
+// explorer must report the bug with this exact message.
 // First: replaces the shipped sched/internal/sched_role.h.
 #include "tests/explore/seeded/expiry_ignores_lost_race/sched_role.h"
 

@@ -95,13 +95,13 @@
  * So at most 1 + E = RP_BOUND. Both ways checked: rp_starts <= E + 1 holds for E = 1, 2
  * (3 by hand), with and without SECOND_POST, and rp_starts < E + 1 fails
  * (-DASSERT_BELOW_BOUND): the bound is reached.
- * It is within the code's general bound of 3 * E starts of another worker (sched/
- * task_scheduler.h, "Local batches and the order bound": up to E to the first look, E
+ * It is within the code's general bound of 3 * E starts of another worker (docs/design.md,
+ * "The hot path every resume takes": up to E to the first look, E
  * more, plus the rest of the batch that gets there), here 1 + E + 0 since W's batches
  * have one start each.
  *
- * Local batches (sched/task_scheduler.h, "Local batches and the order bound";
- * sched/internal/local_batch.h; PostOrder::kBatched: kStrict, no local batches, is not
+ * Local batches (sched/internal/held_posts.h; docs/design.md, "The hot path every resume
+ * takes"; sched/internal/local_batch.h; PostOrder::kBatched: kStrict, no local batches, is not
  * modelled): a run-now post made by a task while every worker executes (executing ==
  * WORKERS, read before the append, as SomeWorkerMayBeIdle does) goes into the worker's
  * local batch; the batch is published when the execution batch ends (a worker is idle or
