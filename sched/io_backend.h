@@ -89,7 +89,7 @@ concept IoBackend = requires(B& backend, TaskDeadline deadline, IoReadySink& sin
   { backend.EventsReady() } -> std::same_as<bool>;
 };
 
-// The "front signal" of the original design: a Signal the role holder sleeps on. Poll and
+// The default: a Signal the role holder sleeps on (the "front signal"). Poll and
 // CancelAll are empty inline functions, so the scheduler's hot path is unchanged.
 class NoIoBackend {
  public:

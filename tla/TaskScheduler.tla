@@ -58,7 +58,7 @@
 (* moves it. BugNoTakeOver: the idle take-over does nothing (the seeded    *)
 (* bug; Spin's BUG_NO_TAKEOVER).                                           *)
 (*                                                                         *)
-(* Harness EndlessRepost (issue 31): Reposter and Long are posted before   *)
+(* Harness EndlessRepost: Reposter and Long are both posted before         *)
 (* the workers start; Reposter re-posts itself to run at once from every   *)
 (* run, forever; Long posts X, then X2, and blocks until both have run.    *)
 (* While X is held in the batch of Long's worker, that worker ends no      *)
@@ -71,7 +71,7 @@
 (* (PerPosterOrder), and Reposter starts at most 3E times between X's post *)
 (* and X's start (BoundedOvertaking; E + 1 in this harness:                *)
 (* HarnessOvertaking). BugNoBusyTakeOver: no TakeOverStaleBatches, the     *)
-(* rule before issue 31 (only idle workers take over): X waits forever.    *)
+(* earlier rule (only idle workers take over): X waits forever.            *)
 (* BugHeadBeforePublish: a publication moves the head past the items it    *)
 (* reads at once, before its push (the take of the rule before, one CAS):  *)
 (* while Long's worker is between the two, the busy looks find its batch   *)
@@ -123,13 +123,13 @@ CONSTANTS Workers,              \* model values, e.g. {w1, w2}
           ExecBatch,            \* with LocalRepost: execute_batch_size (E), at least 1:
                                 \*   an execution batch starts at most E tasks, and it is
                                 \*   the threshold of the busy take-over (elsewhere unused:
-                                \*   there an execution batch is unbounded, as before)
+                                \*   there an execution batch is unbounded)
           EndlessRepost,        \* BOOLEAN, with LocalRepost: the endless re-poster harness
           BatchRecheck,         \* BOOLEAN: with LocalRepost, a park / role sleep may end
                                 \*   while a worker executes (kLocalBatchRecheck)
           BugNoTakeOver,        \* BOOLEAN: seeded bug, the idle take-over publishes nothing
           BugNoBusyTakeOver,    \* BOOLEAN: seeded bug, no TakeOverStaleBatches: only an
-                                \*   idle worker takes batches over (the rule before issue 31)
+                                \*   idle worker takes batches over (the earlier rule)
           BugHeadBeforePublish, \* BOOLEAN: seeded bug, a publication moves the batch's head
                                 \*   past the items when it reads them, before its push
           StopHarness,          \* BOOLEAN: the Stop/drain/restart harness (see below)
@@ -277,8 +277,8 @@ Set(f, x, v) == [f EXCEPT ![x] = v]
 Range(s) == {s[i] : i \in DOMAIN s}
 
 \* With LocalRepost, worker-local values are reset where they die (as the Spin model does):
-\* fewer distinct states, the same behaviours. The harness without local batches keeps its
-\* values as before (its state space is unchanged).
+\* fewer distinct states, the same behaviours. The harnesses without local batches keep
+\* their values (their state spaces are small enough).
 Dead(f, x, v) == IF LocalRepost \/ StopHarness THEN Set(f, x, v) ELSE f
 
 \* PostCounters::AllFinished's two sums (each read here as one step: an abstraction of the

@@ -1,5 +1,5 @@
 // Scheduler lifecycle and idle-path benchmarks: the costs an outside review measured as
-// pathologies (issue 17), recorded before and after their fixes in bench/results/sched.md.
+// pathologies, recorded before and after their fixes in bench/results/sched.md.
 //
 //   stop/waiting:N/<wait queue>   2 workers, N tasks waiting (half PostWait, half a timer an
 //                                 hour away), then Stop: the time Stop takes to wake and

@@ -9,7 +9,7 @@
 //
 // Optional spin (a second peer for the wake-up benchmark, not in the talk): a worker that
 // finds the queue empty first polls it for `spin` without the mutex, then sleeps on the
-// condition variable as before. With the same spin as fairsched's `spin_before_park`, a
+// condition variable, like the pool without it. With the same spin as fairsched's `spin_before_park`, a
 // post that arrives within the spin costs neither pool a futex wake-up.
 #ifndef FAIRSCHED_BENCH_SCHED_TRIVIAL_SCHED_H_
 #define FAIRSCHED_BENCH_SCHED_TRIVIAL_SCHED_H_

@@ -47,7 +47,7 @@ struct SavegameOptions {
   std::chrono::nanoseconds step_timeout = std::chrono::milliseconds(100);
   std::chrono::nanoseconds updater_tick = std::chrono::milliseconds(5);
   // When the Updater starts a job (updater_server.h): in the tick it arrives (the fair
-  // Updater, default) or, as before, in the next one.
+  // Updater, default) or in the next one (kNextTick).
   UpdaterStart updater_start = UpdaterStart::kSameTick;
   // A skewed workload: users 0 .. heavy_users-1 save heavy_factor times as often
   // (load.h, UserPicker) and each of their saves is heavy_factor times larger

@@ -1,4 +1,4 @@
-// Tests for the savegame job's sweep options (issue 19, items 2 and 3): the Updater starts
+// Tests for the savegame job's sweep options: the Updater starts
 // a job in the tick it arrives (UpdaterStart::kSameTick, the default) where the earlier
 // order (kNextTick) left it waiting a tick; the skewed workload really skews (heavy users
 // are picked heavy_factor times as often and their saves are heavy_factor times larger);

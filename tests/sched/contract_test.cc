@@ -238,7 +238,7 @@ TEST(ContractTest, OneTaskAtATimeDoesNotWakeIdleWorkers) {
   EXPECT_LE(idle_wakeups, kPosts / 10u);
 }
 
-// Review item 9 (issue 17): a role holder that published work woke a helper whenever the
+// Regression test: a role holder that published work woke a helper whenever the
 // wait queue was not empty, so that the helper would sleep in the role until the next
 // deadline: with one PostWait task and one far timer waiting, 199 wakes for 200 posts.
 // Parked workers now time their park to the nearest deadline instead; a post into an idle

@@ -116,7 +116,7 @@ TEST(IoBackendSchedulerTest, RoleHolderSleepsUntilNearestDeadline) {
   EXPECT_TRUE(ran.load());
 }
 
-// Review item 11 (issue 17): the idle role holder spun (spin_before_park, default 20 us)
+// Regression test: the idle role holder spun (spin_before_park, default 20 us)
 // watching only the front queue before it slept in the backend, so IO that completed
 // during the spin waited for it (1-connection echo: 22 us with no spin, 73-95 us with the
 // default). The spin now asks the backend too (EventsReady). Here a task (on the only

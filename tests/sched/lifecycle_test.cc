@@ -177,7 +177,7 @@ TEST(LifecycleDeathTest, StartTwiceDies) {
 
 // After Stop the scheduler is back to "not started": posts queue up and run after the next
 // Start, or in the destructor. Nothing is lost, in every build.
-// Review item 3 (issue 17): a wait that must see its event (a coroutine's uncancellable
+// Regression test: a wait that must see its event (a coroutine's uncancellable
 // wait, an IO op's final completion) was woken by Stop, could only post itself again, and
 // was woken again at once: Stop spun through hundreds of thousands of executions. A post
 // made with PostDeadlineThroughStop is not woken by Stop; Stop waits for its wakeup.
@@ -227,7 +227,7 @@ TEST(LifecycleTest, AWaitThroughStopKeepsItsDeadline) {
   EXPECT_EQ(expired.load(), 0);
 }
 
-// Review item 10 (issue 17): every Start added workers that Stop never destroyed (2,000
+// Regression test: every Start added workers that Stop never destroyed (2,000
 // cycles: +19.8 MiB, Stats().size() == 4000). Joined workers are destroyed; their counts
 // are kept by index.
 TEST(LifecycleTest, StartStopCyclesDoNotAccumulateWorkers) {
@@ -248,7 +248,7 @@ TEST(LifecycleTest, StartStopCyclesDoNotAccumulateWorkers) {
   EXPECT_LE(sched.LatencyHistogram().Total(), kCycles / 64u + 1);
 }
 
-// Review item 8 (issue 17): Stop drained the wait queue with PopExpired(kNoDeadline), which
+// Regression test: Stop drained the wait queue with PopExpired(kNoDeadline), which
 // walked a timer wheel to the end of time (1,000 waits: 3.5 s, 4,000: 14 s) and left it
 // there, so after a restart every new timer fired at once.
 TEST(LifecycleTest, StopWithATimerWheelIsQuickAndKeepsTheWheelOnTime) {
@@ -286,7 +286,7 @@ TEST(LifecycleTest, StopWithATimerWheelIsQuickAndKeepsTheWheelOnTime) {
   EXPECT_FALSE(ran_early.load());
 }
 
-// Issue 17, "tests that pass with the fix removed": a post that lands after Stop's drain
+// Regression test: a post that lands after Stop's drain
 // (WaitEmpty) and after the workers left must still run before Stop returns. The test's IO
 // backend makes exactly that post from inside Stop, at its exit notify, after the workers
 // had time to exit; the post is checked before any restart.

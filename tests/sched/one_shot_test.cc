@@ -177,7 +177,7 @@ TEST(OneShotDeathTest, PostingTheOneShotTaskAgainAborts) {
       "Post of a PostOneShot task");
 }
 
-// Review item 6 (issue 17): the re-post check sat in the recycling step, so a one-shot's
+// Regression test: the re-post check sat in the recycling step, so a one-shot's
 // Task* posted from another thread raced it: posted while the callback ran, or after the
 // pool had recycled (and maybe handed out) the task, it ran a blank callback or ran twice.
 // Post refuses a pooled task's pointer in every build, from any thread, at any time.

@@ -200,7 +200,7 @@
  *   BUG_NO_TAKEOVER         (with LOCAL_REPOST) an idle worker does not take over the
  *                           other workers' local batches: a re-post waits behind a task
  *                           that waits for it.
- *   BUG_NO_BUSY_TAKEOVER    (with ENDLESS_REPOSTER) the take-over rule before issue 31:
+ *   BUG_NO_BUSY_TAKEOVER    (with ENDLESS_REPOSTER) the earlier take-over rule:
  *                           only an idle worker takes batches over, a busy one never
  *                           (no TakeOverStaleBatches). X_T waits behind LONG_T for as long
  *                           as RP_T keeps its worker busy: for ever (an acceptance cycle of
@@ -223,7 +223,7 @@
  *   BUG_FRONT_POST_SKIPS_HELD  (with ENDLESS_REPOSTER, SECOND_POST) the rule before issue
  *                           31: a run-now post that goes to the front queue (a worker may
  *                           be idle) does not first publish the poster's held posts.
- *   BUG_EXIT_DROPS_LOCAL    (with STOP, LATE_REPOSTS) the exit before issue 31: a worker
+ *   BUG_EXIT_DROPS_LOCAL    (with STOP, LATE_REPOSTS) the earlier exit: a worker
  *                           leaves at exit_ (at the loop top or from Schedule's exit) at
  *                           once, and the post held in its local batch (or, with
  *                           EXEC_BATCH=1, claimed) is destroyed with it: Stop's drain never
