@@ -128,7 +128,8 @@ class IoBufferRing {
 
 class IoUringBackend {
  public:
-  // Completion-based: io/tcp.h runs each operation as one IoOp.
+  // Completion-based: the socket layer (io/internal/socket_io.h) runs each operation as one
+  // IoOp.
   static constexpr bool kCompletionBased = true;
 
   // `entries`: submission queue size (the completion queue is twice that). Aborts with a

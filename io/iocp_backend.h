@@ -18,7 +18,7 @@
 //
 // Sockets: an `int fd` is a Winsock SOCKET (a kernel handle: Windows keeps them below 2^31
 // so they fit, and the backend checks the sockets it creates). Every socket must be
-// attached to the port once with Attach(fd) before its first op (io/tcp.h does it; Accept's
+// attached to the port once with Attach(fd) before its first op (the socket layer does it; Accept's
 // sockets come attached). An op on an unattached socket would never complete: debug builds
 // abort with a message instead.
 //
@@ -86,7 +86,8 @@ int OpenOverlappedSocket(int family, int type, int protocol);
 
 class IocpBackend {
  public:
-  // Completion-based: io/tcp.h runs each operation as one IoOp.
+  // Completion-based: the socket layer (io/internal/socket_io.h) runs each operation as one
+  // IoOp.
   static constexpr bool kCompletionBased = true;
   // Runs SendTo / ReceiveFrom ops: io/udp.h sends and receives datagrams with them.
   static constexpr bool kDatagramOps = true;
