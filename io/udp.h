@@ -80,19 +80,9 @@ std::ptrdiff_t ReceiveFromNow(int fd, char* buffer, std::size_t size, SocketAddr
 // One non-blocking sendto (MSG_NOSIGNAL) to `to`, or to the connected peer if `to` is null.
 std::ptrdiff_t SendToNow(int fd, const char* data, std::size_t size, const SocketAddress* to);
 
-// Whether the scheduler's backend runs SendTo / ReceiveFrom IoOps (IOCP declares
-// kDatagramOps).
-template <typename Scheduler>
-constexpr bool HasDatagramOps() {
-  if constexpr (requires { BackendOf<Scheduler>::kDatagramOps; }) {
-    return BackendOf<Scheduler>::kDatagramOps;
-  } else {
-    return false;
-  }
-}
 // How UdpSocket sends and receives one datagram, chosen by the backend: with datagram IoOps
 // (IOCP: one SendTo / ReceiveFrom IoOp run to its final completion) or with the
-// non-blocking recvfrom / sendto (SocketIo::TransferSyscall: epoll and io_uring).
+// non-blocking recvfrom / sendto (TransferSyscall: epoll and io_uring).
 template <typename Scheduler, bool kDatagramOps = HasDatagramOps<Scheduler>()>
 class DatagramIo;
 
@@ -101,12 +91,12 @@ class DatagramIo<Scheduler, true> {
   using Core = SocketCore<Scheduler>;
 
  public:
+  // One ReceiveFrom IoOp (WSARecvFrom) run to its final completion.
   static coro::Task<IoResult<UdpDatagram>> ReceiveFrom(Core* core, std::span<char> buffer,
                                                        TaskDeadline deadline) {
     UdpDatagram datagram;
     const SocketUse<Core> use(core);  // the fd stays open until we return
-    if (!use.ok()) co_return IoError(IoErrorCode::kClosed);
-    if (IoError cancelled = CancellationError(); !cancelled.ok()) co_return cancelled;
+    if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
     sockaddr_storage from{};
     core->op(Core::kReadSide)
         .PrepareReceiveFrom(core->fd(), buffer.data(), buffer.size(), &from, core->handler());
@@ -127,8 +117,7 @@ class DatagramIo<Scheduler, true> {
   static coro::Task<IoResult<std::size_t>> Send(Core* core, std::span<const char> data,
                                                 const SocketAddress* to, TaskDeadline deadline) {
     const SocketUse<Core> use(core);  // the fd stays open until we return
-    if (!use.ok()) co_return IoError(IoErrorCode::kClosed);
-    if (IoError cancelled = CancellationError(); !cancelled.ok()) co_return cancelled;
+    if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
     core->op(Core::kWriteSide)
         .PrepareSendTo(core->fd(), data.data(), data.size(), to != nullptr ? to->get() : nullptr,
                        to != nullptr ? to->length() : 0, core->handler());
@@ -151,9 +140,9 @@ class DatagramIo<Scheduler, true> {
 template <typename Scheduler>
 class DatagramIo<Scheduler, false> {
   using Core = SocketCore<Scheduler>;
-  using Io = SocketIo<Scheduler>;
 
  public:
+  // recvfrom with MSG_TRUNC: the length it returns is the datagram's full length.
   static coro::Task<IoResult<UdpDatagram>> ReceiveFrom(Core* core, std::span<char> buffer,
                                                        TaskDeadline deadline) {
     UdpDatagram datagram;
@@ -161,7 +150,7 @@ class DatagramIo<Scheduler, false> {
       return ReceiveFromNow(fd, buffer.data(), buffer.size(), &datagram.from);
     };
     IoResult<std::size_t> length =
-        co_await Io::TransferSyscall(core, Core::kReadSide, deadline, receive);
+        co_await TransferSyscall(core, Core::kReadSide, deadline, receive);
     if (!length.ok()) co_return length.error();
     datagram.datagram_size = length.value();
     datagram.size = std::min(length.value(), buffer.size());
@@ -171,7 +160,7 @@ class DatagramIo<Scheduler, false> {
   static coro::Task<IoResult<std::size_t>> Send(Core* core, std::span<const char> data,
                                                 const SocketAddress* to, TaskDeadline deadline) {
     auto send = [&](int fd) { return SendToNow(fd, data.data(), data.size(), to); };
-    co_return co_await Io::TransferSyscall(core, Core::kWriteSide, deadline, send);
+    co_return co_await TransferSyscall(core, Core::kWriteSide, deadline, send);
   }
 };
 }  // namespace internal

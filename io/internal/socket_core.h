@@ -41,6 +41,17 @@ constexpr bool IsCompletionBased() {
 template <typename Scheduler>
 inline constexpr bool kCompletionIo = IsCompletionBased<BackendOf<Scheduler>>();
 
+// Whether the scheduler's backend runs SendTo / ReceiveFrom IoOps (IOCP declares
+// kDatagramOps): UdpSocket then sends and receives with them (io/udp.h).
+template <typename Scheduler>
+constexpr bool HasDatagramOps() {
+  if constexpr (requires { BackendOf<Scheduler>::kDatagramOps; }) {
+    return BackendOf<Scheduler>::kDatagramOps;
+  } else {
+    return false;
+  }
+}
+
 // Registers a new socket with the backend where the backend wants that (IOCP: Attach, to
 // its completion port). 0 or -errno.
 template <typename Backend>
@@ -355,7 +366,7 @@ class SocketCore final : public IoOpHandler {
   // op is either submitted before (busy_, cancelled here) or sees kClosedBit (RunOp). Cancel
   // of an op whose final completion already came is a no-op (IoOp state kIdle), and busy_
   // cannot name a later submission: RunOp refuses to submit once the bit is set. epoll: the
-  // watch, as before (a no-op if Stop already ended it; it is never submitted again).
+  // watch (a no-op if Stop already ended it; it is never submitted again).
   void CancelPending() {
     if constexpr (kCompletions) {
       MutexLock lock(mu_);

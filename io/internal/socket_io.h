@@ -10,6 +10,7 @@
 // The public socket classes (io/tcp.h, io/udp.h) call these operations and never branch on
 // the backend kind. Each operation is one coroutine that the public method returns as its
 // own (it has no frame of its own), so an operation costs the same frames on either path.
+// UDP's datagram loop, TransferSyscall (below), is one template for both kinds.
 //
 // Every operation starts the same way: it holds a SocketUse of the core (the fd stays open
 // until it returns), fails with kClosed when the socket was closed before it started, and
@@ -48,6 +49,15 @@ IoResult<int> OpenConnectingSocket(Scheduler& scheduler, int family) {
     return IoError::FromErrno(-attached);
   }
   return fd;
+}
+
+// An operation's first step, after it joined the fd's users (`use`): kClosed when the
+// socket was closed before, kCancelled / kShutdown when the coroutine is cancelled, else
+// success (go on).
+template <typename Core>
+IoError Refusal(const SocketUse<Core>& use) {
+  if (!use.ok()) return IoError(IoErrorCode::kClosed);
+  return CancellationError();
 }
 
 template <typename Scheduler, bool kCompletions = kCompletionIo<Scheduler>>
@@ -94,8 +104,7 @@ class SocketIo<Scheduler, false> {
   static coro::Task<IoResult<std::size_t>> Read(Core* core, std::span<char> buffer,
                                                 TaskDeadline deadline) {
     const SocketUse<Core> use(core);  // the fd stays open until we return
-    if (!use.ok()) co_return IoError(IoErrorCode::kClosed);
-    if (IoError cancelled = CancellationError(); !cancelled.ok()) co_return cancelled;
+    if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
     while (true) {
       if (core->Drained(Core::kReadSide)) {
         IoError waited = co_await core->WaitReady(Core::kReadSide, core->IdleBound(deadline));
@@ -120,8 +129,7 @@ class SocketIo<Scheduler, false> {
   static coro::Task<IoError> Transmit(Core* core, std::span<const char> data,
                                       TaskDeadline deadline, bool all, std::size_t* moved) {
     const SocketUse<Core> use(core);  // the fd stays open until we return
-    if (!use.ok()) co_return IoError(IoErrorCode::kClosed);
-    if (IoError cancelled = CancellationError(); !cancelled.ok()) co_return cancelled;
+    if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
     std::size_t done = 0;
     while (done < data.size() && (all || done == 0)) {
       if (core->Drained(Core::kWriteSide)) {
@@ -155,8 +163,7 @@ class SocketIo<Scheduler, false> {
     constexpr bool kSend = std::is_const_v<Char>;
     constexpr typename Core::Direction kSide = kSend ? Core::kWriteSide : Core::kReadSide;
     const SocketUse<Core> use(core);  // the fd stays open until we return
-    if (!use.ok()) co_return IoError(IoErrorCode::kClosed);
-    if (IoError cancelled = CancellationError(); !cancelled.ok()) co_return cancelled;
+    if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
     while (true) {
       if (core->Drained(kSide)) {
         IoError waited = co_await core->WaitReady(kSide, core->IdleBound(deadline));
@@ -192,8 +199,7 @@ class SocketIo<Scheduler, false> {
   static coro::Task<IoResult<Stream>> Accept(Core* core, MultishotAcceptor<Scheduler>*,
                                              TaskDeadline deadline) {
     const SocketUse<Core> use(core);  // the fd stays open until we return
-    if (!use.ok()) co_return IoError(IoErrorCode::kClosed);
-    if (IoError cancelled = CancellationError(); !cancelled.ok()) co_return cancelled;
+    if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
     while (true) {
       if (core->Drained(Core::kReadSide)) {
         IoError waited = co_await core->WaitReady(Core::kReadSide, deadline);
@@ -209,30 +215,6 @@ class SocketIo<Scheduler, false> {
       co_return Stream(new Core(core->scheduler(), fd));
     }
   }
-
-  // UdpSocket's datagram transfers: runs `syscall(fd)` (a non-blocking recvfrom / sendto:
-  // a length or -errno) in direction `side` until it does not report EAGAIN, waiting for
-  // the next edge in between; its length, or the error that ended it.
-  template <typename Syscall>
-  static coro::Task<IoResult<std::size_t>> TransferSyscall(Core* core,
-                                                           typename Core::Direction side,
-                                                           TaskDeadline deadline,
-                                                           Syscall syscall) {
-    const SocketUse<Core> use(core);  // the fd stays open until we return
-    if (!use.ok()) co_return IoError(IoErrorCode::kClosed);
-    if (IoError cancelled = CancellationError(); !cancelled.ok()) co_return cancelled;
-    while (true) {
-      if (core->Drained(side)) {
-        IoError waited = co_await core->WaitReady(side, deadline);
-        if (!waited.ok()) co_return waited;
-      }
-      const std::ptrdiff_t n = syscall(core->fd());
-      if (n >= 0) co_return static_cast<std::size_t>(n);
-      if (n == -EINTR) continue;
-      if (n != -EAGAIN && n != -EWOULDBLOCK) co_return IoError::FromErrno(static_cast<int>(-n));
-      core->SetDrained(side);  // the next round waits for an edge first
-    }
-  }
 };
 
 // ---- completion (io_uring, IOCP) ----
@@ -241,6 +223,7 @@ class SocketIo<Scheduler, true> {
   using Core = SocketCore<Scheduler>;
 
  public:
+  // The connect is the write side's IoOp (ConnectEx on IOCP), so the core comes first.
   template <typename Stream>
   static coro::Task<IoResult<Stream>> Connect(Scheduler& scheduler, SocketAddress address,
                                               TaskDeadline deadline) {
@@ -260,8 +243,7 @@ class SocketIo<Scheduler, true> {
   static coro::Task<IoResult<std::size_t>> Read(Core* core, std::span<char> buffer,
                                                 TaskDeadline deadline) {
     const SocketUse<Core> use(core);  // the fd stays open until we return
-    if (!use.ok()) co_return IoError(IoErrorCode::kClosed);
-    if (IoError cancelled = CancellationError(); !cancelled.ok()) co_return cancelled;
+    if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
     core->op(Core::kReadSide).PrepareRead(core->fd(), buffer.data(), buffer.size(), core->handler());
     IoResult<std::int32_t> result =
         co_await core->RunOp(Core::kReadSide, core->IdleBound(deadline));
@@ -275,8 +257,7 @@ class SocketIo<Scheduler, true> {
   static coro::Task<IoError> Transmit(Core* core, std::span<const char> data,
                                       TaskDeadline deadline, bool all, std::size_t* moved) {
     const SocketUse<Core> use(core);  // the fd stays open until we return
-    if (!use.ok()) co_return IoError(IoErrorCode::kClosed);
-    if (IoError cancelled = CancellationError(); !cancelled.ok()) co_return cancelled;
+    if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
     std::size_t done = 0;
     while (done < data.size() && (all || done == 0)) {
       core->op(Core::kWriteSide)
@@ -301,8 +282,7 @@ class SocketIo<Scheduler, true> {
     constexpr bool kSend = std::is_const_v<Char>;
     constexpr typename Core::Direction kSide = kSend ? Core::kWriteSide : Core::kReadSide;
     const SocketUse<Core> use(core);  // the fd stays open until we return
-    if (!use.ok()) co_return IoError(IoErrorCode::kClosed);
-    if (IoError cancelled = CancellationError(); !cancelled.ok()) co_return cancelled;
+    if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
     if constexpr (kSend) {
       core->op(kSide).PrepareSendV(core->fd(), window.data(), window.size(), core->handler());
     } else {
@@ -321,8 +301,7 @@ class SocketIo<Scheduler, true> {
   static coro::Task<IoResult<Stream>> Accept(Core* core, MultishotAcceptor<Scheduler>* multishot,
                                              TaskDeadline deadline) {
     const SocketUse<Core> use(core);  // the fd stays open until we return
-    if (!use.ok()) co_return IoError(IoErrorCode::kClosed);
-    if (IoError cancelled = CancellationError(); !cancelled.ok()) co_return cancelled;
+    if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
     if constexpr (kHasMultishotAccept<Scheduler>) {
       if (multishot != nullptr) {
         IoResult<int> fd = co_await multishot->Next(deadline);
@@ -341,40 +320,49 @@ class SocketIo<Scheduler, true> {
     }
     co_return Stream(new Core(core->scheduler(), fd));
   }
+};
 
-  // The non-blocking syscall is tried first; on EAGAIN a one-shot Poll IoOp
-  // (IORING_OP_POLL_ADD) runs to its final completion, then the syscall is retried.
-  template <typename Syscall>
-  static coro::Task<IoResult<std::size_t>> TransferSyscall(Core* core,
-                                                           typename Core::Direction side,
-                                                           TaskDeadline deadline,
-                                                           Syscall syscall) {
-    const SocketUse<Core> use(core);  // the fd stays open until we return
-    if (!use.ok()) co_return IoError(IoErrorCode::kClosed);
-    if (IoError cancelled = CancellationError(); !cancelled.ok()) co_return cancelled;
-    while (true) {
-      const std::ptrdiff_t n = syscall(core->fd());
-      if (n >= 0) co_return static_cast<std::size_t>(n);
-      if (n == -EINTR) continue;
-      if (n != -EAGAIN && n != -EWOULDBLOCK) co_return IoError::FromErrno(static_cast<int>(-n));
+// io_uring: one-shot readiness of `side` (a Poll IoOp run to its final completion).
+template <typename Core>
+coro::Task<IoError> PollReady(Core* core, typename Core::Direction side, TaskDeadline deadline) {
+  const std::uint32_t interest = side == Core::kReadSide ? kIoReadable : kIoWritable;
+  core->op(side).PreparePoll(core->fd(), interest, core->handler());
+  IoResult<std::int32_t> result = co_await core->RunOp(side, deadline);
+  if (!result.ok()) co_return result.error();
+  // An error or hangup bit is a success here: the retried syscall reports the error.
+  if (result.value() < 0) co_return ErrorOfResult(result.value(), false);
+  co_return IoError();
+}
+
+// UdpSocket's datagram transfers on epoll and io_uring: runs `syscall(fd)` (a non-blocking
+// recvfrom / sendto: a length or -errno) in direction `side` until it does not report
+// EAGAIN; its length, or the error that ended it. On EAGAIN, epoll waits for the socket's
+// next edge (and the next call waits first if the socket was drained); io_uring runs a
+// one-shot Poll IoOp (IORING_OP_POLL_ADD) to its final completion, then retries.
+template <typename Core, typename Syscall>
+coro::Task<IoResult<std::size_t>> TransferSyscall(Core* core, typename Core::Direction side,
+                                                  TaskDeadline deadline, Syscall syscall) {
+  const SocketUse<Core> use(core);  // the fd stays open until we return
+  if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
+  while (true) {
+    if constexpr (!Core::kCompletions) {
+      if (core->Drained(side)) {
+        IoError waited = co_await core->WaitReady(side, deadline);
+        if (!waited.ok()) co_return waited;
+      }
+    }
+    const std::ptrdiff_t n = syscall(core->fd());
+    if (n >= 0) co_return static_cast<std::size_t>(n);
+    if (n == -EINTR) continue;
+    if (n != -EAGAIN && n != -EWOULDBLOCK) co_return IoError::FromErrno(static_cast<int>(-n));
+    if constexpr (Core::kCompletions) {
       IoError waited = co_await PollReady(core, side, deadline);
       if (!waited.ok()) co_return waited;
+    } else {
+      core->SetDrained(side);  // the next round waits for an edge first
     }
   }
-
- private:
-  // One-shot readiness of `side` (a Poll IoOp run to its final completion).
-  static coro::Task<IoError> PollReady(Core* core, typename Core::Direction side,
-                                       TaskDeadline deadline) {
-    const std::uint32_t interest = side == Core::kReadSide ? kIoReadable : kIoWritable;
-    core->op(side).PreparePoll(core->fd(), interest, core->handler());
-    IoResult<std::int32_t> result = co_await core->RunOp(side, deadline);
-    if (!result.ok()) co_return result.error();
-    // An error or hangup bit is a success here: the retried syscall reports the error.
-    if (result.value() < 0) co_return ErrorOfResult(result.value(), false);
-    co_return IoError();
-  }
-};
+}
 
 }  // namespace fairsched::internal
 
