@@ -43,7 +43,7 @@
 
 #include "coro/task.h"
 #include "io/byte_stream.h"
-#include "io/tcp.h"
+#include "io/io_error.h"
 #include "sched/task.h"
 
 namespace fairsched {

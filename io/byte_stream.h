@@ -15,7 +15,7 @@
 //   - One reader and one writer coroutine may use a stream at the same time; two concurrent
 //     reads (or writes) are misuse.
 // Deadlines are absolute (coro::DeadlineAfter), kTaskDeadlineInfinite for none; errors are
-// values (io/tcp.h's IoError), nothing throws.
+// values (io/io_error.h's IoError), nothing throws.
 //
 // TcpStream (io/tcp.h) models it (ReadSome is Read, WriteSome one send).
 #ifndef FAIRSCHED_IO_BYTE_STREAM_H_
@@ -26,7 +26,7 @@
 #include <span>
 
 #include "coro/task.h"
-#include "io/tcp.h"
+#include "io/io_error.h"
 #include "sched/task.h"
 
 namespace fairsched {

@@ -191,7 +191,7 @@ void EpollBackend::WaitAndDispatch(const timespec* timeout, bool sleeping, IoRea
   }
 }
 
-void EpollBackend::WriteWakeFd() {
+void EpollBackend::WakeHolder() {
   const std::uint64_t one = 1;
   // EAGAIN (counter saturated) still leaves it readable: the holder wakes either way.
   [[maybe_unused]] const ssize_t written = write(wake_fd_, &one, sizeof(one));

@@ -33,6 +33,7 @@
 #include <chrono>
 #include <cstdint>
 
+#include "io/internal/backend_facade.h"
 #include "io/io_op.h"
 #include "io/io_op_registry.h"
 #include "io/role_sleep_gate.h"
@@ -41,7 +42,7 @@
 
 namespace fairsched {
 
-class EpollBackend {
+class EpollBackend : public internal::BackendFacade<EpollBackend> {
  public:
   // `busy_poll_interval`: while registrations exist, the non-blocking Poll of a role take
   // makes its epoll_wait(0) syscall at most once per this interval (the other role takes
@@ -64,9 +65,7 @@ class EpollBackend {
   // IoBackend concept (see sched/io_backend.h).
   void Poll(IoReadySink& sink);
   void WaitUntil(TaskDeadline deadline, IoReadySink& sink);
-  void Notify() {
-    if (gate_.Notify()) WriteWakeFd();
-  }
+  // Notify: internal::BackendFacade.
   void CancelAll(IoReadySink& sink);
   // Role: whether the epoll set has an event ready, without taking it (a zero-timeout poll
   // of the epoll fd itself, which reports readable while its ready list is not empty; an
@@ -75,15 +74,8 @@ class EpollBackend {
   // rate limit for the next Poll, which delivers the events.
   bool EventsReady();
 
-  // Task-level IO (see io/io_op.h). Any thread.
-  void Submit(IoOp* op) {
-    if (registry_.Submit(op)) Notify();
-  }
-  void Cancel(IoOp* op) {
-    if (registry_.Cancel(op)) Notify();
-  }
-  // Ops between Submit and their final completion.
-  std::int64_t LiveCount() const { return registry_.LiveCount(); }
+  // Task-level IO (see io/io_op.h), any thread: Submit, Cancel and LiveCount come from
+  // internal::BackendFacade.
 
  private:
   void Drain(IoReadySink& sink);
@@ -91,7 +83,9 @@ class EpollBackend {
   void Disarm(IoOp* op, IoReadySink& sink);
   // `sleeping`: PrepareSleep let us block (FinishSleep follows).
   void WaitAndDispatch(const timespec* timeout, bool sleeping, IoReadySink& sink);
-  void WriteWakeFd();
+  friend class internal::BackendFacade<EpollBackend>;
+  // Wakes the holder out of its kernel sleep (BackendFacade::Notify calls it).
+  void WakeHolder();
 
   // Waits for events: epoll_pwait2, or epoll_pwait when it is missing. -1 with errno set on
   // failure (EINTR: a signal, a spurious wake).

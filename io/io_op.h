@@ -170,7 +170,7 @@ class IoEventQueue {
 // Limits: a vectored op takes at most kMaxIoSlices slices (IOV_MAX on Linux: the kernel
 // refuses more with EINVAL; Windows has no such limit, the same number keeps the platforms
 // alike) and is meant to move at most kMaxIoBytes (an op's result is an int32; Linux moves
-// at most about 2 GiB per call anyway). io/tcp.h cuts longer slice arrays into ops that keep
+// at most about 2 GiB per call anyway). TcpStream (io/tcp.h) cuts longer slice arrays into ops that keep
 // both limits. On Windows a single slice longer than kMaxIoBytes aborts with a message
 // (WSABUF's length is 32 bits, and a longer completion could not be reported).
 inline constexpr std::size_t kMaxIoSlices = 1024;

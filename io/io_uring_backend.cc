@@ -500,7 +500,7 @@ io_uring_sqe* IoUringBackend::GetSqe() {
   return sqe;
 }
 
-void IoUringBackend::WriteWakeFd() {
+void IoUringBackend::WakeHolder() {
   const std::uint64_t one = 1;
   [[maybe_unused]] const ssize_t written = write(wake_fd_, &one, sizeof(one));
 }

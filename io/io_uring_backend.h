@@ -71,6 +71,7 @@
 #include <string>
 #include <vector>
 
+#include "io/internal/backend_facade.h"
 #include "io/io_op.h"
 #include "io/io_op_registry.h"
 #include "io/role_sleep_gate.h"
@@ -126,9 +127,10 @@ class IoBufferRing {
   std::vector<IoOp*> starved_;  // parked RecvMultishot ops waiting for a buffer
 };
 
-class IoUringBackend {
+class IoUringBackend : public internal::BackendFacade<IoUringBackend> {
  public:
-  // Completion-based: io/tcp.h runs each operation as one IoOp.
+  // Completion-based: the socket layer (io/internal/socket_io.h) runs each operation as one
+  // IoOp.
   static constexpr bool kCompletionBased = true;
 
   // `entries`: submission queue size (the completion queue is twice that). Aborts with a
@@ -142,23 +144,14 @@ class IoUringBackend {
   // IoBackend concept (see sched/io_backend.h).
   void Poll(IoReadySink& sink);
   void WaitUntil(TaskDeadline deadline, IoReadySink& sink);
-  void Notify() {
-    if (gate_.Notify()) WriteWakeFd();
-  }
+  // Notify: internal::BackendFacade.
   void CancelAll(IoReadySink& sink);
   // Role: whether completions wait in the completion queue (a read of the ring's shared
   // memory, no syscall).
   bool EventsReady();
 
-  // Task-level IO (see io/io_op.h). Any thread.
-  void Submit(IoOp* op) {
-    if (registry_.Submit(op)) Notify();
-  }
-  void Cancel(IoOp* op) {
-    if (registry_.Cancel(op)) Notify();
-  }
-  // Ops between Submit and their final completion.
-  std::int64_t LiveCount() const { return registry_.LiveCount(); }
+  // Task-level IO (see io/io_op.h), any thread: Submit, Cancel and LiveCount come from
+  // internal::BackendFacade.
   // Whether the kernel took IORING_SETUP_SUBMIT_ALL (Linux 5.18+).
   bool submit_all() const { return submit_all_; }
 
@@ -193,7 +186,9 @@ class IoUringBackend {
   void Reap(IoReadySink& sink);
   void SubmitPending();
   io_uring_sqe* GetSqe();
-  void WriteWakeFd();
+  friend class internal::BackendFacade<IoUringBackend>;
+  // Wakes the holder out of its kernel sleep (BackendFacade::Notify calls it).
+  void WakeHolder();
 
   std::unique_ptr<io_uring> ring_;
   int wake_fd_ = -1;

@@ -396,6 +396,6 @@ void IocpBackend::Reap(unsigned long timeout_ms, IoReadySink& sink) {
   }
 }
 
-void IocpBackend::PostWake() { PostQueuedCompletionStatus(port_, 0, kWakeKey, nullptr); }
+void IocpBackend::WakeHolder() { PostQueuedCompletionStatus(port_, 0, kWakeKey, nullptr); }
 
 }  // namespace fairsched

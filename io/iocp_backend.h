@@ -18,7 +18,7 @@
 //
 // Sockets: an `int fd` is a Winsock SOCKET (a kernel handle: Windows keeps them below 2^31
 // so they fit, and the backend checks the sockets it creates). Every socket must be
-// attached to the port once with Attach(fd) before its first op (io/tcp.h does it; Accept's
+// attached to the port once with Attach(fd) before its first op (the socket layer does it; Accept's
 // sockets come attached). An op on an unattached socket would never complete: debug builds
 // abort with a message instead.
 //
@@ -58,6 +58,7 @@
 
 #include <cstdint>
 
+#include "io/internal/backend_facade.h"
 #include "io/io_op.h"
 #include "io/io_op_registry.h"
 #include "io/role_sleep_gate.h"
@@ -84,9 +85,10 @@ inline int LastSocketError() { return -ErrnoOfWinsockError(WSAGetLastError()); }
 int OpenOverlappedSocket(int family, int type, int protocol);
 }  // namespace internal
 
-class IocpBackend {
+class IocpBackend : public internal::BackendFacade<IocpBackend> {
  public:
-  // Completion-based: io/tcp.h runs each operation as one IoOp.
+  // Completion-based: the socket layer (io/internal/socket_io.h) runs each operation as one
+  // IoOp.
   static constexpr bool kCompletionBased = true;
   // Runs SendTo / ReceiveFrom ops: io/udp.h sends and receives datagrams with them.
   static constexpr bool kDatagramOps = true;
@@ -101,24 +103,15 @@ class IocpBackend {
   // IoBackend concept (see sched/io_backend.h).
   void Poll(IoReadySink& sink);
   void WaitUntil(TaskDeadline deadline, IoReadySink& sink);
-  void Notify() {
-    if (gate_.Notify()) PostWake();
-  }
+  // Notify: internal::BackendFacade.
   void CancelAll(IoReadySink& sink);
   bool EventsReady() { return false; }
 
-  // Task-level IO (see io/io_op.h). Any thread.
-  void Submit(IoOp* op) {
-    if (registry_.Submit(op)) Notify();
-  }
-  void Cancel(IoOp* op) {
-    if (registry_.Cancel(op)) Notify();
-  }
+  // Task-level IO (see io/io_op.h), any thread: Submit, Cancel and LiveCount come from
+  // internal::BackendFacade.
   // Associates socket `fd` with the port (once per socket, before its first op). Returns 0
   // or -errno.
   int Attach(int fd);
-  // Ops between Submit and their final completion.
-  std::int64_t LiveCount() const { return registry_.LiveCount(); }
   // Whether sockets are attached with FILE_SKIP_COMPLETION_PORT_ON_SUCCESS.
   bool skips_port_on_success() const { return skip_on_success_; }
 
@@ -137,7 +130,9 @@ class IocpBackend {
   void Finish(Request* request, int error, std::uint32_t bytes, IoReadySink& sink);
   // Dequeues and handles packets; blocks up to `timeout_ms` for the first one.
   void Reap(unsigned long timeout_ms, IoReadySink& sink);
-  void PostWake();
+  friend class internal::BackendFacade<IocpBackend>;
+  // Wakes the holder out of its kernel sleep (BackendFacade::Notify calls it).
+  void WakeHolder();
 
   HANDLE port_ = nullptr;
   LPFN_ACCEPTEX accept_ex_ = nullptr;

@@ -1,4 +1,5 @@
-// The socket calls of io/tcp.h on POSIX (Linux): non-blocking, close-on-exec sockets, the
+// The plain socket calls (io/internal/socket_ops.h, io/socket_options.h,
+// io/socket_address.h) on POSIX (Linux): non-blocking, close-on-exec sockets, the
 // epoll path's non-blocking syscalls, and errors as -errno. io/socket_ops_windows.cc is the
 // Windows twin.
 #include <netinet/tcp.h>
@@ -8,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "io/tcp.h"
+#include "io/internal/socket_ops.h"
 
 namespace fairsched::internal {
 

@@ -1,4 +1,5 @@
-// The socket calls of io/tcp.h on Windows (Winsock 2): overlapped, non-inheritable sockets
+// The plain socket calls (io/internal/socket_ops.h, io/socket_options.h,
+// io/socket_address.h) on Windows (Winsock 2): overlapped, non-inheritable sockets
 // for IocpBackend, with Winsock errors mapped to -errno (internal::ErrnoOfWinsockError).
 // Only the completion path exists here: the epoll path's non-blocking syscalls (SendNow,
 // AcceptNow, ConnectNow, ConnectProgress) are POSIX-only and not defined.
@@ -9,7 +10,7 @@
 #include <optional>
 
 #include "io/iocp_backend.h"
-#include "io/tcp.h"
+#include "io/internal/socket_ops.h"
 
 namespace fairsched::internal {
 

@@ -58,7 +58,7 @@
 
 #include "coro/task.h"
 #include "io/byte_stream.h"
-#include "io/tcp.h"
+#include "io/io_error.h"
 #include "sched/task.h"
 
 // OpenSSL's types, declared so that users of this header do not include OpenSSL's.

@@ -2,9 +2,9 @@
 // spawned on a scheduler whose IO backend is EpollBackend, IoUringBackend (Linux) or
 // IocpBackend (Windows).
 //
-// It reuses the TCP layer's socket core (io/tcp.h: internal::SocketCore, its IO handler,
-// IoError/IoResult, SocketAddress). The Linux backends use readiness here (IoOp's datagram
-// kinds are IOCP's only):
+// It uses the socket layer's core and operations (io/internal/socket_core.h,
+// io/internal/socket_io.h) as TcpStream does. The Linux backends use readiness here (IoOp's
+// datagram kinds are IOCP's only):
 //   - epoll: the core's standing edge-triggered watch; the non-blocking recvfrom/sendto is
 //     tried first and a wait for the next edge happens only on EAGAIN (as TcpStream does).
 //   - io_uring: the non-blocking syscall is tried first; on EAGAIN a one-shot Poll IoOp
@@ -42,13 +42,16 @@
 #include <span>
 #include <utility>
 
-#include "coro/runtime.h"
 #include "coro/task.h"
+#include "io/internal/socket_core.h"
+#include "io/internal/socket_handle.h"
+#include "io/internal/socket_io.h"
+#include "io/internal/socket_ops.h"
+#include "io/io_error.h"
 #include "io/io_op.h"
+#include "io/socket_address.h"
 #include "io/socket_platform.h"
-#include "io/tcp.h"
 #include "sched/task.h"
-#include "sync/primitives.h"
 
 namespace fairsched {
 
@@ -77,34 +80,102 @@ std::ptrdiff_t ReceiveFromNow(int fd, char* buffer, std::size_t size, SocketAddr
 // One non-blocking sendto (MSG_NOSIGNAL) to `to`, or to the connected peer if `to` is null.
 std::ptrdiff_t SendToNow(int fd, const char* data, std::size_t size, const SocketAddress* to);
 
-// Whether the scheduler's backend runs SendTo / ReceiveFrom IoOps (IOCP declares
-// kDatagramOps).
+// How UdpSocket sends and receives one datagram, chosen by the backend: with datagram IoOps
+// (IOCP: one SendTo / ReceiveFrom IoOp run to its final completion) or with the
+// non-blocking recvfrom / sendto (TransferSyscall: epoll and io_uring).
+template <typename Scheduler, bool kDatagramOps = HasDatagramOps<Scheduler>()>
+class DatagramIo;
+
 template <typename Scheduler>
-constexpr bool HasDatagramOps() {
-  if constexpr (requires { BackendOf<Scheduler>::kDatagramOps; }) {
-    return BackendOf<Scheduler>::kDatagramOps;
-  } else {
-    return false;
+class DatagramIo<Scheduler, true> {
+  using Core = SocketCore<Scheduler>;
+
+ public:
+  // One ReceiveFrom IoOp (WSARecvFrom) run to its final completion.
+  static coro::Task<IoResult<UdpDatagram>> ReceiveFrom(Core* core, std::span<char> buffer,
+                                                       TaskDeadline deadline) {
+    UdpDatagram datagram;
+    const SocketUse<Core> use(core);  // the fd stays open until we return
+    if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
+    sockaddr_storage from{};
+    core->op(Core::kReadSide)
+        .PrepareReceiveFrom(core->fd(), buffer.data(), buffer.size(), &from, core->handler());
+    IoResult<std::int32_t> result = co_await core->RunOp(Core::kReadSide, deadline);
+    if (!result.ok()) co_return result.error();
+    const bool truncated = result.value() == -EMSGSIZE;
+    if (result.value() < 0 && !truncated) co_return DatagramError(result.value());
+    datagram.from = SocketAddress::FromSockaddr(
+        reinterpret_cast<const sockaddr*>(&from),
+        from.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in));
+    datagram.size = truncated ? buffer.size() : static_cast<std::size_t>(result.value());
+    // The full length is unknown when truncated: one byte more is all that is known.
+    datagram.datagram_size = truncated ? buffer.size() + 1 : datagram.size;
+    co_return datagram;
   }
-}
+
+  // One datagram to `*to` (null: the connected peer).
+  static coro::Task<IoResult<std::size_t>> Send(Core* core, std::span<const char> data,
+                                                const SocketAddress* to, TaskDeadline deadline) {
+    const SocketUse<Core> use(core);  // the fd stays open until we return
+    if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
+    core->op(Core::kWriteSide)
+        .PrepareSendTo(core->fd(), data.data(), data.size(), to != nullptr ? to->get() : nullptr,
+                       to != nullptr ? to->length() : 0, core->handler());
+    IoResult<std::int32_t> result = co_await core->RunOp(Core::kWriteSide, deadline);
+    if (!result.ok()) co_return result.error();
+    if (result.value() < 0) co_return DatagramError(result.value());
+    co_return static_cast<std::size_t>(result.value());
+  }
+
+ private:
+  // A datagram op's -errno as an error. Windows reports an ICMP "port unreachable" as
+  // ECONNRESET (WSAECONNRESET); for UDP, which has no connection, it means refused.
+  static IoError DatagramError(std::int32_t result) {
+    return ErrorOfResult(result == -ECONNRESET ? -ECONNREFUSED : result, false);
+  }
+};
+
+// (The lambdas are named before the co_await: gcc 12 destroys a lambda written inside a
+// co_await expression twice.)
+template <typename Scheduler>
+class DatagramIo<Scheduler, false> {
+  using Core = SocketCore<Scheduler>;
+
+ public:
+  // recvfrom with MSG_TRUNC: the length it returns is the datagram's full length.
+  static coro::Task<IoResult<UdpDatagram>> ReceiveFrom(Core* core, std::span<char> buffer,
+                                                       TaskDeadline deadline) {
+    UdpDatagram datagram;
+    auto receive = [&](int fd) {
+      return ReceiveFromNow(fd, buffer.data(), buffer.size(), &datagram.from);
+    };
+    IoResult<std::size_t> length =
+        co_await TransferSyscall(core, Core::kReadSide, deadline, receive);
+    if (!length.ok()) co_return length.error();
+    datagram.datagram_size = length.value();
+    datagram.size = std::min(length.value(), buffer.size());
+    co_return datagram;
+  }
+
+  static coro::Task<IoResult<std::size_t>> Send(Core* core, std::span<const char> data,
+                                                const SocketAddress* to, TaskDeadline deadline) {
+    auto send = [&](int fd) { return SendToNow(fd, data.data(), data.size(), to); };
+    co_return co_await TransferSyscall(core, Core::kWriteSide, deadline, send);
+  }
+};
 }  // namespace internal
 
 // A UDP socket. Move-only; the destructor closes it.
 template <typename Scheduler>
-class UdpSocket {
+class UdpSocket : public internal::SocketHandle<Scheduler, internal::kUdpSocketName> {
+  using Handle = internal::SocketHandle<Scheduler, internal::kUdpSocketName>;
   using Core = internal::SocketCore<Scheduler>;
+  using Datagrams = internal::DatagramIo<Scheduler>;
 
  public:
   UdpSocket() = default;
-  UdpSocket(UdpSocket&& other) noexcept : core_(std::exchange(other.core_, nullptr)) {}
-  UdpSocket& operator=(UdpSocket&& other) noexcept {
-    if (this != &other) {
-      internal::DropCore(core_);
-      core_ = std::exchange(other.core_, nullptr);
-    }
-    return *this;
-  }
-  ~UdpSocket() { internal::DropCore(core_); }
+  UdpSocket(UdpSocket&&) noexcept = default;
+  UdpSocket& operator=(UdpSocket&&) noexcept = default;
 
   // A socket bound to `local` ("0.0.0.0:0": any address, any free port; see LocalAddress).
   // Any thread. Receives from anyone; sends with SendTo.
@@ -122,72 +193,32 @@ class UdpSocket {
   // kSystem (EMSGSIZE: too large), kRefused (connected socket, see the file comment).
   coro::Task<IoResult<std::size_t>> SendTo(std::span<const char> data, SocketAddress to,
                                            TaskDeadline deadline) {
-    co_return co_await SendDatagram(data, &to, deadline);  // `to` lives in this frame
+    co_return co_await Datagrams::Send(this->Live(), data, &to, deadline);  // `to` lives here
   }
   // Connected sockets: sends `data` as one datagram to the peer.
   coro::Task<IoResult<std::size_t>> Send(std::span<const char> data, TaskDeadline deadline) {
-    co_return co_await SendDatagram(data, nullptr, deadline);
+    co_return co_await Datagrams::Send(this->Live(), data, nullptr, deadline);
   }
   // Waits for the next datagram and stores (the start of) it in `buffer`; see UdpDatagram.
   // An empty datagram is a success with size 0.
   coro::Task<IoResult<UdpDatagram>> ReceiveFrom(std::span<char> buffer, TaskDeadline deadline) {
-    UdpDatagram datagram;
-    if constexpr (kDatagramOps) {
-      Core* core = Live();
-      const internal::SocketUse<Core> use(core);  // the fd stays open until we return
-      if (!use.ok()) co_return IoError(IoErrorCode::kClosed);
-      if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
-      sockaddr_storage from{};
-      core->op(Core::kReadSide)
-          .PrepareReceiveFrom(core->fd(), buffer.data(), buffer.size(), &from, core->handler());
-      IoResult<std::int32_t> result = co_await core->RunOp(Core::kReadSide, deadline);
-      if (!result.ok()) co_return result.error();
-      const bool truncated = result.value() == -EMSGSIZE;
-      if (result.value() < 0 && !truncated) co_return DatagramError(result.value());
-      datagram.from = SocketAddress::FromSockaddr(
-          reinterpret_cast<const sockaddr*>(&from),
-          from.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in));
-      datagram.size = truncated ? buffer.size() : static_cast<std::size_t>(result.value());
-      // The full length is unknown when truncated: one byte more is all that is known.
-      datagram.datagram_size = truncated ? buffer.size() + 1 : datagram.size;
-    } else {
-      auto receive = [&](int fd) {
-        return internal::ReceiveFromNow(fd, buffer.data(), buffer.size(), &datagram.from);
-      };
-      IoResult<std::size_t> length = co_await Transfer(Core::kReadSide, deadline, receive);
-      if (!length.ok()) co_return length.error();
-      datagram.datagram_size = length.value();
-      datagram.size = std::min(length.value(), buffer.size());
-    }
-    co_return datagram;
+    return Datagrams::ReceiveFrom(this->Live(), buffer, deadline);
   }
 
-  IoResult<SocketAddress> LocalAddress() const { return internal::LocalAddressOf(Checked()->fd()); }
+  IoResult<SocketAddress> LocalAddress() const {
+    return internal::LocalAddressOf(this->Checked()->fd());
+  }
   // Connected sockets: the peer.
-  IoResult<SocketAddress> PeerAddress() const { return internal::PeerAddressOf(Checked()->fd()); }
-  bool IsOpen() const { return core_ != nullptr && !core_->IsClosed(); }
-  int fd() const { return Checked()->fd(); }
+  IoResult<SocketAddress> PeerAddress() const {
+    return internal::PeerAddressOf(this->Checked()->fd());
+  }
+  // (IsOpen() and fd() come from internal::SocketHandle.)
   // Closes the socket, as TcpStream::Close: any thread, idempotent; a pending receive or
   // send of another coroutine returns kClosed, later ones fail at once with kClosed.
-  void Close() {
-    if (core_ != nullptr) core_->CloseSocket();
-  }
+  void Close() { this->CloseCore(); }
 
  private:
-  static constexpr bool kDatagramOps = internal::HasDatagramOps<Scheduler>();
-
-  explicit UdpSocket(Core* core) : core_(core) {}
-  // For the calls that use the fd at once (addresses, fd()).
-  Core* Checked() const {
-    FAIRSCHED_CHECK(core_ != nullptr && !core_->IsClosed(),
-                    "use of a closed or moved-from UdpSocket");
-    return core_;
-  }
-  // For the operations: a closed socket is an error value there (kClosed), not misuse.
-  Core* Live() const {
-    FAIRSCHED_CHECK(core_ != nullptr, "use of a moved-from UdpSocket");
-    return core_;
-  }
+  explicit UdpSocket(Core* core) : Handle(core) {}
 
   static IoResult<UdpSocket> Open(Scheduler& scheduler, const SocketAddress& address,
                                   bool connect) {
@@ -202,79 +233,6 @@ class UdpSocket {
     }
     return UdpSocket(new Core(&scheduler, fd));
   }
-
-  // Sends one datagram to `*to` (null: the connected peer).
-  coro::Task<IoResult<std::size_t>> SendDatagram(std::span<const char> data,
-                                                 const SocketAddress* to, TaskDeadline deadline) {
-    if constexpr (kDatagramOps) {
-      Core* core = Live();
-      const internal::SocketUse<Core> use(core);  // the fd stays open until we return
-      if (!use.ok()) co_return IoError(IoErrorCode::kClosed);
-      if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
-      core->op(Core::kWriteSide)
-          .PrepareSendTo(core->fd(), data.data(), data.size(), to != nullptr ? to->get() : nullptr,
-                         to != nullptr ? to->length() : 0, core->handler());
-      IoResult<std::int32_t> result = co_await core->RunOp(Core::kWriteSide, deadline);
-      if (!result.ok()) co_return result.error();
-      if (result.value() < 0) co_return DatagramError(result.value());
-      co_return static_cast<std::size_t>(result.value());
-    } else {
-      auto send = [&](int fd) { return internal::SendToNow(fd, data.data(), data.size(), to); };
-      co_return co_await Transfer(Core::kWriteSide, deadline, send);
-    }
-  }
-
-  // A datagram op's -errno as an error. Windows reports an ICMP "port unreachable" as
-  // ECONNRESET (WSAECONNRESET); for UDP, which has no connection, it means refused.
-  static IoError DatagramError(std::int32_t result) {
-    return internal::ErrorOfResult(result == -ECONNRESET ? -ECONNREFUSED : result, false);
-  }
-
-  // (Callers name their lambdas before the co_await: gcc 12 destroys a lambda written
-  // inside a co_await expression twice.)
-  // Runs `syscall(fd)` (a non-blocking recvfrom/sendto: a length or -errno) in direction
-  // `side` until it does not report EAGAIN, waiting for readiness in between; its length,
-  // or the error that ended it.
-  template <typename Syscall>
-  coro::Task<IoResult<std::size_t>> Transfer(typename Core::Direction side, TaskDeadline deadline,
-                                             Syscall syscall) {
-    Core* core = Live();
-    const internal::SocketUse<Core> use(core);  // the fd stays open until we return
-    if (!use.ok()) co_return IoError(IoErrorCode::kClosed);
-    if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
-    while (true) {
-      if constexpr (!Core::kCompletions) {
-        if (core->Drained(side)) {
-          IoError waited = co_await core->WaitReady(side, deadline);
-          if (!waited.ok()) co_return waited;
-        }
-      }
-      const std::ptrdiff_t n = syscall(core->fd());
-      if (n >= 0) co_return static_cast<std::size_t>(n);
-      if (n == -EINTR) continue;
-      if (n != -EAGAIN && n != -EWOULDBLOCK) co_return IoError::FromErrno(static_cast<int>(-n));
-      if constexpr (Core::kCompletions) {
-        IoError waited = co_await PollReady(core, side, deadline);
-        if (!waited.ok()) co_return waited;
-      } else {
-        core->SetDrained(side);  // the next round waits for an edge first
-      }
-    }
-  }
-
-  // io_uring: one-shot readiness of `side` (a Poll IoOp run to its final completion).
-  static coro::Task<IoError> PollReady(Core* core, typename Core::Direction side,
-                                       TaskDeadline deadline) {
-    const std::uint32_t interest = side == Core::kReadSide ? kIoReadable : kIoWritable;
-    core->op(side).PreparePoll(core->fd(), interest, core->handler());
-    IoResult<std::int32_t> result = co_await core->RunOp(side, deadline);
-    if (!result.ok()) co_return result.error();
-    // An error or hangup bit is a success here: the retried syscall reports the error.
-    if (result.value() < 0) co_return internal::ErrorOfResult(result.value(), false);
-    co_return IoError();
-  }
-
-  Core* core_ = nullptr;
 };
 
 }  // namespace fairsched

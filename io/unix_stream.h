@@ -35,7 +35,7 @@
 //     them at connect time (SO_PEERCRED).
 //   - Windows has AF_UNIX since Windows 10 1803, but Wine 8 (where the Windows build is
 //     tested) refuses AF_UNIX sockets, so the IOCP path is not wired for it:
-//     //io:unix_stream is Linux-only (see io/README.md).
+//     //io:unix_stream is Linux-only (see docs/io.md).
 #ifndef FAIRSCHED_IO_UNIX_STREAM_H_
 #define FAIRSCHED_IO_UNIX_STREAM_H_
 

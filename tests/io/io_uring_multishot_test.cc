@@ -107,7 +107,7 @@ void WritePattern(int fd, std::size_t from, std::size_t to) {
     chunk.resize(size);
     for (std::size_t i = 0; i < size; ++i) chunk[i] = PatternByte(sent + i);
     const ssize_t n = send(fd, chunk.data(), size, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;  // io_uring task work on this thread (io/README.md)
+    if (n < 0 && errno == EINTR) continue;  // io_uring task work on this thread (docs/io.md)
     ASSERT_GT(n, 0) << "send failed: " << errno;
     sent += static_cast<std::size_t>(n);
   }

@@ -8,8 +8,8 @@
 // abortive peer close, the refusal of readiness ops, and the Windows answers of the socket
 // options.
 //
-// Where Wine differs from Windows, the test says which API; see io/README.md ("Verified
-// under Wine, and what only Windows can show").
+// Where Wine differs from Windows, the test says which API; see docs/io.md ("What Wine
+// verifies, and what only Windows can show").
 #include "io/iocp_backend.h"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // A connected pair of loopback TCP sockets for the Task-level IO backend tests (tests/io),
-// made only through the socket seam of io/tcp.h (internal::OpenListeningSocket,
+// made only through the plain socket calls (io/internal/socket_ops.h: internal::OpenListeningSocket,
 // OpenTcpSocket, RecvNow, CloseFd; io/socket_ops_posix.cc, io/socket_ops_windows.cc) and the
 // BSD calls Winsock shares (connect, accept, send), so the same test code runs on Linux and
 // Windows. Plus the one operation every backend can wait for data with.

@@ -1,4 +1,4 @@
-// The TcpStream / TcpListener API of issue 24 (io/tcp.h) over both Linux backends, epoll and
+// The TcpStream / TcpListener API (io/tcp.h) over both Linux backends, epoll and
 // io_uring: ReadSome/WriteSome (TcpStream models ByteStream), the byte count a failed Write
 // reports, AcceptWithPeer, the typed socket options read back with getsockopt, and the
 // per-connection idle timeout.
