@@ -113,19 +113,18 @@ BUGS = {
         "    return count;\n",
         "    return PublishClaimed(publish);\n",
     ),
-    # coro/runtime.h ReleaseOwnReference: Finish marks itself done but drops the coroutine's
-    # own reference itself instead of handing it to the attached JoinHandle, so the root
-    # frame (the parameters) can be destroyed after the join returned (the defect before
-    # the hand-over).
+    # coro/internal/wait_word.h HandOverOwnReference: Finish marks itself done but reports
+    # the coroutine's own reference as not handed over, so it drops it itself instead of
+    # leaving it to the attached JoinHandle, and the root frame (the parameters) can be
+    # destroyed after the join returned (the defect before the hand-over).
     "join_own_reference_not_handed_over": (
-        "coro/runtime.h",
+        "coro/internal/wait_word.h",
         "      if (word_.compare_exchange_weak(old, old | kFinishDone | kOwnRefHandedOver,\n"
         "                                      std::memory_order_release, std::memory_order_relaxed)) {\n"
-        "        return;\n",
+        "        return true;\n",
         "      if (word_.compare_exchange_weak(old, old | kFinishDone,\n"
         "                                      std::memory_order_release, std::memory_order_relaxed)) {\n"
-        "        Unref();\n"
-        "        return;\n",
+        "        return false;\n",
     ),
 }
 
