@@ -14,9 +14,9 @@
 #ifndef FAIRSCHED_CORO_RUNTIME_H_
 #define FAIRSCHED_CORO_RUNTIME_H_
 
-#include "coro/cancel.h"        // IWYU pragma: export
-#include "coro/runtime_types.h" // IWYU pragma: export
-#include "coro/spawn.h"         // IWYU pragma: export
-#include "coro/wait.h"          // IWYU pragma: export
+#include "coro/cancel.h"         // IWYU pragma: export
+#include "coro/runtime_types.h"  // IWYU pragma: export
+#include "coro/spawn.h"          // IWYU pragma: export
+#include "coro/wait.h"           // IWYU pragma: export
 
 #endif  // FAIRSCHED_CORO_RUNTIME_H_

@@ -425,7 +425,8 @@ class alignas(64) CoroutineState {
   // Posts the task after a step. With a helper, a post that is still pending serves instead
   // (see ContinuationHelper::Suspended).
   void PostTask(TaskDeadline deadline, bool through_stop, bool yielded) {
-    if (ContinuationHelper* helper = Helper(); helper != nullptr && !helper->Suspended(this, yielded)) {
+    if (ContinuationHelper* helper = Helper();
+        helper != nullptr && !helper->Suspended(this, yielded)) {
       return;
     }
     ops_->post(scheduler_, &task_, deadline, through_stop);

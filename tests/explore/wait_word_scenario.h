@@ -165,8 +165,8 @@ inline void WakeRacesSuspendAndCancel(bool deadline) {
   explore::Check(h.task_wakes() == (cancel_closed ? 1 : 0) + (wake_closed ? 1 : 0),
                  "a closer on another thread did not wake the task exactly once");
   if (wake_closed) {
-    explore::Check(reason == WakeReason::kWakeup, "the waker closed the wait, the coroutine saw " +
-                                                      Name(reason));
+    explore::Check(reason == WakeReason::kWakeup,
+                   "the waker closed the wait, the coroutine saw " + Name(reason));
   } else if (cancel_closed) {
     explore::Check(reason == WakeReason::kCancelled,
                    "the cancel closed the wait, the coroutine saw " + Name(reason));
@@ -198,8 +198,9 @@ inline void StaleWakerAndSignal() {
   const WakeReason second = h.WaitWoken(/*deadline=*/false);
   waker.Join();
   signaller.Join();
-  explore::Check(first == (stale_closed ? WakeReason::kWakeup : WakeReason::kDeadline),
-                 "wait 1 ended with " + Name(first) + (stale_closed ? ", its waker closed it" : ""));
+  explore::Check(
+      first == (stale_closed ? WakeReason::kWakeup : WakeReason::kDeadline),
+      "wait 1 ended with " + Name(first) + (stale_closed ? ", its waker closed it" : ""));
   explore::Check(second == WakeReason::kSignal, "wait 2 (WaitSignal) ended with " + Name(second));
   explore::Check((h.word() & (WaitWord::kPendingSignal | WaitWord::kPendingWakeup)) == 0,
                  "a remembered signal was left after the wait it ended");
