@@ -246,7 +246,7 @@ class alignas(64) CoroutineState {
     }
     // The other half of RequestCancel's Dekker pair (the extension is installed, seq_cst,
     // in Ext()): a cancellation that looked for the extension before it existed ran no
-    // callbacks, so we run them (RunCancelCallbacks runs them once, whoever calls it).
+    // callbacks, so we run them (RunCallbacksOnce runs them once, whoever calls it).
     const CancelReason reason = cancel_reason_.load(std::memory_order_seq_cst);
     if (reason != CancelReason::kNone) ext->RunCallbacksOnce(reason);
   }
@@ -284,9 +284,8 @@ class alignas(64) CoroutineState {
   // The JoinHandle lets go without taking the result (Detach, or its destructor), dropping
   // its reference (and the coroutine's own, if Finish handed it over). A coroutine that
   // already finished with an exception nobody took reports it now, as one that finishes
-  // later will (see "Results" in coro/spawn.h). Acq_rel: the RMW decides which of this and Finish's
-  // ReleaseOwnReference sees the other (exactly one of them drops the coroutine's own
-  // reference); acquire also orders Finish's last touches before a Destroy here.
+  // later will (see "Results" in coro/spawn.h). Exactly one of this and Finish's
+  // ReleaseOwnReference drops the coroutine's own reference (acq_rel: see WaitWord::Detach).
   void ReleaseHandle() {
     const std::uint64_t old = word_.Detach();
     if ((old & WaitWord::kFinished) != 0 && root_ops_->failed(Frame())) root_ops_->report(Frame());
