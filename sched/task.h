@@ -23,8 +23,9 @@
 //     would race on the task's flags and on a stateful callable. A double post (posting a task
 //     that is queued and has not started) aborts with a message in EVERY build (one relaxed
 //     exchange per post; a relaxed load and store when the task re-posts itself from its own
-//     callback, where no other thread may post it); the other forbidden case cannot be detected cheaply (the scheduler
-//     never touches a task after its callback returns), and ThreadSanitizer reports it.
+//     callback, where no other thread may post it); the other forbidden case cannot be detected
+//     cheaply (the scheduler never touches a task after its callback returns), and ThreadSanitizer
+//     reports it.
 //   - Once posted, the task belongs to the scheduler: the poster must not touch it (it may
 //     already be running, or have deleted itself) except through Wakeup/Signal/Cancel.
 //   - Setters (SetCallback, SetDelay, ...) may be called before posting or from inside the
@@ -202,6 +203,7 @@ class Task {
   // order that packs the task into 64 bytes.
 
  private:
+  // The scheduler calls the transitions and marks below; it never writes a field itself.
   template <typename, typename, typename>
   friend class BasicTaskScheduler;
   friend struct internal::TaskStateAccess;
@@ -223,8 +225,7 @@ class Task {
   static constexpr std::uint8_t kFlagThroughStop = 32;
   // The bits that travel with a task from its post to its execution; the per-run bits
   // (expired/signaled/cancelled) are rewritten by the sched-role and the executor.
-  static constexpr std::uint8_t kFlagsKeptUntilRun =
-      kFlagOneShot | kFlagStamped | kFlagThroughStop;
+  static constexpr std::uint8_t kFlagsKeptUntilRun = kFlagOneShot | kFlagStamped | kFlagThroughStop;
   // The bits that belong to one post and end with its execution.
   static constexpr std::uint8_t kFlagsOfOnePost = kFlagStamped | kFlagThroughStop;
   using Handler = void (*)(Task*, Op);
@@ -343,6 +344,53 @@ class Task {
     // Relaxed: the byte only guards against misuse; a re-post from inside the callback
     // comes after this store on the same thread.
     queued_.store(0, std::memory_order_relaxed);
+  }
+
+  // --- The scheduler's reads and writes of the task's flags, deadline and owner. Each
+  // write is made by the one thread that may touch the task at that point (its poster, the
+  // sched-role, or its executor), and the queue hand-off that follows publishes it; the
+  // owner, read by wakers on any thread, is atomic. ---
+
+  // Post, any thread: the scheduler the task is posted to, for the misuse checks of
+  // Wakeup/Signal/Cancel. Relaxed: only checked for misuse; correctness never depends on it.
+  void SetOwner(const void* scheduler) { owner_.store(scheduler, std::memory_order_relaxed); }
+  // Whether `scheduler` may wake the task: it was last posted there, or never posted.
+  // Relaxed, like SetOwner (a misuse check).
+  bool IsOwnedByOrUnposted(const void* scheduler) const {
+    const void* const owner = owner_.load(std::memory_order_relaxed);
+    return owner == nullptr || owner == scheduler;
+  }
+  // Whether a TaskPool made the task (a PostOneShot task). pooled_ is set before the task is
+  // ever shared and never changes, so this read races with nothing, whenever it happens.
+  bool IsPooled() const { return pooled_; }
+  // TaskPool, on a task it has just created, before any other thread can see it.
+  void MarkPooled() { pooled_ = true; }
+  // PostOneShot, on a task fresh from the pool (no other thread can post it): the scheduler
+  // owns it and recycles it after its callback returns.
+  void MarkOneShot() { flags_ = kFlagOneShot; }
+  bool IsOneShot() const { return (flags_ & kFlagOneShot) != 0; }
+  // PostDeadlineThroughStop: this post's wait is not ended by Stop. The poster's setter,
+  // like the deadline; BeginExecution clears it with the post's other marks.
+  void MarkThroughStop() { flags_ |= kFlagThroughStop; }
+  // The sched-role making the task ready (or its worker keeping a run-now post in its local
+  // batch, set as the sched-role would set it, so that publishing it later does not touch
+  // it again): IsExpired() in the callback will be `expired`. The one-shot mark and the
+  // post-time stamp travel on from the post. Plain write: the executor reads it after the
+  // ready queue's release/acquire hand-off.
+  void MarkReady(bool expired) {
+    flags_ =
+        static_cast<std::uint8_t>((flags_ & kFlagsKeptUntilRun) | (expired ? kFlagExpired : 0));
+  }
+  // The executor, after a one-shot's callback returned: blanks the task for its pool
+  // (destroys the callable and its captures). Only this thread can reach it now (the
+  // callback, the only other holder of the pointer, has returned), so plain and relaxed
+  // accesses suffice. Nobody can have posted it again: Post refuses pooled tasks.
+  void ResetForPool() {
+    Reset();
+    flags_ = 0;
+    deadline_ = kTaskDeadlineNow;
+    // A Wakeup of the one-shot from its own callback left a bit no run will consume.
+    state_.store(0, std::memory_order_relaxed);
   }
 
   // Post-time stamp for the scheduler's latency histogram, stored where it costs no room:

@@ -88,7 +88,7 @@ class TaskPool {
       // Relaxed: a statistic; nothing is published through it.
       allocations_.fetch_add(1, std::memory_order_relaxed);
       Task* task = new Task();
-      task->pooled_ = true;  // before anyone else can see the task (see Task::pooled_)
+      task->MarkPooled();  // before anyone else can see the task (see Task::pooled_)
       return task;
     }
     return cache.Pop();

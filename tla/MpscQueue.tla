@@ -91,7 +91,7 @@ PushLink(p) ==                 \* P3: prev.next = item (release)
   /\ ppc' = [ppc EXCEPT ![p] = "notify"]
   /\ UNCHANGED <<tail, head, notified, pushed, prev, cpc, h, nx, cprev, exchanged, popped, before>>
 
-\* code: sched/task_scheduler.h AfterFrontPush: io_.Notify();
+\* code: sched/internal/idle.h AfterFrontPush: io_.Notify();
 PushNotify(p) ==               \* Push returned prev == stub: io_.Notify()
   /\ ppc[p] = "notify"
   /\ notified' = (notified \/ (IF BugNoNotify THEN prev[p] = Null ELSE prev[p] = Stub))
@@ -185,7 +185,7 @@ IsEmptyTail ==                 \* ... then tail_
   /\ cpc' = IF tail = Stub THEN "sleep" ELSE "read_head"
   /\ UNCHANGED <<next, tail, head, notified, h, nx, cprev, popped>> /\ Keep
 
-\* code: sched/task_scheduler.h Schedule: io_.WaitUntil(until, io_sink);
+\* code: sched/internal/sched_role.h Schedule: io_.WaitUntil(until, io_sink);
 WaitUntil ==                   \* sleeps until notified, consumes the flag
   /\ cpc = "sleep"
   /\ notified

@@ -14,8 +14,9 @@
 (* re-posts it with PostWait; waker 2 Cancels it after the re-post.        *)
 (*                                                                         *)
 (* Local batches (LocalRepost = TRUE; the Spin model's -DLOCAL_REPOST;     *)
-(* "Local batches and the order bound" in sched/task_scheduler.h, the ring *)
-(* in sched/internal/local_batch.h): a run-now post made by a task while   *)
+(* sched/internal/held_posts.h and docs/design.md, "The hot path every     *)
+(* resume takes"; the ring in sched/internal/local_batch.h): a run-now     *)
+(* post made by a task while                                               *)
 (* every worker executes (executing = number of workers, read as its own   *)
 (* step before the append, as AppendLocal's SomeWorkerMayBeIdle) goes into *)
 (* its worker's local batch; when a worker may be idle it goes to the      *)
@@ -174,8 +175,8 @@ NoRecord == -1
 Min(a, b) == IF a < b THEN a ELSE b
 Max(a, b) == IF a < b THEN b ELSE a
 
-\* The order bound of a held post ("Local batches and the order bound" in
-\* sched/task_scheduler.h), in task starts of another worker: 3E. The derivation, for a post
+\* The order bound of a held post ("Order" in sched/task_scheduler.h; docs/design.md, "The
+\* hot path every resume takes"), in task starts of another worker: 3E. The derivation, for a post
 \* P appended to o's batch while worker w runs on (every step below is the spec's rule):
 \*   1. w looks at o's batch at the end of each of its execution batches that started a
 \*      task (TakeOverStaleBatches). Its first look after P's append comes at the end of the
@@ -577,9 +578,9 @@ Jump(w, from, to) ==
 \* batch without the E bound always ends early); failing it with a local batch (the role
 \* is held elsewhere): PublishOwnLocalToFront. (The exit load, the HasLocal read and the
 \* TryLock are one step here: exit_ only goes from false to true while workers run.)
-\* code: sched/task_scheduler.h WorkerMain: if (exit_.load(std::memory_order_acquire)) {
-\* code: sched/task_scheduler.h WorkerMain: PublishOwnLocalToFront(worker);
-\* code: sched/task_scheduler.h WorkerMain: if ((batch_ended_early || has_local) && role_.TryLock()) {
+\* code: sched/internal/worker_loop.h WorkerMain: if (exit_.load(std::memory_order_acquire)) {
+\* code: sched/internal/worker_loop.h WorkerMain: PublishOwnLocalToFront(worker);
+\* code: sched/internal/worker_loop.h WorkerMain: if ((batch_ended_early || has_local) && role_.TryLock()) {
 TryLock(w) ==
   /\ wpc[w] = "top"
   /\ LET hasLocal == LocalRepost /\ batch[w] # <<>> IN
@@ -595,11 +596,11 @@ TryLock(w) ==
 \* read stopping_; the first role take of a Stop generation sweeps the wait queue
 \* (WakeWaitingForStop: PopAny, then the kWaiting -> kWaiting|kWoken CAS, which a waker may
 \* have beaten; the wait queue is role-only state, so pop and CAS are one step here).
-\* code: sched/task_scheduler.h Schedule: if (exit_.load(std::memory_order_acquire)) {
-\* code: sched/task_scheduler.h Schedule: const bool stopping = stopping_.load(std::memory_order_acquire);
-\* code: sched/task_scheduler.h WakeWaitingForStop: if (generation == swept_generation_) return 0;
-\* code: sched/task_scheduler.h WakeWaitingForStop: while (Task* task = wait_.PopAny()) {
-\* code: sched/task_scheduler.h WakeWaitingForStop: if (!task->TryWaitingToReady()) continue;
+\* code: sched/internal/sched_role.h Schedule: if (exit_.load(std::memory_order_acquire)) {
+\* code: sched/internal/sched_role.h Schedule: const bool stopping = stopping_.load(std::memory_order_acquire);
+\* code: sched/internal/sched_role.h WakeWaitingForStop: if (generation == swept_generation_) return 0;
+\* code: sched/internal/sched_role.h WakeWaitingForStop: while (Task* task = wait_.PopAny()) {
+\* code: sched/internal/sched_role.h WakeWaitingForStop: if (!task->TryWaitingToReady()) continue;
 SweepWins == inWait[Timer] /\ state[Timer] = {"waiting"}
 ScheduleStart(w) ==
   /\ wpc[w] = "sched_start"
@@ -627,7 +628,7 @@ ScheduleStart(w) ==
   /\ UNCHANGED <<deadline, queued, posted, ran, running, overtakes>>
   /\ UNCHANGED <<front, ready, frontNotified, readySignal, parked, role>> /\ KeepLocal
 
-\* code: sched/task_scheduler.h Schedule: Task* task = front_.Pop();
+\* code: sched/internal/sched_role.h Schedule: Task* task = front_.Pop();
 SchedulePop(w) ==              \* front_.Pop(), at most Batch per round
   /\ wpc[w] = "sched_pop"
   /\ IF popped[w] < Batch /\ front # <<>>
@@ -641,16 +642,16 @@ SchedulePop(w) ==              \* front_.Pop(), at most Batch per round
   /\ KeepOthers
   /\ KeepTasks
 
-\* code: sched/task_scheduler.h MakeReady: ready_.PushPending(task);
+\* code: sched/internal/sched_role.h MakeReady: ready_.PushPending(task);
 MakeReady(w, t) ==             \* ready_.PushPending(t)
   /\ pending' = Append(pending, t)
   /\ moved' = [moved EXCEPT ![w] = @ + 1]
 
 \* Woken, due, stopping (the StopHarness: Stop wakes a wait on arrival), or on to the
 \* kWaiting CAS.
-\* code: sched/task_scheduler.h ReceiveFromFront: if (task->IsWoken()) {
-\* code: sched/task_scheduler.h ReceiveFromFront: if (wait_.Contains(task)) wait_.Remove(task);
-\* code: sched/task_scheduler.h ReceiveFromFront: if (stopping && !task->WaitsThroughStop()) {
+\* code: sched/internal/sched_role.h ReceiveFromFront: if (task->IsWoken()) {
+\* code: sched/internal/sched_role.h ReceiveFromFront: if (wait_.Contains(task)) wait_.Remove(task);
+\* code: sched/internal/sched_role.h ReceiveFromFront: if (stopping && !task->WaitsThroughStop()) {
 ReceiveFromFront(w) ==
   /\ wpc[w] = "receive"
   /\ LET t == wt[w] IN
@@ -683,7 +684,7 @@ TryPendingToWaiting(w) ==      \* CAS 0 -> kWaiting (release)
                  took>>
   /\ KeepOthers /\ UNCHANGED <<deadline, queued, inWait, posted, ran, running, overtakes>>
 
-\* code: sched/task_scheduler.h ReceiveFromFront: wait_.Push(task, deadline);
+\* code: sched/internal/sched_role.h ReceiveFromFront: wait_.Push(task, deadline);
 WaitQueuePush(w) ==
   /\ wpc[w] = "wait_queue_push"
   /\ inWait' = Set(inWait, wt[w], TRUE)
@@ -694,12 +695,12 @@ WaitQueuePush(w) ==
 \* The holder's own local batch (HasLocal): straight into the ready queue behind an empty
 \* front queue (MoveLocalToReady; IsEmpty is exact for its consumer), else through the front
 \* queue (PublishOwnLocalToFront). Both are the owner's publications below.
-\* code: sched/task_scheduler.h Schedule: if (worker->HasLocal()) {
+\* code: sched/internal/sched_role.h Schedule: if (worker->HasLocal()) {
 SchedLocal(w) == Jump(w, "sched_local", IF batch[w] = <<>> THEN "pop_expired"
                                         ELSE IF front = <<>> THEN "move_pub"
                                         ELSE "sched_pub")
 
-\* code: sched/task_scheduler.h Schedule: wait_.NextDeadline() == kNoDeadline ? nullptr : wait_.PopExpired(now.Get());
+\* code: sched/internal/sched_role.h Schedule: wait_.NextDeadline() == kNoDeadline ? nullptr : wait_.PopExpired(now.Get());
 PopExpired(w) ==               \* a finite deadline may have passed: take it out
   /\ wpc[w] = "pop_expired"
   /\ \/ /\ inWait[Timer] /\ deadline[Timer] = "future"
@@ -708,7 +709,7 @@ PopExpired(w) ==               \* a finite deadline may have passed: take it out
   /\ KeepWorkerLocals(w) /\ KeepOthers /\ KeepQueues
   /\ UNCHANGED <<state, deadline, queued, posted, ran, running, overtakes>>
 
-\* code: sched/task_scheduler.h Schedule: if (!task->TryWaitingToReady()) continue;
+\* code: sched/internal/sched_role.h Schedule: if (!task->TryWaitingToReady()) continue;
 \* code: sched/task.h TryWaitingToReady: return state_.compare_exchange_strong(expected, kWaiting | kWoken, std::memory_order_relaxed,
 TryWaitingToReady(w) ==        \* CAS kWaiting -> kWaiting|kWoken; on failure a waker pushes it
   /\ wpc[w] = "try_waiting_to_ready"
@@ -730,8 +731,8 @@ EnterSleep(w, p) ==
     ELSE /\ UNCHANGED tvisit
          /\ Goto(w, IF p = "park" THEN "park_receive" ELSE "wait_until")
 
-\* code: sched/task_scheduler.h Schedule: result.backlog = !front_.IsEmpty();
-\* code: sched/task_scheduler.h Schedule: ready_.FlushPending();
+\* code: sched/internal/sched_role.h Schedule: result.backlog = !front_.IsEmpty();
+\* code: sched/internal/sched_role.h Schedule: ready_.FlushPending();
 ScheduleDecide(w) ==           \* backlog/timers; FlushPending and leave, or go on, or sleep
   /\ wpc[w] = "decide"
   /\ backlog' = Set(backlog, w, front # <<>>)
@@ -749,7 +750,7 @@ ScheduleDecide(w) ==           \* backlog/timers; FlushPending and leave, or go 
   /\ UNCHANGED <<wt, moved, popped, executed, wWasEmpty, took, hold, early, seen>>
   /\ KeepOthers /\ KeepTasks
 
-\* code: sched/task_scheduler.h Schedule: io_.WaitUntil(until, io_sink);
+\* code: sched/internal/sched_role.h Schedule: io_.WaitUntil(until, io_sink);
 WaitUntil(w) ==                \* io_.WaitUntil(next deadline): a notify, or the deadline
   /\ wpc[w] = "wait_until"
   /\ \/ frontNotified /\ frontNotified' = FALSE
@@ -760,7 +761,7 @@ WaitUntil(w) ==                \* io_.WaitUntil(next deadline): a notify, or the
   /\ UNCHANGED <<front, ready, pending, readySignal, parked, role>> /\ KeepLocal
   /\ KeepWorkerLocals(w) /\ KeepOthers /\ KeepTasks
 
-\* code: sched/task_scheduler.h WorkerMain: role_.Unlock();
+\* code: sched/internal/worker_loop.h WorkerMain: role_.Unlock();
 Unlock(w) ==                   \* role_.Unlock() (seq_cst)
   /\ wpc[w] = "unlock"
   /\ role' = FALSE
@@ -768,7 +769,7 @@ Unlock(w) ==                   \* role_.Unlock() (seq_cst)
   /\ UNCHANGED <<front, ready, pending, frontNotified, readySignal, parked>> /\ KeepLocal
   /\ KeepWorkerLocals(w) /\ KeepOthers /\ KeepTasks
 
-\* code: sched/task_scheduler.h WorkerMain: const bool more_to_schedule = result.backlog || !front_.IsEmpty(std::memory_order_seq_cst);
+\* code: sched/internal/worker_loop.h WorkerMain: const bool more_to_schedule = result.backlog || !front_.IsEmpty(std::memory_order_seq_cst);
 ReleaseCheck(w) ==             \* more_to_schedule = backlog || !front_.IsEmpty(seq_cst)
   /\ wpc[w] = "release_check"
   /\ LET more == backlog[w] \/ front # <<>>
@@ -779,8 +780,8 @@ ReleaseCheck(w) ==             \* more_to_schedule = backlog || !front_.IsEmpty(
   /\ UNCHANGED <<wt, executed, wWasEmpty, tvisit, took, hold, early, seen>>
   /\ KeepOthers /\ KeepTasks /\ KeepQueues
 
-\* code: sched/task_scheduler.h WakeOne: if (parked_.load(std::memory_order_seq_cst) == 0) return;
-\* code: sched/task_scheduler.h WakeOne: ready_signal_.Send();
+\* code: sched/internal/idle.h WakeOne: if (parked_.load(std::memory_order_seq_cst) == 0) return;
+\* code: sched/internal/idle.h WakeOne: ready_signal_.Send();
 WakeOne(w) ==
   /\ wpc[w] = "wake_one"
   /\ WakeOneEffect
@@ -790,8 +791,8 @@ WakeOne(w) ==
 
 \* consumer.Pop(); the first task of an execution batch counts the worker in `executing`
 \* (`executed` is still 0 then: BatchNext counts the task after it).
-\* code: sched/task_scheduler.h NextReadyTask: Task* const task = worker->consumer.Pop();
-\* code: sched/task_scheduler.h ExecuteBatch: if (executed == 0) executing_.fetch_add(1, std::memory_order_relaxed);
+\* code: sched/internal/worker_loop.h NextReadyTask: Task* const task = worker->consumer.Pop();
+\* code: sched/internal/worker_loop.h ExecuteBatch: if (executed == 0) executing_.fetch_add(1, std::memory_order_relaxed);
 ExecuteBatchPop(w) ==
   /\ wpc[w] = "exec"
   /\ IF ready # <<>>
@@ -803,7 +804,7 @@ ExecuteBatchPop(w) ==
                  tvisit, took>>
   /\ KeepOthers /\ KeepTasks
 
-\* code: sched/task_scheduler.h ExecuteBatch: if (parked_.load(std::memory_order_relaxed) > 0 && ReadySeemsNonEmpty(worker)) {
+\* code: sched/internal/worker_loop.h ExecuteBatch: if (parked_.load(std::memory_order_relaxed) > 0 && ReadySeemsNonEmpty(worker)) {
 ChainWake(w) ==                \* parked workers and more seem ready: WakeOne
   /\ wpc[w] = "chain_wake"
   /\ readySignal' = (readySignal \/ (parked > 0 /\ ready # <<>>))
@@ -900,11 +901,11 @@ Callback(w) ==
 \* read first; no worker idle: into the local batch, else PublishOwnLocalToFront (the
 \* poster's held posts go first: the owner's publication "append" below), then PushFront.
 \* (The batch's capacity, 128, is not reached here: IsFull's publication is not modelled.)
-\* code: sched/task_scheduler.h AppendLocal: if (SomeWorkerMayBeIdle()) {
+\* code: sched/internal/held_posts.h AppendLocal: if (SomeWorkerMayBeIdle()) {
 RepostDecide(w) == Jump(w, "repost_decide", IF executing = NWorkers THEN "repost_local"
                                             ELSE "append_pub")
 
-\* code: sched/task_scheduler.h AppendLocal: worker->local.Append(task);
+\* code: sched/internal/held_posts.h AppendLocal: worker->local.Append(task);
 \* code: sched/internal/local_batch.h Append: tail_.store(end + 1, std::memory_order_release);
 RepostLocal(w) ==              \* MarkQueued + setters + the append (tail_ store)
   /\ wpc[w] = "repost_local"
@@ -918,7 +919,7 @@ RepostLocal(w) ==              \* MarkQueued + setters + the append (tail_ store
                  taking>>
   /\ UNCHANGED <<state, inWait, ran, running, overtakes>> /\ KeepWorkerLocals(w) /\ KeepOthers
 
-\* code: sched/task_scheduler.h AppendLocal: PushFront(task);
+\* code: sched/internal/held_posts.h AppendLocal: PushFront(task);
 RepostFront(w) ==              \* a worker may be idle: the usual Post (PushFront)
   /\ wpc[w] = "repost_front"
   /\ PostPushFrom(w, PostedTask(w), "due")
@@ -955,10 +956,10 @@ RepostWakeOne(w) ==
 \* after E = ExecBatch starts (the loop's bound; elsewhere `executed` only says "some").
 \* (A lone worker would claim its local batch in place, ClaimLocalInPlace; the harnesses
 \* with local batches have two workers.)
-\* code: sched/task_scheduler.h ExecuteBatch: const bool out_of_ready = !worker->HasClaimed() && !ReadySeemsNonEmpty(worker);
-\* code: sched/task_scheduler.h ExecuteBatch: if (SomeWorkerMayBeIdle() ||
-\* code: sched/task_scheduler.h ExecuteBatch: if (TimerDue() && !role_.IsLocked()) break;
-\* code: sched/task_scheduler.h ExecuteBatch: while (executed < options_.execute_batch_size) {
+\* code: sched/internal/worker_loop.h ExecuteBatch: const bool out_of_ready = !worker->HasClaimed() && !ReadySeemsNonEmpty(worker);
+\* code: sched/internal/worker_loop.h ExecuteBatch: if (SomeWorkerMayBeIdle() ||
+\* code: sched/internal/worker_loop.h ExecuteBatch: if (TimerDue() && !role_.IsLocked()) break;
+\* code: sched/internal/worker_loop.h ExecuteBatch: while (executed < options_.execute_batch_size) {
 BatchNext(w) ==
   /\ wpc[w] = "batch_next"
   /\ executed' = Set(executed, w, IF LocalRepost THEN executed[w] + 1 ELSE 1)
@@ -995,18 +996,18 @@ BatchNext(w) ==
 \* whose publication has read its items but not pushed them still looks held (the items
 \* stay in it until the push, and the head with them): its look counts on, and once stale
 \* the take-over waits for the claim (TakeTake).
-\* code: sched/task_scheduler.h ExecuteBatch: executing_.fetch_sub(1, std::memory_order_relaxed);
-\* code: sched/task_scheduler.h ExecuteBatch: worker->started += executed;
-\* code: sched/task_scheduler.h WorkerMain: batch_ended_early = executed < options_.execute_batch_size;
-\* code: sched/task_scheduler.h WorkerMain: if (local_batches_ && worker_count_ > 1) TakeOverStaleBatches(worker);
-\* code: sched/task_scheduler.h TakeOverStaleBatches: if (other->local.LooksEmpty()) {
+\* code: sched/internal/worker_loop.h ExecuteBatch: executing_.fetch_sub(1, std::memory_order_relaxed);
+\* code: sched/internal/worker_loop.h ExecuteBatch: worker->started += executed;
+\* code: sched/internal/worker_loop.h WorkerMain: batch_ended_early = executed < options_.execute_batch_size;
+\* code: sched/internal/worker_loop.h WorkerMain: if (local_batches_ && worker_count_ > 1) TakeOverStaleBatches(worker);
+\* code: sched/internal/held_posts.h TakeOverStaleBatches: if (other->local.LooksEmpty()) {
 \* code: sched/internal/local_batch.h LooksEmpty: return head_.load(std::memory_order_acquire) == tail_.load(std::memory_order_relaxed);
-\* code: sched/task_scheduler.h TakeOverStaleBatches: const std::uint32_t head = other->local.Head();
+\* code: sched/internal/held_posts.h TakeOverStaleBatches: const std::uint32_t head = other->local.Head();
 \* code: sched/internal/local_batch.h Head: std::uint32_t Head() const { return head_.load(std::memory_order_relaxed); }
-\* code: sched/task_scheduler.h TakeOverStaleBatches: if (!seen.held || seen.head != head) {
-\* code: sched/task_scheduler.h TakeOverStaleBatches: if (self->started - seen.started < options_.execute_batch_size) continue;
-\* code: sched/task_scheduler.h TakeOverStaleBatches: if (TakeOverLocalBatch(other, /*wait=*/true))
-\* code: sched/task_scheduler.h WorkerMain: if (!role_.IsLocked()) continue;  // the role is free: go and take it
+\* code: sched/internal/held_posts.h TakeOverStaleBatches: if (!seen.held || seen.head != head) {
+\* code: sched/internal/held_posts.h TakeOverStaleBatches: if (self->started - seen.started < options_.execute_batch_size) continue;
+\* code: sched/internal/held_posts.h TakeOverStaleBatches: if (TakeOverLocalBatch(other, /*wait=*/true))
+\* code: sched/internal/worker_loop.h WorkerMain: if (!role_.IsLocked()) continue;  // the role is free: go and take it
 AfterBatch(w) ==
   /\ wpc[w] = "after_batch"
   /\ LET ran1 == executed[w] > 0
@@ -1092,7 +1093,7 @@ FinNotify(w) ==
 (* Leaving (StopHarness): the role holder unlocks first; every exiting worker passes the  *)
 (* exit on (Send, Notify) and is gone (wpc "off"; its locals reset for a restart).         *)
 
-\* code: sched/task_scheduler.h WorkerMain: if (result.exit) continue;
+\* code: sched/internal/worker_loop.h WorkerMain: if (result.exit) continue;
 ExitUnlock(w) ==               \* Schedule returned result.exit: Unlock, then the loop top
   /\ wpc[w] = "exit_unlock"
   /\ role' = FALSE
@@ -1100,8 +1101,8 @@ ExitUnlock(w) ==               \* Schedule returned result.exit: Unlock, then th
   /\ UNCHANGED <<front, ready, pending, frontNotified, readySignal, parked>> /\ KeepLocal
   /\ KeepWorkerLocals(w) /\ KeepOthers /\ KeepTasks
 
-\* code: sched/task_scheduler.h WorkerMain: ready_signal_.Send();
-\* code: sched/task_scheduler.h WorkerMain: io_.Notify();
+\* code: sched/internal/worker_loop.h WorkerMain: ready_signal_.Send();
+\* code: sched/internal/worker_loop.h WorkerMain: io_.Notify();
 ExitSend(w) ==
   /\ wpc[w] = "exit_send"
   /\ readySignal' = TRUE /\ frontNotified' = TRUE
@@ -1119,7 +1120,7 @@ ExitSend(w) ==
 ----------------------------------------------------------------------------
 (* Park. *)
 
-\* code: sched/task_scheduler.h Park: if (SpinFor(options_.spin_before_park, [&] { return WorkVisible(worker); })) return false;
+\* code: sched/internal/idle.h Park: if (SpinFor(options_.spin_before_park, [&] { return WorkVisible(worker); })) return false;
 ParkSpin(w) ==                 \* SpinFor(WorkVisible) may find work and return early
   /\ wpc[w] = "park_spin"
   /\ \/ /\ ready # <<>> \/ (~role /\ front # <<>>)
@@ -1127,7 +1128,7 @@ ParkSpin(w) ==                 \* SpinFor(WorkVisible) may find work and return 
      \/ Goto(w, "park_register")
   /\ KeepWorkerLocals(w) /\ KeepOthers /\ KeepTasks /\ KeepQueues
 
-\* code: sched/task_scheduler.h Park: parked_.fetch_add(1, std::memory_order_seq_cst);
+\* code: sched/internal/idle.h Park: parked_.fetch_add(1, std::memory_order_seq_cst);
 ParkRegister(w) ==             \* parked_.fetch_add(1, seq_cst)
   /\ wpc[w] = "park_register"
   /\ parked' = parked + 1
@@ -1136,9 +1137,9 @@ ParkRegister(w) ==             \* parked_.fetch_add(1, seq_cst)
   /\ KeepWorkerLocals(w) /\ KeepOthers /\ KeepTasks
 
 \* The re-checks: exit_ (StopHarness), the ready queue, the role, the front queue.
-\* code: sched/task_scheduler.h Park: const bool sleep = !exit_.load(std::memory_order_seq_cst) && !ReadySeemsNonEmpty(worker) &&
-\* code: sched/task_scheduler.h Park: const bool role_locked = role_.IsLocked(std::memory_order_seq_cst);
-\* code: sched/task_scheduler.h Park: (role_locked || front_.IsEmpty(std::memory_order_seq_cst)) &&
+\* code: sched/internal/idle.h Park: const bool sleep = !exit_.load(std::memory_order_seq_cst) && !ReadySeemsNonEmpty(worker) &&
+\* code: sched/internal/idle.h Park: const bool role_locked = role_.IsLocked(std::memory_order_seq_cst);
+\* code: sched/internal/idle.h Park: (role_locked || front_.IsEmpty(std::memory_order_seq_cst)) &&
 ParkRecheckReady(w) == Jump(w, "park_recheck_ready", IF exit \/ ready # <<>> THEN "park_done"
                                                      ELSE "park_recheck_role")
 
@@ -1153,7 +1154,7 @@ ParkRecheckSleep(w, from, sleep, elseTo) ==
 ParkRecheckRole(w) == ParkRecheckSleep(w, "park_recheck_role", role, "park_recheck_front")
 ParkRecheckFront(w) == ParkRecheckSleep(w, "park_recheck_front", front = <<>>, "park_done")
 
-\* code: sched/task_scheduler.h Park: ready_signal_.ReceiveUntil(until);
+\* code: sched/internal/idle.h Park: ready_signal_.ReceiveUntil(until);
 ParkReceive(w) ==              \* ready_signal_.ReceiveUntil(): a Send, or the re-check time
   /\ wpc[w] = "park_receive"
   /\ \/ readySignal /\ readySignal' = FALSE
@@ -1163,7 +1164,7 @@ ParkReceive(w) ==              \* ready_signal_.ReceiveUntil(): a Send, or the r
   /\ UNCHANGED <<front, ready, pending, frontNotified, parked, role>> /\ KeepLocal
   /\ KeepWorkerLocals(w) /\ KeepOthers /\ KeepTasks
 
-\* code: sched/task_scheduler.h Park: parked_.fetch_sub(1, std::memory_order_relaxed);
+\* code: sched/internal/idle.h Park: parked_.fetch_sub(1, std::memory_order_relaxed);
 ParkDone(w) ==                 \* parked_.fetch_sub(1)
   /\ wpc[w] = "park_done"
   /\ parked' = parked - 1
@@ -1277,8 +1278,8 @@ PubPush(w, p) ==
 
 \* The owner: nothing waits (IsEmptyForOwner): done, no claim. Else the claim (enabled only
 \* while no take-over holds it: the owner's wait) and the read.
-\* code: sched/task_scheduler.h PublishOwnLocalToFront: worker->local.PublishAsOwner(
-\* code: sched/task_scheduler.h MoveLocalToReady: worker->local.PublishAsOwner([&](Task** tasks, std::uint32_t count) {
+\* code: sched/internal/held_posts.h PublishOwnLocalToFront: worker->local.PublishAsOwner(
+\* code: sched/internal/held_posts.h MoveLocalToReady: worker->local.PublishAsOwner([&](Task** tasks, std::uint32_t count) {
 \* code: sched/internal/local_batch.h PublishAsOwner: if (IsEmptyForOwner()) return 0;
 \* code: sched/internal/local_batch.h IsEmptyForOwner: bool IsEmptyForOwner() const { return end_ == head_.load(std::memory_order_acquire); }
 \* code: sched/internal/local_batch.h Claim: while (taking_.exchange(true, std::memory_order_acquire)) {
@@ -1299,11 +1300,11 @@ OwnPub(w, p) ==
 
 \* The owner's publication (PubPush above).
 \* code: sched/internal/local_batch.h PublishClaimed: publish(items, count);
-\* code: sched/task_scheduler.h PublishOwnLocalToFront: [&](Task** tasks, std::uint32_t count) { was_empty = PushChain(tasks, count); });
-\* code: sched/task_scheduler.h MoveLocalToReady: if (!front_.IsEmpty()) {
-\* code: sched/task_scheduler.h MoveLocalToReady: was_empty = PushChain(tasks, count);
-\* code: sched/task_scheduler.h MoveLocalToReady: for (std::uint32_t i = 0; i < count; ++i) ready_.PushPending(tasks[i]);
-\* code: sched/task_scheduler.h PushChain: return front_.PushChain(tasks[0], tasks[count - 1]);
+\* code: sched/internal/held_posts.h PublishOwnLocalToFront: [&](Task** tasks, std::uint32_t count) { was_empty = PushChain(tasks, count); });
+\* code: sched/internal/held_posts.h MoveLocalToReady: if (!front_.IsEmpty()) {
+\* code: sched/internal/held_posts.h MoveLocalToReady: was_empty = PushChain(tasks, count);
+\* code: sched/internal/held_posts.h MoveLocalToReady: for (std::uint32_t i = 0; i < count; ++i) ready_.PushPending(tasks[i]);
+\* code: sched/internal/held_posts.h PushChain: return front_.PushChain(tasks[0], tasks[count - 1]);
 \* code: sched/internal/local_batch.h PublishClaimed: head_.store(head + count, std::memory_order_release);
 \* code: sched/internal/local_batch.h Release: void Release() { taking_.store(false, std::memory_order_release); }
 OwnPush(w, p) == PubPush(w, p)
@@ -1311,7 +1312,7 @@ OwnPush(w, p) == PubPush(w, p)
 \* A take-over: the idle one (TryTakeOver) gives up when the claim is held; the busy one
 \* (TakeOver, "stale") waits for it. Claimed: nothing to read: release, next; else the read.
 \* `took` remembers that TakeOverLocalBatches found some.
-\* code: sched/task_scheduler.h TakeOverLocalBatch: const bool published = wait ? owner->local.TakeOver(publish) : owner->local.TryTakeOver(publish);
+\* code: sched/internal/held_posts.h TakeOverLocalBatch: const bool published = wait ? owner->local.TakeOver(publish) : owner->local.TryTakeOver(publish);
 \* code: sched/internal/local_batch.h TryTakeOver: if (taking_.exchange(true, std::memory_order_acquire)) return false;
 \* code: sched/internal/local_batch.h Claim: while (taking_.exchange(true, std::memory_order_acquire)) {
 \* code: sched/internal/local_batch.h Claim: while (taking_.load(std::memory_order_relaxed)) YieldThread();
@@ -1333,16 +1334,16 @@ TakeTake(w, p) ==
   /\ UNCHANGED moved /\ KeepPubLocals /\ KeepOthers /\ KeepTasks
 
 \* The take-over's publication (PubPush above): the chain into the front queue.
-\* code: sched/task_scheduler.h TakeOverLocalBatch: was_empty = PushChain(tasks, count) || was_empty;
+\* code: sched/internal/held_posts.h TakeOverLocalBatch: was_empty = PushChain(tasks, count) || was_empty;
 \* code: sched/internal/local_batch.h PublishClaimed: head_.store(head + count, std::memory_order_release);
 \* code: sched/internal/local_batch.h Release: void Release() { taking_.store(false, std::memory_order_release); }
 TakePush(w, p) == PubPush(w, p)
 
 \* AfterFrontPush after a push into an empty front queue (the owner's or a take-over's),
 \* after the release.
-\* code: sched/task_scheduler.h PublishOwnLocalToFront: AfterFrontPush(was_empty);
-\* code: sched/task_scheduler.h TakeOverLocalBatch: AfterFrontPush(was_empty);
-\* code: sched/task_scheduler.h AfterFrontPush: if (!role_.IsLocked(std::memory_order_seq_cst) && parked_.load(std::memory_order_seq_cst) > 0) {
+\* code: sched/internal/held_posts.h PublishOwnLocalToFront: AfterFrontPush(was_empty);
+\* code: sched/internal/held_posts.h TakeOverLocalBatch: AfterFrontPush(was_empty);
+\* code: sched/internal/idle.h AfterFrontPush: if (!role_.IsLocked(std::memory_order_seq_cst) && parked_.load(std::memory_order_seq_cst) > 0) {
 PubAfter(w, p) ==              \* the role free: WakeOne next
   /\ wpc[w] = p \o "_after"
   /\ IF ~role THEN Goto(w, p \o "_wake") /\ UNCHANGED tvisit
@@ -1360,7 +1361,7 @@ PubWake(w, p) ==
 
 \* TakeOverLocalBatches' loop: the next other worker, or done: found some -> look again
 \* (Park returns, Schedule continues); found none -> sleep (ReceiveUntil / WaitUntil).
-\* code: sched/task_scheduler.h TakeOverLocalBatches: if (other.get() != self && TakeOverLocalBatch(other.get(), /*wait=*/false)) {
+\* code: sched/internal/held_posts.h TakeOverLocalBatches: if (other.get() != self && TakeOverLocalBatch(other.get(), /*wait=*/false)) {
 TakeOverNext(w, p) ==
   /\ wpc[w] = p \o "_to_next"
   /\ IF tvisit[w] # {}

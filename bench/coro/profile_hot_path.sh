@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Flat `perf` profiles of the hot-path rows (issue 23): coroutine yield (100,000 x 100, one
+# Flat `perf` profiles of the hot-path rows: coroutine yield (100,000 x 100, one
 # and two workers), self-re-posting tasks (sched_bench w2, one and two workers) and spawn +
 # complete (one worker), for the current tree and optionally an older one, so that bench/results/
 # hot_path.md can show where the time goes before and after.
@@ -18,6 +18,7 @@ fi
 out=$(realpath -m "$1")
 before=${2:-}
 mkdir -p "$out"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/fairsched_profile.XXXXXX")  # perf's sample files
 cd "$(dirname "$0")/../.."
 command -v perf >/dev/null || { echo "perf not found (Debian: apt-get install linux-perf)" >&2; exit 2; }
 
@@ -34,14 +35,14 @@ profile() {  # profile NAME COMMAND...
   local name=$1
   shift
   echo "== $name (load $(cut -d' ' -f1-3 /proc/loadavg))"
-  perf record -q -e cpu-clock -F 5000 -o "$out/$name.data" -- "$@" >/dev/null 2>&1
+  perf record -q -e cpu-clock -F 5000 -o "$tmp/$name.data" -- "$@" >/dev/null 2>&1
   {
     echo "# $name: $*"
     echo "# load before the report: $(cut -d' ' -f1-3 /proc/loadavg)"
-    perf report -i "$out/$name.data" --stdio --no-children --sort symbol --percent-limit 1 \
+    perf report -i "$tmp/$name.data" --stdio --no-children --sort symbol --percent-limit 1 \
       2>/dev/null | grep -v '^$'
   } >"$out/$name.txt"
-  rm -f "$out/$name.data"
+  rm -f "$tmp/$name.data"
 }
 
 for tree in "${trees[@]}"; do
@@ -63,4 +64,5 @@ for tree in "${trees[@]}"; do
   profile "profile_spawn$suffix" "$dir/bench/coro/coro_bench" \
     --benchmark_filter='spawn_complete/coro/workers:1/' --benchmark_min_time=3
 done
+rmdir "$tmp"
 echo "profiles: $out/profile_*.txt"

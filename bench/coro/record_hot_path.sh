@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Records the hot-path measurements of bench/results/hot_path.md (issue 23): coroutine yield
+# Records the hot-path measurements of bench/results/hot_path.md: coroutine yield
 # (yield_bench, with the Tokio and Go programs of bench/coro/peers/), self-re-posting tasks
 # (sched_bench w2 and its plain-loop limit), spawn + complete, memory per coroutine, the
 # signal and yield round trips (coro_bench), the coroutine mutex hand-off (mutex_bench) and
@@ -7,7 +7,8 @@
 #
 # Usage (from the workspace root):
 #   bench/coro/record_hot_path.sh OUT_DIR [REPETITIONS] [BEFORE_TREE]
-#     OUT_DIR       where the raw files go (created); commit it to publish a run
+#     OUT_DIR       where the raw results go (created): runs.jsonl and machine.txt; commit
+#                   them to publish a recording
 #     REPETITIONS   rounds, default 5
 #     BEFORE_TREE   optional: a checkout of an older revision with the same benchmark sources
 #                   (yield_bench naming its fairsched row "fairsched_before"); its fairsched
@@ -17,13 +18,15 @@
 #   YIELD_FILTER  yield_bench's --benchmark_filter, default '.' (all rows); --all passes
 #                 '-yield/asio/' (Asio's rows are ~27 s of each round)
 #   SKIP_SCHED=1  no sched_bench runs: --all copies its own interleaved sched_bench rounds,
-#                 which hold the same w2 rows, into OUT_DIR as sched_bench_r<round>.json
+#                 which hold the same w2 rows, into OUT_DIR/runs.jsonl as sched_bench_r<round>
 #
 # Interleaving: every round runs each binary once, one repetition each, in a fixed order
 # (current, before, peers), so that slow phases of a noisy machine hit every contestant
-# alike; nothing is ever chosen as a "best run". Each run's JSON and console output are kept
-# as <binary>[_before]_r<round>.{json,txt}; machine.txt has the machine and the load before
-# and after every run. tools/bench_report/hot_path_report.py renders the report from them.
+# alike; nothing is ever chosen as a "best run". Each run writes its JSON and console output
+# into a temporary folder; the JSON is then appended to OUT_DIR/runs.jsonl as one line named
+# <binary>[_before]_r<round> (tools/bench_report/runs.py; a new recording replaces the old
+# runs.jsonl); machine.txt has the machine and the load before and after every run.
+# tools/bench_report/hot_path_report.py renders the report from them.
 set -euo pipefail
 if (($# < 1)); then
   echo "usage: $0 OUT_DIR [REPETITIONS] [BEFORE_TREE]" >&2
@@ -33,6 +36,8 @@ out=$(realpath -m "$1")
 reps=${2:-5}
 before=${3:-}
 mkdir -p "$out"
+rm -f "$out/runs.jsonl"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/fairsched_hot_path.XXXXXX")
 cd "$(dirname "$0")/../.."
 
 targets=(//bench/coro:yield_bench //bench/coro:coro_bench //bench/coro:mutex_bench
@@ -58,22 +63,24 @@ go_yield=${peers[1]}
   echo "repetitions: $reps"
 } >"$out/machine.txt"
 
-# run NAME COMMAND...: one run, its JSON in $out/NAME.json (the command gets the path as
-# its last argument's value), its console output in NAME.txt, the load around it logged.
+# run NAME COMMAND...: one run, its JSON in $tmp/NAME.json (the command gets the path as
+# its last argument's value) appended to $out/runs.jsonl, its console output in
+# $tmp/NAME.txt, the load around it logged.
 run() {
   local name=$1
   shift
   echo "== $name (load $(cut -d' ' -f1-3 /proc/loadavg))"
   echo "$name load_before=$(cut -d' ' -f1 /proc/loadavg)" >>"$out/machine.txt"
-  "$@" >"$out/$name.txt" 2>&1 || { cat "$out/$name.txt"; echo "run $name failed" >&2; exit 1; }
+  "$@" >"$tmp/$name.txt" 2>&1 || { cat "$tmp/$name.txt"; echo "run $name failed" >&2; exit 1; }
   echo "$name load_after=$(cut -d' ' -f1 /proc/loadavg)" >>"$out/machine.txt"
+  python3 tools/bench_report/runs.py append "$out/runs.jsonl" "$tmp/$name.json"
 }
 
 gbench() {  # gbench NAME BINARY FILTER [extra flags]
   local name=$1 binary=$2 filter=$3
   shift 3
   run "$name" "$binary" --benchmark_filter="$filter" --benchmark_repetitions=1 \
-    --benchmark_out="$out/$name.json" --benchmark_out_format=json "$@"
+    --benchmark_out="$tmp/$name.json" --benchmark_out_format=json "$@"
 }
 
 coro_filter='spawn_complete|memory|signal_round_trip|yield_round_trip'
@@ -81,8 +88,8 @@ for ((r = 1; r <= reps; ++r)); do
   echo "==== round $r of $reps"
   gbench "yield_bench_r$r" "$bin/bench/coro/yield_bench" "${YIELD_FILTER:-.}"
   [[ -n "$before" ]] && gbench "yield_bench_before_r$r" "$before_bin/bench/coro/yield_bench" 'fairsched'
-  run "tokio_yield_r$r" "$tokio" --out="$out/tokio_yield_r$r.json"
-  run "go_yield_r$r" "$go_yield" --out="$out/go_yield_r$r.json"
+  run "tokio_yield_r$r" "$tokio" --out="$tmp/tokio_yield_r$r.json"
+  run "go_yield_r$r" "$go_yield" --out="$tmp/go_yield_r$r.json"
   if [[ ${SKIP_SCHED:-0} != 1 ]]; then
     FAIRSCHED_BENCH_REPETITIONS=1 gbench "sched_bench_r$r" "$bin/bench/sched/sched_bench" \
       '^(w2/workers:[12]/(fairsched|fairsched_strict|fairsched_oneshot|trivial_sched|tbb_arena|asio_pool)/|w1/workers:[12]/fairsched/|loop/w2)'
@@ -97,4 +104,4 @@ for ((r = 1; r <= reps; ++r)); do
   [[ -n "$before" ]] && gbench "mutex_bench_before_r$r" "$before_bin/bench/coro/mutex_bench" \
     'handoff/coro_mutex'
 done
-echo "raw files: $out (render: tools/bench_report/hot_path_report.py $out)"
+echo "raw results: $out (render: tools/bench_report/hot_path_report.py $out); console output: $tmp"

@@ -6,7 +6,7 @@
 # records these together with everything else.
 # Usage (from the workspace root):
 #   bench/sched/record.sh [output_dir]        (default /tmp/fairsched_bench)
-# Writes json/sched/*_r<round>.{json,txt}, json/sync/..., json/meta.json, report.md and
+# Writes json/sched/runs.jsonl (one line per run), json/sync/..., json/meta.json, report.md and
 # plots/ there. BAZEL_OUTPUT_BASE, if set, names another Bazel output base.
 set -euo pipefail
 out=${1:-/tmp/fairsched_bench}

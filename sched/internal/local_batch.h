@@ -1,6 +1,6 @@
 // LocalBatch: a worker's local batch, the run-now posts its tasks made while every worker
 // was executing, kept out of the shared front queue until they are published together
-// (sched/task_scheduler.h, "Local batches and the order bound").
+// (sched/internal/held_posts.h; docs/design.md, "The hot path every resume takes").
 //
 // Contract:
 //   - One owner (the worker's thread) appends; it is the only thread that calls Append,

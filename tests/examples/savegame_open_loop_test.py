@@ -1,12 +1,12 @@
 """Tests the open-loop mode of //examples:savegame and its tools end to end: a short sweep
 (tools/savegame/sweep.py: two low rates, both designs, ~1 s each) writes one JSON record per
-run; each record must be complete (configuration, load average before and after, req/s,
-latency percentiles, CPU time and run-queue wait of server, store and client threads, the
-check) with sane values (arrivals near rate x duration, latencies ordered and far below a
-second, the check passed); the runs alternate designs; then tools/savegame/plot_open_loop.py
-draws the PNG and reports the highest rate each design holds (both low rates hold)."""
+run, each a line of its runs.jsonl; each record must be complete (configuration, load
+average before and after, req/s, latency percentiles, CPU time and run-queue wait of server,
+store and client threads, the check) with sane values (arrivals near rate x duration,
+latencies ordered and far below a second, the check passed); the runs alternate designs;
+then tools/savegame/plot_open_loop.py draws the PNG and reports the highest rate each design
+holds (both low rates hold)."""
 
-import glob
 import json
 import math
 import os
@@ -19,6 +19,10 @@ RUNFILES = os.path.join(os.environ.get("TEST_SRCDIR", ""), "fairsched")
 BINARY = os.path.join(RUNFILES, "examples/savegame")
 SWEEP = os.path.join(RUNFILES, "tools/savegame/sweep.py")
 PLOT = os.path.join(RUNFILES, "tools/savegame/plot_open_loop.py")
+sys.path.insert(0, os.path.join(RUNFILES, "tools/bench_report"))
+
+import runs  # noqa: E402
+
 RATES = [100, 200]
 DURATION = 1.2
 
@@ -36,10 +40,11 @@ class OpenLoopSweepTest(unittest.TestCase):
         print(cls.sweep.stdout)
 
     def records(self):
+        """{run name: record} of the sweep's runs.jsonl."""
         result = {}
-        for path in glob.glob(os.path.join(self.out, "*.json")):
-            with open(path) as f:
-                result[os.path.basename(path)] = json.load(f)
+        for run, record in runs.read(os.path.join(self.out, runs.RUNS_FILE)):
+            self.assertNotIn(run, result)
+            result[run] = record
         return result
 
     def test_sweep_passes_and_alternates_designs(self):
@@ -50,7 +55,7 @@ class OpenLoopSweepTest(unittest.TestCase):
 
     def test_every_record_is_complete_and_sane(self):
         records = self.records()
-        expected = {"%s-rate%d-round0.json" % (d, r)
+        expected = {"%s-rate%d-round0" % (d, r)
                     for d in ("fairsched", "updater") for r in RATES}
         self.assertEqual(set(records), expected)
         for name, record in records.items():

@@ -1,10 +1,11 @@
 """Tests tools/savegame/report.py on a small committed recording
 (tests/examples/testdata/savegame_report: closed_loop/, connections/ with plan.json,
-open_loop/ with plot_open_loop.py's summary.json; minimal records with hand-picked values):
-the medians and min-max it writes into the savegame.md blocks and the README sentence,
-that it rewrites only between the markers, that it refuses a file without them, and the
-plot and summaries it writes. Also the run order of closed_loop.py and the open-file
-arithmetic of connection_sweep.py."""
+open_loop/ with plot_open_loop.py's summary.json; each part's runs in its runs.jsonl,
+minimal records with hand-picked values): the medians and min-max it writes into the
+savegame.md blocks and the README sentence, that it rewrites only between the markers, that
+it refuses a file without them, and the plot and summaries it writes. Also the run order of
+closed_loop.py, the open-file arithmetic of connection_sweep.py, and that the record scripts
+append each run to their folder's runs.jsonl (a stand-in for the savegame binary)."""
 
 import json
 import os
@@ -22,6 +23,8 @@ sys.path.insert(0, TOOLS)
 
 import closed_loop  # noqa: E402
 import connection_sweep  # noqa: E402
+import savegame_runs  # noqa: E402
+import sweep  # noqa: E402
 
 MARKDOWN = """# title
 before
@@ -169,6 +172,71 @@ class PlanTest(unittest.TestCase):
         self.assertLessEqual(connection_sweep.descriptors_needed(7500, 1000), 10000)
         self.assertGreater(connection_sweep.descriptors_needed(8000, 1000), 10000)
 
+
+# A stand-in for //examples:savegame: writes a minimal record of its flags to --json, or,
+# with --seed=3, fails without a record.
+FAKE_SAVEGAME = """#!%s
+import json, sys
+flags = dict(a[2:].split("=", 1) for a in sys.argv[1:])
+if flags["seed"] == "3":
+    sys.exit("fake savegame: no record for seed 3")
+latency = {"p50": 1.0, "p99": 2.0, "p999": 3.0}
+with open(flags["json"], "w") as f:
+    json.dump({"record": "savegame-run/1", "design": flags["design"], "mode": "closed",
+               "seed": int(flags["seed"]), "requests_per_second": 100.0, "sent": 10,
+               "acknowledged": 10, "unsent": 0, "latency_ms": {"acknowledged": latency},
+               "loadavg_before": {"1min": 0.5}, "check": {"passed": True, "message": ""},
+               "threads": [{"name": "w0", "role": "server", "cpu_seconds": 0.5}]}, f)
+"""
+
+
+class RecordTest(unittest.TestCase):
+    def setUp(self):
+        self.work = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
+        self.binary = os.path.join(self.work, "savegame")
+        with open(self.binary, "w") as f:
+            f.write(FAKE_SAVEGAME % sys.executable)
+        os.chmod(self.binary, 0o755)
+        self.out = os.path.join(self.work, "closed_loop")
+
+    def lines(self):
+        with open(os.path.join(self.out, "runs.jsonl")) as f:
+            return [json.loads(line) for line in f]
+
+    def test_each_run_is_one_line_named_after_it_and_nothing_else_is_written(self):
+        status = closed_loop.main(["--binary", self.binary, "--out", self.out, "--runs", "1",
+                                   "--duration", "0.1"])
+        self.assertEqual(status, 0)
+        self.assertEqual(os.listdir(self.out), ["runs.jsonl"])
+        self.assertEqual([(l["run"], l["design"], l["seed"]) for l in self.lines()],
+                         [("00-fairsched", "fairsched", 1), ("01-updater", "updater", 2)])
+
+    def test_a_new_recording_replaces_the_runs_and_a_run_without_record_adds_none(self):
+        self.assertEqual(closed_loop.main(["--binary", self.binary, "--out", self.out,
+                                           "--runs", "1", "--duration", "0.1"]), 0)
+        # Seeds 1, 2 at 10 req/s, then 3 (no record), 4 at 20 req/s, designs alternating.
+        status = sweep.main(["--binary", self.binary, "--out", self.out, "--rates", "10,20",
+                             "--duration", "0.1"])
+        self.assertEqual(status, 1)
+        self.assertEqual([l["run"] for l in self.lines()],
+                         ["fairsched-rate10-round0", "updater-rate10-round0",
+                          "fairsched-rate20-round0"])
+        # Read back sorted by run name.
+        self.assertEqual([r["seed"] for r in savegame_runs.load_records(self.out)],
+                         [1, 4, 2])
+
+    def test_the_connection_sweep_keeps_its_plan_beside_the_runs(self):
+        status = connection_sweep.main(["--binary", self.binary, "--out", self.out,
+                                        "--points", "16", "--duration", "0.1",
+                                        "--seed", "10"])
+        self.assertEqual(status, 0)
+        self.assertEqual(sorted(os.listdir(self.out)), ["plan.json", "runs.jsonl"])
+        self.assertEqual(sorted(l["run"] for l in self.lines()),
+                         ["%s-%s-conn16-round0" % (server, workload)
+                          for server in ("fairsched", "updater", "updater_tick100")
+                          for workload in ("skewed", "uniform")])
+        # plan.json is no run record: load_records skips it.
+        self.assertEqual(len(savegame_runs.load_records(self.out)), 6)
 
 if __name__ == "__main__":
     unittest.main()

@@ -6,7 +6,7 @@
 //    and one of the ready queue, now with weak values: they must still pass.
 // 2. For the key orders, a scenario that passes with the shipped order and fails when the
 //    order is weakened one step. The library code cannot be weakened from a test, so:
-//    - the Dekker pairs of Park/WakeOne (sched/task_scheduler.h) and WaitEmpty/
+//    - the Dekker pairs of Park/WakeOne (sched/internal/idle.h) and WaitEmpty/
 //      CountFinished (sched/task_scheduler.h, sched/post_counters.h) are mirrored here step
 //      by step (the real scheduler is too large a scenario for these searches); the Park
 //      mirror calls the real ready queue (McspQueue::Consumer::HasMore);
@@ -148,7 +148,7 @@ TEST(WeakMemoryScenarioTest, ReadyQueueOneProducerTwoConsumers) {
              &ReadyQueueOneProducerTwoConsumers);
 }
 
-// --- 2a. Park / WakeOne (sched/task_scheduler.h): the ready queue is published with a
+// --- 2a. Park / WakeOne (sched/internal/idle.h): the ready queue is published with a
 // release store (McspQueue::Publish) and re-checked by Park with relaxed loads
 // (HasMore), so each side puts a seq_cst fence between its write and its read. ---
 

@@ -1,7 +1,8 @@
-// The real scheduler with one seeded bug (tests/explore/seed_bug.py count_finished_reads_waiters_first):
-// CountFinished reads the WaitEmpty waiter count before counting the finished runs. The scratch copy of sched/task_scheduler.h is included first, so its include guard keeps
-// the shipped file out of this translation unit; the explorer must report the bug with
-// this exact message.
+// The real scheduler with one seeded bug (tests/explore/seed_bug.py
+// count_finished_reads_waiters_first): CountFinished reads the WaitEmpty waiter count before
+// counting the finished runs. The scratch copy of sched/task_scheduler.h is included first, so its
+// include guard keeps the shipped file out of this translation unit; the explorer must report the
+// bug with this exact message.
 #include "tests/explore/seeded/count_finished_reads_waiters_first/task_scheduler.h"  // first: replaces the shipped sched/task_scheduler.h
 
 #include "gtest/gtest.h"

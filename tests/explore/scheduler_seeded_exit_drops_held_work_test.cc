@@ -1,7 +1,7 @@
 // The real scheduler with one seeded bug (tests/explore/seed_bug.py exit_drops_held_work):
-// WorkerMain leaves as soon as it sees exit_ (the code before issue 31), dropping a post its
+// WorkerMain leaves as soon as it sees exit_, dropping a post its
 // task made into the local batch and the ready tasks the lone worker claimed. The scratch
-// copy of sched/task_scheduler.h is included first, so its include guard keeps the shipped
+// copy of sched/internal/worker_loop.h is included first, so its include guard keeps the shipped
 // file out of this translation unit; the explorer must report the bug with this exact
 // message: Stop never returns, which the scenario's watchdog reports (StopRacesPost in
 // scheduler_scenarios.h).
@@ -9,7 +9,8 @@
 // The race needs two preemptions: every schedule with two, sleep sets on (without them the
 // search takes about 45,000 schedules, 30 to 40 s, for each scenario), and random
 // schedules (seed 1), which find it within a few.
-#include "tests/explore/seeded/exit_drops_held_work/task_scheduler.h"  // first: replaces the shipped sched/task_scheduler.h
+// First: replaces the shipped sched/internal/worker_loop.h.
+#include "tests/explore/seeded/exit_drops_held_work/worker_loop.h"
 
 #include "gtest/gtest.h"
 #include "tests/explore/scheduler_scenarios.h"

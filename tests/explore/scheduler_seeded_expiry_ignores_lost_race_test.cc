@@ -1,8 +1,9 @@
-// The real scheduler with one seeded bug (tests/explore/seed_bug.py expiry_ignores_lost_race):
-// the expiry path readies a task a waker has won. The scratch copy of sched/task_scheduler.h is included first, so its include guard keeps
-// the shipped file out of this translation unit; the explorer must report the bug with
-// this exact message.
-#include "tests/explore/seeded/expiry_ignores_lost_race/task_scheduler.h"  // first: replaces the shipped sched/task_scheduler.h
+// The real scheduler with one seeded bug (tests/explore/seed_bug.py expiry_ignores_lost_race): the
+// expiry path readies a task a waker has won. The scratch copy of sched/internal/sched_role.h is
+// included first, so its include guard keeps the shipped file out of this translation unit; the
+// explorer must report the bug with this exact message.
+// First: replaces the shipped sched/internal/sched_role.h.
+#include "tests/explore/seeded/expiry_ignores_lost_race/sched_role.h"
 
 #include "gtest/gtest.h"
 #include "tests/explore/scheduler_scenarios.h"

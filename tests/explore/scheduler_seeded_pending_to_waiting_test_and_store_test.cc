@@ -1,7 +1,8 @@
-// The real scheduler with one seeded bug (tests/explore/seed_bug.py pending_to_waiting_test_and_store):
-// the sched-role's PENDING -> WAITING step as a test and a store instead of a CAS. The scratch copy of sched/task.h is included first, so its include guard keeps
-// the shipped file out of this translation unit; the explorer must report the bug with
-// this exact message.
+// The real scheduler with one seeded bug (tests/explore/seed_bug.py
+// pending_to_waiting_test_and_store): the sched-role's PENDING -> WAITING step as a test and a
+// store instead of a CAS. The scratch copy of sched/task.h is included first, so its include guard
+// keeps the shipped file out of this translation unit; the explorer must report the bug with this
+// exact message.
 #include "tests/explore/seeded/pending_to_waiting_test_and_store/task.h"  // first: replaces the shipped sched/task.h
 
 #include "gtest/gtest.h"

@@ -1,7 +1,7 @@
 // The real scheduler with one seeded bug (tests/explore/seed_bug.py wakeup_load_store):
-// Task::TryWake (Wakeup) as a load and a store instead of one fetch_or. The scratch copy of sched/task.h is included first, so its include guard keeps
-// the shipped file out of this translation unit; the explorer must report the bug with
-// this exact message.
+// Task::TryWake (Wakeup) as a load and a store instead of one fetch_or. The scratch copy of
+// sched/task.h is included first, so its include guard keeps the shipped file out of this
+// translation unit; the explorer must report the bug with this exact message.
 #include "tests/explore/seeded/wakeup_load_store/task.h"  // first: replaces the shipped sched/task.h
 
 #include "gtest/gtest.h"

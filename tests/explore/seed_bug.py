@@ -31,22 +31,22 @@ BUGS = {
         "    counters_.CountFinished(worker->counter, n);\n"
         "    if (!waiter_seen) return;\n",
     ),
-    # sched/task_scheduler.h AfterFrontPush: a post into an empty front queue does not
+    # sched/internal/idle.h AfterFrontPush: a post into an empty front queue does not
     # notify the role holder, which may be asleep in the IO backend.
     "post_without_notify": (
-        "sched/task_scheduler.h",
-        "    // Notify is a flag that the next WaitUntil consumes, so it is never lost.\n"
-        "    io_.Notify();\n",
-        "    // Notify is a flag that the next WaitUntil consumes, so it is never lost.\n",
+        "sched/internal/idle.h",
+        "  // Notify is a flag that the next WaitUntil consumes, so it is never lost.\n"
+        "  io_.Notify();\n",
+        "  // Notify is a flag that the next WaitUntil consumes, so it is never lost.\n",
     ),
-    # sched/task_scheduler.h Schedule: the expiry path readies a task even when a waker
-    # won it first (the waker pushes it into the front queue too).
+    # sched/internal/sched_role.h Schedule: the expiry path readies a task even when a
+    # waker won it first (the waker pushes it into the front queue too).
     "expiry_ignores_lost_race": (
-        "sched/task_scheduler.h",
-        "        // Lost the race to a waker: the waker pushes the task into the front queue and the\n"
-        "        // front path readies it. Making it ready here too would run it twice.\n"
-        "        if (!task->TryWaitingToReady()) continue;\n",
-        "        task->TryWaitingToReady();\n",
+        "sched/internal/sched_role.h",
+        "      // Lost the race to a waker: the waker pushes the task into the front queue and the\n"
+        "      // front path readies it. Making it ready here too would run it twice.\n"
+        "      if (!task->TryWaitingToReady()) continue;\n",
+        "      task->TryWaitingToReady();\n",
     ),
     # sched/task.h TryWake: Wakeup as a load and a store instead of one fetch_or, so a
     # wakeup racing the sched-role's PENDING -> WAITING step can be overwritten or lost.
@@ -67,27 +67,27 @@ BUGS = {
         "    state_.store(kWaiting, std::memory_order_release);\n"
         "    return true;\n",
     ),
-    # sched/task_scheduler.h WorkerMain: a worker leaves at once when it sees exit_ (the
-    # code before issue 31), dropping what it holds: a post its task made into its local
-    # batch after Stop's WaitEmpty saw the scheduler empty, and the ready tasks the lone
-    # worker claimed. Stop's restart loop then waits for them forever.
+    # sched/internal/worker_loop.h WorkerMain: a worker leaves at once when it sees exit_,
+    # dropping what it holds: a post its task made into its local batch after Stop's
+    # WaitEmpty saw the scheduler empty, and the ready tasks the lone worker claimed.
+    # Stop's restart loop then waits for them forever.
     "exit_drops_held_work": (
-        "sched/task_scheduler.h",
-        "      if (exit_.load(std::memory_order_acquire)) {\n"
-        "        PublishOwnLocalToFront(worker);\n"
-        "        if (!worker->HasClaimed()) break;\n"
-        "        ExecuteBatch(worker);\n"
-        "        continue;\n"
-        "      }\n",
-        "      if (exit_.load(std::memory_order_acquire)) break;\n",
+        "sched/internal/worker_loop.h",
+        "    if (exit_.load(std::memory_order_acquire)) {\n"
+        "      PublishOwnLocalToFront(worker);\n"
+        "      if (!worker->HasClaimed()) break;\n"
+        "      ExecuteBatch(worker);\n"
+        "      continue;\n"
+        "    }\n",
+        "    if (exit_.load(std::memory_order_acquire)) break;\n",
     ),
-    # sched/task_scheduler.h WorkerMain: on exit_ a worker runs its claimed tasks but does
-    # not publish its local batch (half of the issue 31 fix).
+    # sched/internal/worker_loop.h WorkerMain: on exit_ a worker runs its claimed tasks but
+    # does not publish its local batch.
     "exit_drops_local_batch": (
-        "sched/task_scheduler.h",
-        "      if (exit_.load(std::memory_order_acquire)) {\n"
-        "        PublishOwnLocalToFront(worker);\n",
-        "      if (exit_.load(std::memory_order_acquire)) {\n",
+        "sched/internal/worker_loop.h",
+        "    if (exit_.load(std::memory_order_acquire)) {\n"
+        "      PublishOwnLocalToFront(worker);\n",
+        "    if (exit_.load(std::memory_order_acquire)) {\n",
     ),
     # sched/internal/local_batch.h PublishClaimed: the head moves past the items before
     # they are published (the rule before the fix: take, then push), so a looker that

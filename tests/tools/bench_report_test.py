@@ -13,7 +13,7 @@ import tempfile
 import unittest
 import zlib
 
-from tools.bench_report import bench_report, blocks, record
+from tools.bench_report import bench_report, blocks, record, runs
 
 RUNFILES = os.path.join(os.environ.get("TEST_SRCDIR", ""), "fairsched")
 TOOL = os.path.join(RUNFILES, "tools/bench_report/bench_report.py")
@@ -105,11 +105,17 @@ class LoadResultsTest(unittest.TestCase):
                           '"p50_us": 1.5, "p99_us": 20.0, "parks_per_wake": 0.25}]}')
         _, results = bench_report.load_results(path)
         self.assertEqual(len(results), 1)
+        # The same run as one line of a recording's runs.jsonl.
+        compact = os.path.join(os.path.dirname(path), runs.RUNS_FILE)
+        runs.append_files(compact, [path])
+        _, from_line = bench_report.load_results(compact + ":wake_bench")
+        self.assertEqual(from_line, results)
         self.assertEqual(results[0]["metrics"]["p50_ns"], 1500.0)
         self.assertEqual(results[0]["metrics"]["p99_ns"], 20000.0)
         self.assertNotIn("p50_us", results[0]["metrics"])
 
-    def test_round_files_are_rounds_and_aggregates_are_skipped(self):
+    def test_round_runs_are_rounds_and_aggregates_are_skipped(self):
+        # The fixture is a recording in the committed form: queues/runs.jsonl.
         files, results = bench_report.load_dir(os.path.join(FIXTURE, "queues"))
         self.assertEqual(sorted(f["round"] for f in files["mpsc_queue_bench"]), [1, 2, 3])
         mpsc = next(r for r in results if r["contestant"] == "Mpsc" and r["x"] == 2)
@@ -180,26 +186,74 @@ class RecordFilesTest(unittest.TestCase):
         with open(path, "w") as f:
             f.write("{}")
 
+    def add_runs(self, folder, *names):
+        for name in names:
+            runs.append(os.path.join(folder, runs.RUNS_FILE), name, {"benchmarks": [name]})
+
     def test_hot_path_rounds_are_shared_and_cleared_but_notes_stay(self):
         root = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
         hot = os.path.join(root, "hot_path")
-        for name in ("yield_bench_r1.json", "yield_bench_r1.txt", "go_yield_r1.json",
-                     "coro_bench_before_r2.json", "notes.md", "profile_yield.txt"):
+        self.add_runs(hot, "yield_bench_r1", "go_yield_r1", "coro_bench_before_r2")
+        for name in ("yield_bench_r0.json", "yield_bench_r0.txt", "notes.md", "machine.txt",
+                     "profile_yield.txt"):
             self.touch(hot, name)
-        self.touch(root, "sched", "sched_bench_r1.json")
-        self.touch(root, "coro", "stale_bench_r9.json")
+        self.add_runs(os.path.join(root, "sched"), "sched_bench_r1", "lifecycle_bench_r1")
+        self.add_runs(os.path.join(root, "coro"), "stale_bench_r9")
         record.share_rounds(root, hot)
-        # coro.md's binaries, current code only; the sched rounds stand in for SKIP_SCHED.
-        self.assertEqual(sorted(os.listdir(os.path.join(root, "coro"))), ["yield_bench_r1.json"])
-        self.assertTrue(os.path.exists(os.path.join(hot, "sched_bench_r1.json")))
+        # coro.md's binaries, current code only, as lines of coro/runs.jsonl; the sched
+        # rounds stand in for SKIP_SCHED.
+        self.assertEqual(os.listdir(os.path.join(root, "coro")), [runs.RUNS_FILE])
+        self.assertEqual([name for name, _ in runs.read_dir(os.path.join(root, "coro"))],
+                         ["yield_bench_r0", "yield_bench_r1"])
+        self.assertEqual([name for name, _ in runs.read(os.path.join(hot, runs.RUNS_FILE))],
+                         ["yield_bench_r1", "go_yield_r1", "coro_bench_before_r2",
+                          "sched_bench_r1"])
+        # A new recording starts without the old runs, compact or loose.
         record.clear_rounds(hot)
-        self.assertEqual(sorted(os.listdir(hot)), ["notes.md", "profile_yield.txt"])
+        self.assertEqual(sorted(os.listdir(hot)), ["machine.txt", "notes.md", "profile_yield.txt"])
+
+    def test_rounds_append_each_run_to_the_area_runs_jsonl(self):
+        # A stand-in binary that writes Google Benchmark's JSON where --benchmark_out says.
+        root = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
+        bin_dir = os.path.join(root, "bin")
+        os.makedirs(os.path.join(bin_dir, "bench", "queues"))
+        fake = os.path.join(bin_dir, "bench", "queues", "fake_bench")
+        with open(fake, "w") as f:
+            f.write("#!" + sys.executable + "\n"
+                    "import json, sys\n"
+                    "out = [a.split('=', 1)[1] for a in sys.argv if a.startswith('--benchmark_out=')][0]\n"
+                    "print('w1/workers:1/fairsched 1 ns')\n"
+                    "json.dump({'context': {'date': 'd'}, 'benchmarks': [{'name': 'w1/workers:1/"
+                    "fairsched', 'run_type': 'iteration', 'items_per_second': 5.0}]}, open(out, 'w'))\n")
+        os.chmod(fake, 0o755)
+
+        class FakeBenchReport:
+            Progress = bench_report.Progress
+
+            @staticmethod
+            def bazel(_root, _args):
+                return bin_dir + "\n"
+
+        json_root = os.path.join(root, "json")
+        self.add_runs(os.path.join(json_root, "queues"), "fake_bench_r7")  # an older recording
+        steps = [record.Step("queues", "//bench/queues:fake_bench", 1)]
+        commands, failed = record.run_rounds(FakeBenchReport, root, steps, 2, 0.01, json_root)
+        self.assertEqual(failed, [])
+        self.assertEqual(os.listdir(os.path.join(json_root, "queues")), [runs.RUNS_FILE])
+        recorded = runs.read(os.path.join(json_root, "queues", runs.RUNS_FILE))
+        self.assertEqual([name for name, _ in recorded], ["fake_bench_r1", "fake_bench_r2"])
+        context = recorded[0][1]["context"]
+        self.assertEqual(context["date"], "d")
+        self.assertIn("fairsched_load_before", context)
+        self.assertIn("runs.jsonl", commands["fake_bench"])
+        files, results = bench_report.load_dir(os.path.join(json_root, "queues"))
+        self.assertEqual(results[0]["rounds"]["items_per_second"], {1: 5.0, 2: 5.0})
 
     def test_new_rounds_clear_old_rounds_but_keep_the_echo_recording(self):
         root = tempfile.mkdtemp()
         io = os.path.join(root, "io")
         os.makedirs(os.path.join(io, "echo"))
-        for name in ("io_backend_bench_r4.json", "io_backend_bench_r4.txt",
+        for name in ("io_backend_bench_r4.json", "io_backend_bench_r4.txt", runs.RUNS_FILE,
                      os.path.join("echo", "results.txt")):
             open(os.path.join(io, name), "w").close()
         record.prepare_area_folders(root, {"io", "queues"})
@@ -234,7 +288,7 @@ class RecordFilesTest(unittest.TestCase):
 
     def test_a_full_recording_removes_the_flat_layout(self):
         root = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
-        for name in ("mpsc_queue_bench.json", "mpsc_queue_bench.txt", "meta.json"):
+        for name in ("mpsc_queue_bench.json", "mpsc_queue_bench.txt", "meta.json", runs.RUNS_FILE):
             self.touch(root, name)
         self.touch(root, "queues", "mcsp_queue_bench_r1.json")
         record.remove_flat_layout(root)

@@ -14,8 +14,8 @@ FIXTURE = os.path.join(os.environ.get("TEST_SRCDIR", ""), "fairsched", "tests/to
 def run(*args):
     out = io.StringIO()
     with redirect_stdout(out):
-        code = compare.main([os.path.join(FIXTURE, "before.json"),
-                             os.path.join(FIXTURE, "after.json"), *args])
+        code = compare.main([os.path.join(FIXTURE, "runs.jsonl:before"),
+                             os.path.join(FIXTURE, "runs.jsonl:after"), *args])
     return code, out.getvalue()
 
 

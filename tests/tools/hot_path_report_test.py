@@ -9,6 +9,7 @@ import tempfile
 import unittest
 
 from tools.bench_report import hot_path_report as report
+from tools.bench_report import runs
 
 
 def bench(name, **values):
@@ -16,8 +17,14 @@ def bench(name, **values):
 
 
 def write(directory, name, benchmarks):
-    with open(os.path.join(directory, name), "w") as f:
-        json.dump({"context": {"load_avg": [0.5, 0.5, 0.5]}, "benchmarks": benchmarks}, f)
+    """One run, appended to the recording's runs.jsonl as record_hot_path.sh does; a name
+    ending in .json writes the run as a loose file instead (a recording not packed yet)."""
+    data = {"context": {"load_avg": [0.5, 0.5, 0.5]}, "benchmarks": benchmarks}
+    if name.endswith(".json"):
+        with open(os.path.join(directory, name), "w") as f:
+            json.dump(data, f)
+    else:
+        runs.append(os.path.join(directory, runs.RUNS_FILE), name, data)
 
 
 YIELD = "yield/{}/coroutines:100000/steps:100/workers:1/min_time:0.500/real_time"
@@ -50,22 +57,22 @@ class RenderTest(unittest.TestCase):
         # Two rounds. Round 1: fairsched 30 M/s, textbook 10, tokio 20; round 2: 20, 20, 10.
         # Per-round ratios vs textbook: 3.0 and 1.0 (median 2.0); vs tokio: 1.5 and 2.0.
         for rnd, (fair, textbook, tokio) in enumerate([(30e6, 10e6, 20e6), (20e6, 20e6, 10e6)], 1):
-            write(self.dir, f"yield_bench_r{rnd}.json", [
+            write(self.dir, f"yield_bench_r{rnd}", [
                 bench(YIELD.format("fairsched"), items_per_second=fair),
                 bench(YIELD.format("fairsched_strict"), items_per_second=fair / 2),
                 bench(YIELD.format("textbook_pool"), items_per_second=textbook),
                 bench(YIELD.format("local_queue"), items_per_second=100e6),
             ])
-            write(self.dir, f"yield_bench_before_r{rnd}.json", [
+            write(self.dir, f"yield_bench_before_r{rnd}", [
                 bench(YIELD.format("fairsched_before"), items_per_second=fair / 4)])
-            write(self.dir, f"tokio_yield_r{rnd}.json", [bench(TOKIO, items_per_second=tokio)])
-            write(self.dir, f"sched_bench_r{rnd}.json", [
+            write(self.dir, f"tokio_yield_r{rnd}", [bench(TOKIO, items_per_second=tokio)])
+            write(self.dir, f"sched_bench_r{rnd}", [
                 bench("w2/workers:1/fairsched/iterations:1/repeats:1/real_time", items_per_second=40e6),
                 bench("w2/workers:1/trivial_sched/iterations:1/repeats:1/real_time",
                       items_per_second=20e6),
                 bench("loop/w2/iterations:1/repeats:1/real_time", items_per_second=200e6),
             ])
-            write(self.dir, f"sched_bench_before_r{rnd}.json", [
+            write(self.dir, f"sched_bench_before_r{rnd}", [
                 bench("w2/workers:1/fairsched/iterations:1/repeats:1/real_time", items_per_second=20e6)])
             write(self.dir, f"coro_bench_r{rnd}.json", [
                 bench("spawn_complete/coro/workers:1/real_time", items_per_second=10e6),

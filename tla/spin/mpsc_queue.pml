@@ -83,7 +83,7 @@ proctype Producer(byte first) {
 #else
      /* Push returned "was empty": the consumer may sleep, wake it. */
      /* code: queues/mpsc_queue.h Push: return Append(item) == Stub(); */
-     /* code: sched/task_scheduler.h AfterFrontPush: io_.Notify(); */
+     /* code: sched/internal/idle.h AfterFrontPush: io_.Notify(); */
      if
      :: prev == STUB -> notified = true
      :: else

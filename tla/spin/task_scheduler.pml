@@ -95,13 +95,13 @@
  * So at most 1 + E = RP_BOUND. Both ways checked: rp_starts <= E + 1 holds for E = 1, 2
  * (3 by hand), with and without SECOND_POST, and rp_starts < E + 1 fails
  * (-DASSERT_BELOW_BOUND): the bound is reached.
- * It is within the code's general bound of 3 * E starts of another worker (sched/
- * task_scheduler.h, "Local batches and the order bound": up to E to the first look, E
+ * It is within the code's general bound of 3 * E starts of another worker (docs/design.md,
+ * "The hot path every resume takes": up to E to the first look, E
  * more, plus the rest of the batch that gets there), here 1 + E + 0 since W's batches
  * have one start each.
  *
- * Local batches (sched/task_scheduler.h, "Local batches and the order bound";
- * sched/internal/local_batch.h; PostOrder::kBatched: kStrict, no local batches, is not
+ * Local batches (sched/internal/held_posts.h; docs/design.md, "The hot path every resume
+ * takes"; sched/internal/local_batch.h; PostOrder::kBatched: kStrict, no local batches, is not
  * modelled): a run-now post made by a task while every worker executes (executing ==
  * WORKERS, read before the append, as SomeWorkerMayBeIdle does) goes into the worker's
  * local batch; the batch is published when the execution batch ends (a worker is idle or
@@ -418,7 +418,7 @@ bool x_taken;                    /* X_T has been taken from the ready queue (SEC
 inline WakeOne() {
   atomic {
     if
-    /* code: sched/task_scheduler.h WakeOne: if (parked_.load(std::memory_order_seq_cst) == 0) return; */
+    /* code: sched/internal/idle.h WakeOne: if (parked_.load(std::memory_order_seq_cst) == 0) return; */
     :: parked > 0 -> ready_signal = true
     :: else
     fi
@@ -438,7 +438,7 @@ inline FrontPush(t) {
   in_front[t] = true;
 #ifndef BUG_NO_FRONT_NOTIFY
   if
-  /* code: sched/task_scheduler.h AfterFrontPush: io_.Notify(); */
+  /* code: sched/internal/idle.h AfterFrontPush: io_.Notify(); */
   :: was_empty -> front_notified = true
   :: else
   fi
@@ -448,7 +448,7 @@ inline AfterFrontPush() {
   if
   :: was_empty ->
      if
-     /* code: sched/task_scheduler.h AfterFrontPush: if (!role_.IsLocked(std::memory_order_seq_cst) && parked_.load(std::memory_order_seq_cst) > 0) { */
+     /* code: sched/internal/idle.h AfterFrontPush: if (!role_.IsLocked(std::memory_order_seq_cst) && parked_.load(std::memory_order_seq_cst) > 0) { */
      :: !role -> WakeOne()
      :: else
      fi
@@ -595,7 +595,7 @@ inline ChainToFront(o, w) {
  * holder does not go to sleep while the front queue is not empty). */
 inline PushRead(o, w) {
   atomic {
-    /* code: sched/task_scheduler.h PushChain: return front_.PushChain(tasks[0], tasks[count - 1]); */
+    /* code: sched/internal/held_posts.h PushChain: return front_.PushChain(tasks[0], tasks[count - 1]); */
     was_empty = (len(front) == 0);
     ChainToFront(o, w);
 #ifndef BUG_NO_FRONT_NOTIFY
@@ -647,10 +647,10 @@ inline PublishOwnLocal(w) {
   if
   :: claim_lost -> claim_lost = false
   :: else ->
-     /* code: sched/task_scheduler.h PublishOwnLocalToFront: [&](Task** tasks, std::uint32_t count) { was_empty = PushChain(tasks, count); }); */
+     /* code: sched/internal/held_posts.h PublishOwnLocalToFront: [&](Task** tasks, std::uint32_t count) { was_empty = PushChain(tasks, count); }); */
      PushRead(w, w);
      OwnerRelease(w);
-     /* code: sched/task_scheduler.h PublishOwnLocalToFront: AfterFrontPush(was_empty); */
+     /* code: sched/internal/held_posts.h PublishOwnLocalToFront: AfterFrontPush(was_empty); */
      AfterFrontPush()
   fi
 }
@@ -662,7 +662,7 @@ inline PublishOwnLocal(w) {
  * Counted in the worker's own slot. */
 inline PostFromTask(t, kind, w) {
   if
-  /* code: sched/task_scheduler.h AppendLocal: if (SomeWorkerMayBeIdle()) { */
+  /* code: sched/internal/held_posts.h AppendLocal: if (SomeWorkerMayBeIdle()) { */
   :: kind == DUE && executing == WORKER_COUNT ->
      atomic {
        /* code: sched/task.h MarkQueuedExclusive: queued_.store(1, std::memory_order_relaxed); */
@@ -673,7 +673,7 @@ inline PostFromTask(t, kind, w) {
        in_batch_q[t] = true
      }
   :: else ->
-     /* code: sched/task_scheduler.h AppendLocal: PublishOwnLocalToFront(worker); */
+     /* code: sched/internal/held_posts.h AppendLocal: PublishOwnLocalToFront(worker); */
      /* code: sched/task_scheduler.h PostMarked: if (local_batches_) PublishOwnLocalToFront(worker); */
 #ifndef BUG_FRONT_POST_SKIPS_HELD
      PublishOwnLocal(w);
@@ -698,7 +698,7 @@ inline PostFromTask(t, kind, w) {
  * wait that weak fairness does not exclude and that no scheduler with real time produces. */
 inline TakeOverLocal(me, o, wait) {
   if
-  /* code: sched/task_scheduler.h TakeOverLocalBatch: const bool published = wait ? owner->local.TakeOver(publish) : owner->local.TryTakeOver(publish); */
+  /* code: sched/internal/held_posts.h TakeOverLocalBatch: const bool published = wait ? owner->local.TakeOver(publish) : owner->local.TryTakeOver(publish); */
   /* code: sched/internal/local_batch.h Claim: while (taking_.exchange(true, std::memory_order_acquire)) { */
   :: atomic { wait && !taking[o] -> ClaimRead(o, me) }
   /* code: sched/internal/local_batch.h TryTakeOver: if (taking_.exchange(true, std::memory_order_acquire)) return false; */
@@ -711,11 +711,11 @@ inline TakeOverLocal(me, o, wait) {
   if
   :: claim_lost -> claim_lost = false
   :: else ->
-     /* code: sched/task_scheduler.h TakeOverLocalBatch: was_empty = PushChain(tasks, count) || was_empty; */
+     /* code: sched/internal/held_posts.h TakeOverLocalBatch: was_empty = PushChain(tasks, count) || was_empty; */
      PushRead(o, me);
      /* code: sched/internal/local_batch.h Release: void Release() { taking_.store(false, std::memory_order_release); } */
      atomic { taking[o] = false; published = true };
-     /* code: sched/task_scheduler.h TakeOverLocalBatch: AfterFrontPush(was_empty); */
+     /* code: sched/internal/held_posts.h TakeOverLocalBatch: AfterFrontPush(was_empty); */
      AfterFrontPush()
   fi
 }
@@ -738,7 +738,7 @@ inline TakeOver(me) {
   :: o == WORKER_COUNT -> break
   :: else ->
      if
-     /* code: sched/task_scheduler.h TakeOverLocalBatches: if (other.get() != self && TakeOverLocalBatch(other.get(), */
+     /* code: sched/internal/held_posts.h TakeOverLocalBatches: if (other.get() != self && TakeOverLocalBatch(other.get(), */
      :: o != me -> TakeOverLocal(me, o, false); d_step { took = took || published; published = false }
      :: else
      fi;
@@ -753,7 +753,7 @@ inline TakeOver(me) {
  * its own start count grows by n (seen_since of its records, saturated). One step with
  * leaving the batch (executing_). */
 inline AddStarts(me, n) {
-  /* code: sched/task_scheduler.h ExecuteBatch: worker->started += executed; */
+  /* code: sched/internal/worker_loop.h ExecuteBatch: worker->started += executed; */
   o = 0;
   do
   :: o == WORKERS -> break
@@ -789,18 +789,18 @@ inline TakeOverStale(me) {
   :: else ->
      atomic {
        if
-       /* code: sched/task_scheduler.h TakeOverStaleBatches: if (other->local.LooksEmpty()) { */
+       /* code: sched/internal/held_posts.h TakeOverStaleBatches: if (other->local.LooksEmpty()) { */
        :: len(batch_q[o]) == 0 ->
           seen_held[me * WORKERS + o] = false; seen_same[me * WORKERS + o] = false;
           seen_since[me * WORKERS + o] = 0; stale = false
-       /* code: sched/task_scheduler.h TakeOverStaleBatches: if (!seen.held || seen.head != head) { */
+       /* code: sched/internal/held_posts.h TakeOverStaleBatches: if (!seen.held || seen.head != head) { */
        :: else ->
           if
           :: !seen_held[me * WORKERS + o] || !seen_same[me * WORKERS + o] ->
-             /* code: sched/task_scheduler.h TakeOverStaleBatches: seen = {true, head, self->started};  // a batch we had not seen: its clock starts */
+             /* code: sched/internal/held_posts.h TakeOverStaleBatches: seen = {true, head, self->started};  // a batch we had not seen: its clock starts */
              seen_held[me * WORKERS + o] = true; seen_same[me * WORKERS + o] = true;
              seen_since[me * WORKERS + o] = 0; stale = false
-          /* code: sched/task_scheduler.h TakeOverStaleBatches: if (self->started - seen.started < options_.execute_batch_size) continue; */
+          /* code: sched/internal/held_posts.h TakeOverStaleBatches: if (self->started - seen.started < options_.execute_batch_size) continue; */
           :: else -> stale = (seen_since[me * WORKERS + o] >= EXEC_BATCH)
           fi
        fi
@@ -808,13 +808,13 @@ inline TakeOverStale(me) {
      if
      :: stale ->
         stale = false;
-        /* code: sched/task_scheduler.h TakeOverStaleBatches: TakeOverLocalBatch(other, */
+        /* code: sched/internal/held_posts.h TakeOverStaleBatches: TakeOverLocalBatch(other, */
 #ifdef BUG_BUSY_TAKEOVER_GIVES_UP
         TakeOverLocal(me, o, false);
 #else
         TakeOverLocal(me, o, true);
 #endif
-        /* code: sched/task_scheduler.h TakeOverStaleBatches: seen.held = false; */
+        /* code: sched/internal/held_posts.h TakeOverStaleBatches: seen.held = false; */
         d_step {
           published = false;
           seen_held[me * WORKERS + o] = false; seen_same[me * WORKERS + o] = false;
@@ -860,7 +860,7 @@ inline MakeReady(t) {
   :: else
   fi;
 #endif
-  /* code: sched/task_scheduler.h MakeReady: ready_.PushPending(task); */
+  /* code: sched/internal/sched_role.h MakeReady: ready_.PushPending(task); */
   pending!t;
   in_ready[t] = true;
   moved++
@@ -869,18 +869,18 @@ inline MakeReady(t) {
 /* Sched-role: a task popped from the front queue. */
 inline ReceiveFromFront(t) {
   if
-  /* code: sched/task_scheduler.h ReceiveFromFront: if (task->IsWoken()) { */
+  /* code: sched/internal/sched_role.h ReceiveFromFront: if (task->IsWoken()) { */
   :: (state[t] & kWoken) != 0 ->
-     /* code: sched/task_scheduler.h ReceiveFromFront: if (wait_.Contains(task)) wait_.Remove(task); */
+     /* code: sched/internal/sched_role.h ReceiveFromFront: if (wait_.Contains(task)) wait_.Remove(task); */
      atomic { in_wait[t] = false; MakeReady(t) }
   :: else ->
      assert((state[t] & kWaiting) == 0);
      if
-     /* code: sched/task_scheduler.h ReceiveFromFront: if (now.IsDue(deadline)) { */
+     /* code: sched/internal/sched_role.h ReceiveFromFront: if (now.IsDue(deadline)) { */
      :: deadline[t] == DUE -> MakeReady(t)
      :: deadline[t] == FUTURE -> MakeReady(t)        /* the deadline has passed by now */
 #ifdef STOP
-     /* code: sched/task_scheduler.h ReceiveFromFront: if (stopping && !task->WaitsThroughStop()) { */
+     /* code: sched/internal/sched_role.h ReceiveFromFront: if (stopping && !task->WaitsThroughStop()) { */
      :: deadline[t] != DUE && stopping_l -> MakeReady(t)
      :: deadline[t] != DUE && !stopping_l ->
 #else
@@ -894,7 +894,7 @@ inline ReceiveFromFront(t) {
           fi
         };
         if
-        /* code: sched/task_scheduler.h ReceiveFromFront: wait_.Push(task, deadline); */
+        /* code: sched/internal/sched_role.h ReceiveFromFront: wait_.Push(task, deadline); */
         :: cas_ok -> in_wait[t] = true
         :: else -> MakeReady(t)                      /* a waker got there first */
         fi;
@@ -918,7 +918,7 @@ inline Expire(t) {
 #else
   if
   :: cas_ok -> MakeReady(t)
-  /* code: sched/task_scheduler.h Schedule: if (!task->TryWaitingToReady()) continue; */
+  /* code: sched/internal/sched_role.h Schedule: if (!task->TryWaitingToReady()) continue; */
   :: else                                            /* a waker pushes it instead */
   fi;
 #endif
@@ -983,11 +983,11 @@ inline CountFinished(w, n) {
 /* Sched-role, while stopping: WakeWaitingForStop (the first role take of each Stop). */
 inline WakeWaitingForStop() {
   if
-  /* code: sched/task_scheduler.h WakeWaitingForStop: if (generation == swept_generation_) return 0; */
+  /* code: sched/internal/sched_role.h WakeWaitingForStop: if (generation == swept_generation_) return 0; */
   :: stop_gen != swept_gen ->
      swept_gen = stop_gen;
      if
-     /* code: sched/task_scheduler.h WakeWaitingForStop: while (Task* task = wait_.PopAny()) { */
+     /* code: sched/internal/sched_role.h WakeWaitingForStop: while (Task* task = wait_.PopAny()) { */
      :: in_wait[TIMER] -> Expire(TIMER)
      :: else
      fi
@@ -1002,15 +1002,15 @@ inline Schedule() {
   do
   :: d_step { moved = 0; popped = 0 } ->
 #ifdef STOP
-     /* code: sched/task_scheduler.h Schedule: if (exit_.load(std::memory_order_acquire)) { */
+     /* code: sched/internal/sched_role.h Schedule: if (exit_.load(std::memory_order_acquire)) { */
      if
      :: exit_ -> sched_exit = true; break
      :: else
      fi;
-     /* code: sched/task_scheduler.h Schedule: const bool stopping = stopping_.load(std::memory_order_acquire); */
+     /* code: sched/internal/sched_role.h Schedule: const bool stopping = stopping_.load(std::memory_order_acquire); */
      stopping_l = stopping;
      if
-     /* code: sched/task_scheduler.h Schedule: if (stopping) moved += WakeWaitingForStop(now); */
+     /* code: sched/internal/sched_role.h Schedule: if (stopping) moved += WakeWaitingForStop(now); */
      :: stopping_l -> WakeWaitingForStop()
      :: else
      fi;
@@ -1019,7 +1019,7 @@ inline Schedule() {
      do
      :: popped < BATCH ->
         atomic {
-          /* code: sched/task_scheduler.h Schedule: Task* task = front_.Pop(); */
+          /* code: sched/internal/sched_role.h Schedule: Task* task = front_.Pop(); */
           if
           :: front?[t] -> front?t; in_front[t] = false; popped++
           :: else -> t = 255
@@ -1034,23 +1034,23 @@ inline Schedule() {
      /* This worker's local batch: straight into the ready queue behind an empty front
       * queue, else behind the front queue's posts. */
      if
-     /* code: sched/task_scheduler.h Schedule: moved += MoveLocalToReady(worker); */
+     /* code: sched/internal/sched_role.h Schedule: moved += MoveLocalToReady(worker); */
      :: len(batch_q[me]) > 0 && len(front) == 0 ->
         /* MoveLocalToReady: PublishAsOwner (it waits for a take-over in progress), into
          * the ready queue's pending part, or the front queue if the take-over pushed
          * earlier posts of ours there meanwhile; the head store in the same step. */
-        /* code: sched/task_scheduler.h MoveLocalToReady: worker->local.PublishAsOwner([&](Task** tasks, std::uint32_t count) { */
+        /* code: sched/internal/held_posts.h MoveLocalToReady: worker->local.PublishAsOwner([&](Task** tasks, std::uint32_t count) { */
         OwnerClaimRead(me);
         if
         :: claim_lost -> claim_lost = false
         :: else ->
            atomic {
              if
-             /* code: sched/task_scheduler.h MoveLocalToReady: if (!front_.IsEmpty()) { */
+             /* code: sched/internal/held_posts.h MoveLocalToReady: if (!front_.IsEmpty()) { */
              :: len(front) > 0 -> ChainToFront(me, me)   /* (not empty: no notify, no wake) */
              :: else ->
                 do
-                /* code: sched/task_scheduler.h MoveLocalToReady: for (std::uint32_t i = 0; i < count; ++i) ready_.PushPending(tasks[i]); */
+                /* code: sched/internal/held_posts.h MoveLocalToReady: for (std::uint32_t i = 0; i < count; ++i) ready_.PushPending(tasks[i]); */
                 :: hold[me]?[u] -> hold[me]?u; Published(me, u); MakeReady(u)
                 :: else -> break
                 od;
@@ -1060,28 +1060,28 @@ inline Schedule() {
            };
            OwnerRelease(me)
         fi
-     /* code: sched/task_scheduler.h Schedule: PublishOwnLocalToFront(worker); */
+     /* code: sched/internal/sched_role.h Schedule: PublishOwnLocalToFront(worker); */
      :: len(batch_q[me]) > 0 && len(front) > 0 -> PublishOwnLocal(me)
      :: else
      fi;
      /* Expired wait queue -> ready: any task with a finite deadline may have expired. */
      if
-     /* code: sched/task_scheduler.h Schedule: wait_.NextDeadline() == kNoDeadline ? nullptr : wait_.PopExpired(now.Get()); */
+     /* code: sched/internal/sched_role.h Schedule: wait_.NextDeadline() == kNoDeadline ? nullptr : wait_.PopExpired(now.Get()); */
      :: in_wait[TIMER] && deadline[TIMER] == FUTURE -> Expire(TIMER)
      :: true
      fi;
      atomic {
        /* PublishNearestDeadline: a new finite nearest deadline asks for a retime wake. */
-       /* code: sched/task_scheduler.h PublishNearestDeadline: nearest_deadline_.store(next, std::memory_order_seq_cst); */
+       /* code: sched/internal/sched_role.h PublishNearestDeadline: nearest_deadline_.store(next, std::memory_order_seq_cst); */
        retime = retime || (!nearest && in_wait[TIMER] && deadline[TIMER] == FUTURE);
        nearest = in_wait[TIMER] && deadline[TIMER] == FUTURE;
-       /* code: sched/task_scheduler.h Schedule: result.backlog = !front_.IsEmpty(); */
+       /* code: sched/internal/sched_role.h Schedule: result.backlog = !front_.IsEmpty(); */
        backlog = (len(front) > 0)
      };
      if
      :: moved > 0 ->
         atomic {
-          /* code: sched/task_scheduler.h Schedule: ready_.FlushPending(); */
+          /* code: sched/internal/sched_role.h Schedule: ready_.FlushPending(); */
           do
           :: pending?[t] -> pending?t; ready!t
           :: else -> break
@@ -1091,24 +1091,24 @@ inline Schedule() {
      :: else
      fi;
      if
-     /* code: sched/task_scheduler.h Schedule: if (ready_.Count() > 0) return result; */
+     /* code: sched/internal/sched_role.h Schedule: if (ready_.Count() > 0) return result; */
      :: len(ready) > 0 -> break
      :: else
      fi;
      if
-     /* code: sched/task_scheduler.h Schedule: if (popped > 0) return result; */
+     /* code: sched/internal/sched_role.h Schedule: if (popped > 0) return result; */
      :: backlog && popped > 0 -> break
      :: backlog -> skip                              /* a push in flight: look again */
      :: else ->
         /* Take over the other workers' local batches; else sleep holding the role until a
          * notify, the nearest deadline, or (while a worker executes) the re-check. */
-        /* code: sched/task_scheduler.h Schedule: if (TakeOverLocalBatches(worker)) continue; */
+        /* code: sched/internal/sched_role.h Schedule: if (TakeOverLocalBatches(worker)) continue; */
         TakeOver(me);
         if
         :: took -> took = false
         :: else ->
 end_role_sleep:
-           /* code: sched/task_scheduler.h Schedule: io_.WaitUntil(until, io_sink); */
+           /* code: sched/internal/sched_role.h Schedule: io_.WaitUntil(until, io_sink); */
            if
            :: atomic { front_notified -> front_notified = false }
            :: in_wait[TIMER] && deadline[TIMER] == FUTURE   /* the deadline passed */
@@ -1231,17 +1231,17 @@ proctype Worker(byte me) {
       * a fresh worker). Claimed tasks are not modelled (see "Local batches"). */
 worker_top:
      if
-     /* code: sched/task_scheduler.h WorkerMain: if (exit_.load(std::memory_order_acquire)) { */
+     /* code: sched/internal/worker_loop.h WorkerMain: if (exit_.load(std::memory_order_acquire)) { */
      :: exit_ ->
 #ifdef BUG_EXIT_DROPS_LOCAL
         break
 #else
-        /* code: sched/task_scheduler.h WorkerMain: PublishOwnLocalToFront(worker); */
+        /* code: sched/internal/worker_loop.h WorkerMain: PublishOwnLocalToFront(worker); */
         PublishOwnLocal(me);
         if
-        /* code: sched/task_scheduler.h WorkerMain: if (!worker->HasClaimed()) break; */
+        /* code: sched/internal/worker_loop.h WorkerMain: if (!worker->HasClaimed()) break; */
         :: len(claimed_q[me]) == 0 -> break
-        /* code: sched/task_scheduler.h WorkerMain: ExecuteBatch(worker); */
+        /* code: sched/internal/worker_loop.h WorkerMain: ExecuteBatch(worker); */
         :: else -> goto execute_batch            /* then `continue`: back here */
         fi
 #endif
@@ -1249,7 +1249,7 @@ worker_top:
      fi;
 #endif
      /* The role only after a batch that ended early, or with a local batch to publish. */
-     /* code: sched/task_scheduler.h WorkerMain: if ((batch_ended_early || has_local) && role_.TryLock()) { */
+     /* code: sched/internal/worker_loop.h WorkerMain: if ((batch_ended_early || has_local) && role_.TryLock()) { */
      atomic {
        if
        /* code: sync/role_lock.h TryLock: return !held_.exchange(true, std::memory_order_acquire); */
@@ -1264,7 +1264,7 @@ worker_top:
         role = false;
 #ifdef STOP
         if
-        /* code: sched/task_scheduler.h WorkerMain: if (result.exit) continue;  // leave at the loop top, with nothing held */
+        /* code: sched/internal/worker_loop.h WorkerMain: if (result.exit) continue;  // leave at the loop top, with nothing held */
         :: sched_exit ->
            sched_exit = false;
 #ifdef BUG_EXIT_DROPS_LOCAL
@@ -1275,17 +1275,17 @@ worker_top:
         :: else
         fi;
 #endif
-        /* code: sched/task_scheduler.h WorkerMain: const bool more_to_schedule = result.backlog || !front_.IsEmpty(std::memory_order_seq_cst); */
+        /* code: sched/internal/worker_loop.h WorkerMain: const bool more_to_schedule = result.backlog || !front_.IsEmpty(std::memory_order_seq_cst); */
         more = backlog || len(front) > 0;
 #ifndef BUG_RELEASE_NO_SIGNAL
         if
-        /* code: sched/task_scheduler.h WorkerMain: if (result.ready > 1 || more_to_schedule || result.retime_parkers) WakeOne(worker); */
+        /* code: sched/internal/worker_loop.h WorkerMain: if (result.ready > 1 || more_to_schedule || result.retime_parkers) WakeOne(worker); */
         :: moved > 1 || more || retime -> WakeOne()
         :: else
         fi;
 #endif
         d_step { got = false; more = false; backlog = false; moved = 0; popped = 0; retime = false }
-     /* code: sched/task_scheduler.h WorkerMain: } else if (has_local) { */
+     /* code: sched/internal/worker_loop.h WorkerMain: } else if (has_local) { */
      :: !got && len(batch_q[me]) > 0 -> PublishOwnLocal(me)   /* the role is held elsewhere */
      :: else
      fi;
@@ -1296,12 +1296,12 @@ execute_batch:
      /* Claimed tasks first; alone, the worker takes every ready task at once (PopUpTo). */
      :: atomic { executed < EXEC_BATCH && (len(claimed_q[me]) > 0 || len(ready) > 0) ->
                  if
-                 /* code: sched/task_scheduler.h NextReadyTask: if (worker->HasClaimed()) { */
+                 /* code: sched/internal/worker_loop.h NextReadyTask: if (worker->HasClaimed()) { */
                  :: claimed_q[me]?[t] -> claimed_q[me]?t
                  :: else ->
                     ready?t;
                     if
-                    /* code: sched/task_scheduler.h NextReadyTask: const std::uint32_t count = worker->consumer.PopUpTo(batch, kClaimCapacity); */
+                    /* code: sched/internal/worker_loop.h NextReadyTask: const std::uint32_t count = worker->consumer.PopUpTo(batch, kClaimCapacity); */
                     :: WORKER_COUNT == 1 ->
                        do
                        :: ready?[u] -> ready?u; claimed_q[me]!u
@@ -1317,7 +1317,7 @@ execute_batch:
                  :: else
                  fi };
 #else
-     /* code: sched/task_scheduler.h NextReadyTask: Task* const task = worker->consumer.Pop(); */
+     /* code: sched/internal/worker_loop.h NextReadyTask: Task* const task = worker->consumer.Pop(); */
      :: atomic { executed < EXEC_BATCH && ready?[t] -> ready?t; in_ready[t] = false;
 #ifdef SECOND_POST
                  /* Per-poster order: the pops are the start order. */
@@ -1328,14 +1328,14 @@ execute_batch:
                  fi;
 #endif
                  if
-                 /* code: sched/task_scheduler.h ExecuteBatch: if (executed == 0) executing_.fetch_add(1, std::memory_order_relaxed); */
+                 /* code: sched/internal/worker_loop.h ExecuteBatch: if (executed == 0) executing_.fetch_add(1, std::memory_order_relaxed); */
                  :: !in_batch -> in_batch = true; executing++
                  :: else
                  fi };
 #endif
         /* Chain wake: more seem ready, workers are parked. */
         if
-        /* code: sched/task_scheduler.h ExecuteBatch: if (parked_.load(std::memory_order_relaxed) > 0 && ReadySeemsNonEmpty(worker)) { */
+        /* code: sched/internal/worker_loop.h ExecuteBatch: if (parked_.load(std::memory_order_relaxed) > 0 && ReadySeemsNonEmpty(worker)) { */
         :: parked > 0 && len(ready) > 0 -> WakeOne()
         :: else
         fi;
@@ -1355,15 +1355,15 @@ execute_batch:
          * then claims its local batch and runs it in place, unless the front queue holds
          * posts or a timer is due (ClaimLocalInPlace; nobody else can take the batch over,
          * so TakeAlone, without the claim, is one step). */
-        /* code: sched/task_scheduler.h ExecuteBatch: if (SomeWorkerMayBeIdle() || */
+        /* code: sched/internal/worker_loop.h ExecuteBatch: if (SomeWorkerMayBeIdle() || */
         :: len(batch_q[me]) > 0 && executing < WORKER_COUNT -> break
-        /* code: sched/task_scheduler.h ExecuteBatch: (out_of_ready && !(worker_count_ == 1 && ClaimLocalInPlace(worker)))) { */
+        /* code: sched/internal/worker_loop.h ExecuteBatch: (out_of_ready && !(worker_count_ == 1 && ClaimLocalInPlace(worker)))) { */
         :: len(batch_q[me]) > 0 && len(claimed_q[me]) == 0 && len(ready) == 0 &&
            (WORKER_COUNT != 1 || len(front) > 0 || nearest) -> break
         :: len(batch_q[me]) > 0 && len(claimed_q[me]) == 0 && len(ready) == 0 &&
            WORKER_COUNT == 1 && len(front) == 0 ->
            atomic {
-             /* code: sched/task_scheduler.h ClaimLocalInPlace: const std::uint32_t count = worker->local.TakeAlone(batch); */
+             /* code: sched/internal/held_posts.h ClaimLocalInPlace: const std::uint32_t count = worker->local.TakeAlone(batch); */
              assert(!taking[me]);
              do
              :: batch_q[me]?[u] -> batch_q[me]?u; in_batch_q[u] = false; in_ready[u] = true;
@@ -1373,7 +1373,7 @@ execute_batch:
              u = 0
            };
            if
-           /* code: sched/task_scheduler.h ExecuteBatch: if (TimerDue() && !role_.IsLocked()) break; */
+           /* code: sched/internal/worker_loop.h ExecuteBatch: if (TimerDue() && !role_.IsLocked()) break; */
            :: nearest && !role -> break
            :: true
            fi
@@ -1381,9 +1381,9 @@ execute_batch:
         :: len(batch_q[me]) > 0 && executing < WORKER_COUNT &&
            (len(ready) > 0 || len(claimed_q[me]) > 0) -> skip
 #else
-        /* code: sched/task_scheduler.h ExecuteBatch: if (SomeWorkerMayBeIdle() || */
+        /* code: sched/internal/worker_loop.h ExecuteBatch: if (SomeWorkerMayBeIdle() || */
         :: len(batch_q[me]) > 0 && (executing < WORKER_COUNT || len(ready) == 0) -> break
-        /* code: sched/task_scheduler.h ExecuteBatch: if (TimerDue() && !role_.IsLocked()) break; */
+        /* code: sched/internal/worker_loop.h ExecuteBatch: if (TimerDue() && !role_.IsLocked()) break; */
         :: nearest && !role -> break
         /* SomeWorkerMayBeIdle is a relaxed load: it may miss a worker that just left its
          * batch, and the worker goes on with the next ready task. */
@@ -1392,7 +1392,7 @@ execute_batch:
         :: nearest -> skip                           /* not due yet */
         :: else
         fi
-     /* code: sched/task_scheduler.h ExecuteBatch: while (executed < options_.execute_batch_size) { */
+     /* code: sched/internal/worker_loop.h ExecuteBatch: while (executed < options_.execute_batch_size) { */
 #ifdef CLAIMS
      :: executed >= EXEC_BATCH || (len(ready) == 0 && len(claimed_q[me]) == 0) -> break
 #else
@@ -1401,7 +1401,7 @@ execute_batch:
      od;
      atomic {
        if
-       /* code: sched/task_scheduler.h ExecuteBatch: executing_.fetch_sub(1, std::memory_order_relaxed); */
+       /* code: sched/internal/worker_loop.h ExecuteBatch: executing_.fetch_sub(1, std::memory_order_relaxed); */
        :: in_batch -> in_batch = false; executing--;
 #ifdef STALE_TAKEOVER
           AddStarts(me, executed)
@@ -1413,18 +1413,18 @@ execute_batch:
      };
 #ifdef STOP
      if
-     /* code: sched/task_scheduler.h ExecuteBatch: CountFinished(worker, executed); */
+     /* code: sched/internal/worker_loop.h ExecuteBatch: CountFinished(worker, executed); */
      :: executed > 0 -> CountFinished(me, executed)
      :: else
      fi;
 #endif
-     /* code: sched/task_scheduler.h WorkerMain: batch_ended_early = executed < options_.execute_batch_size; */
+     /* code: sched/internal/worker_loop.h WorkerMain: batch_ended_early = executed < options_.execute_batch_size; */
      ended_early = (executed < EXEC_BATCH);
      if
      :: executed > 0 ->
         executed = 0;
 #ifdef STALE_TAKEOVER
-        /* code: sched/task_scheduler.h WorkerMain: if (local_batches_ && worker_count_ > 1) TakeOverStaleBatches(worker); */
+        /* code: sched/internal/worker_loop.h WorkerMain: if (local_batches_ && worker_count_ > 1) TakeOverStaleBatches(worker); */
         if
         :: WORKER_COUNT > 1 -> TakeOverStale(me)
         :: else
@@ -1434,14 +1434,14 @@ execute_batch:
 #endif
      :: else ->
         if
-        /* code: sched/task_scheduler.h WorkerMain: if (!role_.IsLocked()) continue;  // the role is free: go and take it */
+        /* code: sched/internal/worker_loop.h WorkerMain: if (!role_.IsLocked()) continue;  // the role is free: go and take it */
         :: !role -> skip
         :: else ->
            /* Park. SpinFor(WorkVisible) may find work and return early. */
            if
            :: len(ready) > 0 || (!role && len(front) > 0) -> skip
            :: true ->
-              /* code: sched/task_scheduler.h Park: parked_.fetch_add(1, std::memory_order_seq_cst); */
+              /* code: sched/internal/idle.h Park: parked_.fetch_add(1, std::memory_order_seq_cst); */
               parked++;
 #ifdef BUG_PARK_NO_RECHECK
               sleep = true;
@@ -1449,9 +1449,9 @@ execute_batch:
               due = false;
 #else
               /* Re-check after registering (seq_cst loads), in the code's order. */
-              /* code: sched/task_scheduler.h Park: const std::int64_t next_deadline = nearest_deadline_.load(std::memory_order_seq_cst); */
+              /* code: sched/internal/idle.h Park: const std::int64_t next_deadline = nearest_deadline_.load(std::memory_order_seq_cst); */
               nd = nearest;
-              /* code: sched/task_scheduler.h Park: const bool role_locked = role_.IsLocked(std::memory_order_seq_cst); */
+              /* code: sched/internal/idle.h Park: const bool role_locked = role_.IsLocked(std::memory_order_seq_cst); */
               atomic {
                 rl = role;
                 if                                   /* timer_due: the clock, if finite */
@@ -1459,7 +1459,7 @@ execute_batch:
                 :: true -> due = false
                 fi
               };
-              /* code: sched/task_scheduler.h Park: const bool sleep = !exit_.load(std::memory_order_seq_cst) && !ReadySeemsNonEmpty(worker) && */
+              /* code: sched/internal/idle.h Park: const bool sleep = !exit_.load(std::memory_order_seq_cst) && !ReadySeemsNonEmpty(worker) && */
 #ifdef STOP
               if
               :: exit_ -> sleep = false
@@ -1470,14 +1470,14 @@ execute_batch:
               :: else ->
                  if
                  :: rl -> sleep = true
-                 /* code: sched/task_scheduler.h Park: (role_locked || front_.IsEmpty(std::memory_order_seq_cst)) && */
+                 /* code: sched/internal/idle.h Park: (role_locked || front_.IsEmpty(std::memory_order_seq_cst)) && */
                  :: else -> sleep = (len(front) == 0)
                  fi
               fi;
 #ifdef STOP
               fi;
 #endif
-              /* code: sched/task_scheduler.h Park: !(timer_due && !role_locked) && !TakeOverLocalBatches(worker); */
+              /* code: sched/internal/idle.h Park: !(timer_due && !role_locked) && !TakeOverLocalBatches(worker); */
               /* From here on nd means "a timed park" (a finite deadline, not yet due). */
               d_step { sleep = sleep && !(due && !rl); nd = nd && !due; rl = false; due = false };
 #endif
@@ -1490,7 +1490,7 @@ execute_batch:
                  /* Timed to the deadline it read, if finite and not due; while a worker
                   * executes, at most kLocalBatchRecheck. */
 end_park:        if
-                 /* code: sched/task_scheduler.h Park: ready_signal_.ReceiveUntil(until); */
+                 /* code: sched/internal/idle.h Park: ready_signal_.ReceiveUntil(until); */
                  :: atomic { ready_signal -> ready_signal = false }
                  :: nd                                            /* its timeout passed */
 #ifndef NO_BATCH_RECHECK
@@ -1499,7 +1499,7 @@ end_park:        if
                  fi
               :: else -> skip
               fi;
-              /* code: sched/task_scheduler.h Park: parked_.fetch_sub(1, std::memory_order_relaxed); */
+              /* code: sched/internal/idle.h Park: parked_.fetch_sub(1, std::memory_order_relaxed); */
               d_step { parked--; sleep = false; nd = false; rl = false; due = false }
            fi
         fi
@@ -1507,7 +1507,7 @@ end_park:        if
   od;
 #ifdef STOP
   /* Pass the exit on: one Send wakes one sleeper, which exits and wakes the next. */
-  /* code: sched/task_scheduler.h WorkerMain: ready_signal_.Send(); */
+  /* code: sched/internal/worker_loop.h WorkerMain: ready_signal_.Send(); */
   atomic { ready_signal = true; front_notified = true };
   /* The thread ends; Stop destroys its Worker after the joins, and with it whatever its
    * local batch still holds (nothing, since the publication above): such tasks would never

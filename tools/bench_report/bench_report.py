@@ -2,8 +2,8 @@
 """bench_report: runs fairsched's Google Benchmark binaries and renders the reports.
 
 Builds the benchmark binaries with --config=opt and runs them in interleaved rounds (every
-binary once per round with one repetition, record.py), keeping every run's JSON and console
-output with the load before and after it. Renders, from those raw files only: a markdown
+binary once per round with one repetition, record.py), keeping every run's JSON, with the
+load before and after it, as one line of the area's runs.jsonl (runs.py). Renders, from those raw files only: a markdown
 report with one table per benchmark family (medians over the rounds with min-max; fairsched
 against its trivial version and the peers as medians of per-round ratios) and PNG plots
 whose titles state the load; the generated blocks of bench/results/<area>.md; and the
@@ -16,10 +16,10 @@ Usage, from the workspace root:
   tools/bench_report/bench_report.py --binaries //bench/sync:signal_bench --repetitions 3
   tools/bench_report/bench_report.py --from-json bench/results/json    re-render only, no run
 
-Output (--out, default bench/results): report.md, plots/*.png, json/<area>/<binary>_r<round>
-.{json,txt} and json/meta.json (machine, revision, commands); with the default --out also
-the generated blocks of bench/results/*.md and README.md. Running --from-json on that json/
-folder renders the same again.
+Output (--out, default bench/results): report.md, plots/*.png, json/<area>/runs.jsonl (one
+line per run, named <binary>_r<round>) and json/meta.json (machine, revision, commands); with
+the default --out also the generated blocks of bench/results/*.md and README.md. Running
+--from-json on that json/ folder renders the same again.
 """
 
 import argparse
@@ -35,10 +35,11 @@ import threading
 import time
 
 try:
-    from tools.bench_report import blocks
-except ImportError:  # run as a script: the module next to this file
+    from tools.bench_report import blocks, runs
+except ImportError:  # run as a script: the modules next to this file
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import blocks
+    import runs
 
 DEBIAN_PYTHON = "/usr/bin/python3"
 INSTALL_HINT = ("matplotlib is missing. On Debian: sudo apt-get install python3-matplotlib "
@@ -186,9 +187,10 @@ def parse_name(name, threads=1):
     return family, contestant, x_name, x
 
 
-# A raw file of one round: <binary>_r<round>.json. A file without the suffix (the layout
-# before interleaved rounds) counts as round 1 and, if it holds aggregates, its medians.
-ROUND_FILE_RE = re.compile(r"^(?P<binary>.+?)_r(?P<round>\d+)\.json$")
+# One round's run: <binary>_r<round> (its name in the recording's runs.jsonl, see runs.py).
+# A run without the suffix (the layout before interleaved rounds) counts as round 1 and, if
+# it holds aggregates, its medians.
+ROUND_RUN_RE = re.compile(r"^(?P<binary>.+?)_r(?P<round>\d+)$")
 
 
 def measurement_entries(entries):
@@ -240,27 +242,24 @@ def file_load(context):
 
 
 def load_dir(json_dir):
-    """load_files of every raw file in json_dir (meta.json excluded)."""
-    return load_files([os.path.join(json_dir, name) for name in sorted(os.listdir(json_dir))
-                       if name.endswith(".json") and name != "meta.json"])
+    """load_runs of the recording in json_dir (its runs.jsonl; meta.json is no run)."""
+    return load_runs(runs.read_dir(json_dir))
 
 
-def load_files(paths):
-    """Reads raw files. Returns (files, results): files maps a binary to its rounds,
-    [{"round", "path", "context", "loads"}]; results are one dict per benchmark: binary,
-    run, family, contestant, x_name, x, metrics and counters (medians over the rounds),
-    rounds ({metric: {round: value}}), time_unit, error."""
+def load_runs(recorded):
+    """Reads raw runs, [(run name, data)] as runs.read_dir returns them. Returns (files,
+    results): files maps a binary to its rounds, [{"round", "run", "context", "loads"}];
+    results are one dict per benchmark: binary, run, family, contestant, x_name, x, metrics
+    and counters (medians over the rounds), rounds ({metric: {round: value}}), time_unit,
+    error."""
     files = {}
     gathered = {}  # (binary, run) -> {round: [entries]}
-    for path in paths:
-        name = os.path.basename(path)
-        m = ROUND_FILE_RE.match(name)
-        binary, rnd = (m.group("binary"), int(m.group("round"))) if m else (name[:-5], 1)
-        with open(path) as f:
-            data = json.load(f)
+    for name, data in recorded:
+        m = ROUND_RUN_RE.match(name)
+        binary, rnd = (m.group("binary"), int(m.group("round"))) if m else (name, 1)
         context = data.get("context", {})
         files.setdefault(binary, []).append(
-            {"round": rnd, "path": path, "context": context, "loads": file_load(context)})
+            {"round": rnd, "run": name, "context": context, "loads": file_load(context)})
         for run, entry in measurement_entries(data.get("benchmarks", [])):
             gathered.setdefault((binary, run), {}).setdefault(rnd, []).append(entry)
     results = []
@@ -295,9 +294,11 @@ def load_files(paths):
     return files, results
 
 
-def load_results(path):
-    """Reads one raw file on its own. Returns (context, results) as load_files does."""
-    files, results = load_files([path])
+def load_results(spec):
+    """Reads one run on its own: RUNS.jsonl:RUN, or a JSON file named after its run
+    (<binary>_r<round>.json). Returns (context, results) as load_runs does."""
+    name = spec.rpartition(":")[2] if ".jsonl:" in spec else os.path.basename(spec)[:-len(".json")]
+    files, results = load_runs([(name, runs.load(spec))])
     return next(iter(files.values()))[0]["context"], results
 
 
@@ -596,7 +597,7 @@ def machine_lines(files, meta):
 
 def collect(json_root):
     """[(area, files, results)]: one entry per folder under json_root named in AREAS that
-    holds raw files; raw files directly in json_root form one area named ''."""
+    holds runs; runs directly in json_root (its own runs.jsonl) form one area named ''."""
     areas = []
     for area in AREAS:
         folder = os.path.join(json_root, area)

@@ -1,28 +1,34 @@
 #!/usr/bin/env python3
-"""compare: a before/after table from two Google Benchmark JSON files.
+"""compare: a before/after table from two Google Benchmark runs.
 
 For a fix measured by running the same benchmark binary built from the code before and
-after it (bench/results/sched.md, "Issue 17"). Every benchmark name present in both files
+after it (bench/results/pathologies.md). Every benchmark name present in both runs
 gets one row per requested metric; a metric is a counter name, or "real_time" /
 "cpu_time" (in the benchmark's time unit). With repetitions, each side shows the median
-and the min-max range over them. Nothing is typed by hand: the markdown comes from the files.
+and the min-max range over them. Nothing is typed by hand: the markdown comes from the runs.
 
-Usage:
-  tools/bench_report/compare.py BEFORE.json AFTER.json --metrics real_time,rss_growth_kib \\
-      [--filter REGEX]
+Usage (a run is RUNS.jsonl:RUN, one line of a recording's runs.jsonl (runs.py), or a JSON
+file):
+  tools/bench_report/compare.py RUNS.jsonl:BEFORE RUNS.jsonl:AFTER \\
+      --metrics real_time,rss_growth_kib [--filter REGEX]
 """
 
 import argparse
-import json
+import os
 import re
 import statistics
 import sys
 
+try:
+    from tools.bench_report import runs as raw_runs
+except ImportError:  # run as a script: the module next to this file
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import runs as raw_runs
 
-def load(path):
+
+def load(spec):
     """{benchmark name: {metric: [values over repetitions]}}, plus the run's context."""
-    with open(path) as f:
-        data = json.load(f)
+    data = raw_runs.load(spec)
     runs = {}
     for bench in data.get("benchmarks", []):
         if bench.get("run_type") == "aggregate":

@@ -2,8 +2,9 @@
 """hot_path_report: renders bench/results/hot_path.md from the raw files of one recording.
 
 The recording is bench/coro/record_hot_path.sh's output directory (committed under
-bench/results/json/hot_path/): per round, one JSON file per benchmark binary (Google
-Benchmark's format; the Tokio and Go programs write the same format), plus machine.txt.
+bench/results/json/hot_path/): its runs.jsonl holds, per round, one line per benchmark binary
+(runs.py: Google Benchmark's JSON, which the Tokio and Go programs write too, named
+<binary>[_before]_r<round>), next to machine.txt, the perf profiles and notes.md.
 Every figure in the report, and in the README block it can refresh, is computed here from
 those files: medians over the rounds with the min-max range, and ratios taken round by round
 (the contestants of one round ran back to back) with their median and range. Nothing is
@@ -18,18 +19,17 @@ is appended after the generated tables.
 """
 
 import argparse
-import glob
-import json
 import os
 import re
 import statistics
 import sys
 
 try:
-    from tools.bench_report import blocks
-except ImportError:  # run as a script: the module next to this file
+    from tools.bench_report import blocks, runs as raw_runs
+except ImportError:  # run as a script: the modules next to this file
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import blocks
+    import runs as raw_runs
 
 # Benchmark-name tokens that are settings, not arguments that tell rows apart.
 SETTINGS = {"iterations", "repeats", "min_time", "real_time", "process_time"}
@@ -68,13 +68,11 @@ def load_runs(raw):
     """{(family, contestant, args): {round: benchmark dict}}, and the contexts seen."""
     runs = {}
     contexts = []
-    for path in sorted(glob.glob(os.path.join(raw, "*_r*.json"))):
-        match = re.fullmatch(r"(.*?)(_before)?_r(\d+)\.json", os.path.basename(path))
+    for name, data in raw_runs.read_dir(raw):
+        match = re.fullmatch(r"(.*?)(_before)?_r(\d+)", name)
         if not match:
             continue
         before, rnd = match.group(2) is not None, int(match.group(3))
-        with open(path) as f:
-            data = json.load(f)
         contexts.append(data.get("context", {}))
         for bench in data.get("benchmarks", []):
             if bench.get("run_type") == "aggregate" or bench.get("error_occurred"):

@@ -2,10 +2,12 @@
 
 Used by bench_report.py (run mode and --all). A round runs every planned binary once with
 one repetition (the order rotates by one binary per round, so no binary always runs first
-or last); each run writes bench/results/json/<area>/<binary>_r<round>.json (Google
-Benchmark's JSON, with the 1-minute load average before and after the run, the revision and
-the command added to its "context") and the console output next to it as .txt. The tables
-are medians over the rounds and medians of per-round ratios (bench_report.render).
+or last); each run writes its Google Benchmark JSON into a temporary folder, gets the
+1-minute load average before and after the run, the revision and the command added to its
+"context", and is appended as one line named <binary>_r<round> to
+bench/results/json/<area>/runs.jsonl (runs.py). The console output stays in the temporary
+folder. The tables are medians over the rounds and medians of per-round ratios
+(bench_report.render).
 
 --all adds, after the rounds: the hot-path recording (bench/coro/record_hot_path.sh, with
 the Tokio and Go peers), the echo benchmark (bench/io/echo_bench.sh) and the savegame sweeps
@@ -19,7 +21,14 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
+
+try:
+    from tools.bench_report import runs
+except ImportError:  # run as a script: the module next to this file
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import runs
 
 
 class Step:
@@ -137,18 +146,10 @@ def time_plan(steps, reps, all_mode, savegame, echo=False):
     return lines, total
 
 
-def annotate(path, extra):
-    """Adds `extra` to the "context" of a Google Benchmark JSON file."""
-    with open(path) as f:
-        data = json.load(f)
-    data.setdefault("context", {}).update(extra)
-    with open(path, "w") as f:
-        json.dump(data, f, indent=1)
-
-
 def prepare_area_folders(json_root, areas):
-    """Empties json_root/<area>/ of earlier rounds before new ones are recorded; the area's
-    sub-folders (json/io/echo/: the echo recording, made by its own step) stay."""
+    """Empties json_root/<area>/ of an earlier recording's runs before new ones are
+    recorded; the area's other files and sub-folders (json/io/echo/: the echo recording,
+    made by its own step) stay."""
     for area in sorted(areas):
         clear_rounds(os.path.join(json_root, area))
         os.makedirs(os.path.join(json_root, area), exist_ok=True)
@@ -159,6 +160,7 @@ def run_rounds(bench_report, root, steps, reps, min_time, json_root, env_extra=N
     bin_dir = bench_report.bazel(root, ["info", "--config=opt", "bazel-bin"]).strip()
     rev = revision(root)
     prepare_area_folders(json_root, {s.area for s in steps})
+    scratch = tempfile.mkdtemp(prefix="fairsched_bench_runs_")
     env = dict(os.environ, FAIRSCHED_BENCH_REPETITIONS="1", **(env_extra or {}))
     commands = {}
     failed = []
@@ -167,16 +169,18 @@ def run_rounds(bench_report, root, steps, reps, min_time, json_root, env_extra=N
         for i, step in enumerate(steps[shift:] + steps[:shift], 1):
             package = step.target[2:].split(":")[0]
             name = f"{step.name}_r{rnd}"
-            out_json = os.path.join(json_root, step.area, name + ".json")
+            out_json = os.path.join(scratch, name + ".json")
+            console_path = os.path.join(scratch, name + ".txt")
             flags = step.flags(min_time if min_time is not None else step.min_time)
             command = (f"FAIRSCHED_BENCH_REPETITIONS=1 $(./bazelw info --config=opt bazel-bin)/"
                        f"{package}/{step.name} " + " ".join(shlex.quote(f) for f in flags) +
-                       f" --benchmark_out=bench/results/json/{step.area}/{step.name}_r<round>.json")
+                       f" --benchmark_out=$TMP/{step.name}_r<round>.json  # appended to "
+                       f"bench/results/json/{step.area}/{runs.RUNS_FILE}")
             commands[step.name] = command
             progress = bench_report.Progress(f"[round {rnd}/{reps}, {i}/{len(steps)}] {step.name}")
             before = loadavg1()
             start = time.monotonic()
-            with open(os.path.join(json_root, step.area, name + ".txt"), "w") as console:
+            with open(console_path, "w") as console:
                 proc = subprocess.Popen(
                     [os.path.join(bin_dir, package, step.name), f"--benchmark_out={out_json}"] +
                     flags, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -190,15 +194,17 @@ def run_rounds(bench_report, root, steps, reps, min_time, json_root, env_extra=N
             progress.finish()
             if rc != 0 or not os.path.exists(out_json):
                 failed.append(step.target)
-                print(f"bench_report: {step.target} failed (exit {rc}); see "
-                      f"{os.path.join(json_root, step.area, name + '.txt')}", file=sys.stderr)
-                if os.path.exists(out_json):
-                    os.remove(out_json)
+                print(f"bench_report: {step.target} failed (exit {rc}); see {console_path}",
+                      file=sys.stderr)
                 continue
-            annotate(out_json, {"fairsched_load_before": before,
-                                "fairsched_load_after": loadavg1(),
-                                "fairsched_seconds": round(time.monotonic() - start, 1),
-                                "fairsched_revision": rev, "fairsched_command": command})
+            data = runs.load(out_json)
+            data.setdefault("context", {}).update({
+                "fairsched_load_before": before, "fairsched_load_after": loadavg1(),
+                "fairsched_seconds": round(time.monotonic() - start, 1),
+                "fairsched_revision": rev, "fairsched_command": command})
+            runs.append(os.path.join(json_root, step.area, runs.RUNS_FILE), name, data)
+            os.remove(out_json)
+    print(f"bench_report: the console output of every run is in {scratch}", file=sys.stderr)
     return commands, failed
 
 
@@ -230,13 +236,13 @@ def run_script(root, label, cmd, failed, env=None):
 
 
 def remove_flat_layout(json_root):
-    """Removes the raw files of the layout before rounds (json/<binary>.json and .txt, and
-    their meta.json): a full recording supersedes them, and left in place they would be
-    rendered next to it."""
+    """Removes the raw files of the layout before rounds (json/<binary>.json and .txt, runs
+    directly in json/, and their meta.json): a full recording supersedes them, and left in
+    place they would be rendered next to it."""
     if not os.path.isdir(json_root):
         return
     for name in os.listdir(json_root):
-        if name.endswith((".json", ".txt")):
+        if name.endswith((".json", ".jsonl", ".txt")):
             os.remove(os.path.join(json_root, name))
 
 
@@ -244,33 +250,33 @@ def share_rounds(json_root, hot_path):
     """The hot-path recording and the rounds share binaries: its sched_bench rows are the
     sched rounds' (SKIP_SCHED), and its coroutine binaries' rounds are coro.md's."""
     sched = os.path.join(json_root, "sched")
-    for name in sorted(os.listdir(sched)):
-        if name.startswith("sched_bench_r") and name.endswith(".json"):
-            shutil.copyfile(os.path.join(sched, name), os.path.join(hot_path, name))
+    for name, data in runs.read_dir(sched):
+        if name.startswith("sched_bench_r"):
+            runs.append(os.path.join(hot_path, runs.RUNS_FILE), name, data)
     coro = os.path.join(json_root, "coro")
     shutil.rmtree(coro, ignore_errors=True)
     os.makedirs(coro)
-    for name in sorted(os.listdir(hot_path)):
+    for name, data in runs.read_dir(hot_path):
         m = round_of(name)
         if m and m[0] in HOT_PATH_TO_CORO:
-            shutil.copyfile(os.path.join(hot_path, name), os.path.join(coro, name))
+            runs.append(os.path.join(coro, runs.RUNS_FILE), name, data)
 
 
-def round_of(name):
-    """(binary, round) of a raw file name <binary>_r<round>.json, else None."""
-    if not name.endswith(".json"):
-        return None
-    base, sep, rnd = name[:-len(".json")].rpartition("_r")
+def round_of(run):
+    """(binary, round) of a run named <binary>_r<round>, else None."""
+    base, sep, rnd = run.rpartition("_r")
     return (base, int(rnd)) if sep and rnd.isdigit() else None
 
 
 def clear_rounds(folder):
-    """Removes the per-round raw files (.json and .txt) of an earlier recording; notes and
-    profiles in the folder stay."""
+    """Removes an earlier recording's runs from `folder`: its runs.jsonl, and per-round
+    files (<binary>_r<round>.json and .txt) of the layout before it; notes, profiles and
+    machine.txt stay."""
     if not os.path.isdir(folder):
         return
     for name in os.listdir(folder):
-        if round_of(os.path.splitext(name)[0] + ".json"):
+        stem, ext = os.path.splitext(name)
+        if name == runs.RUNS_FILE or (ext in (".json", ".txt") and round_of(stem)):
             os.remove(os.path.join(folder, name))
 
 

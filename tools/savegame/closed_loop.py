@@ -2,8 +2,9 @@
 """Repeated, alternated closed-loop runs of the savegame job (//examples:savegame): each
 design runs --runs times with the job's default workload (or the extra flags), in the order
 A B B A A B B A ... so that a drift in the machine's load hits both designs alike and
-neither always goes first. One JSON record per run (examples/savegame/savegame.h) in OUT
-as <index>-<design>.json (the index is the run order). report.py gives the median and
+neither always goes first. Each run's JSON record (examples/savegame/savegame.h) becomes
+one line of OUT/runs.jsonl (savegame_runs.py), named <index>-<design> (the index is the run
+order); the runs replace an earlier runs.jsonl there. report.py gives the median and
 min-max per design.
 
     tools/savegame/closed_loop.py --binary bazel-bin/examples/savegame --out DIR \\
@@ -12,7 +13,6 @@ min-max per design.
 """
 
 import argparse
-import os
 import sys
 
 import savegame_runs
@@ -31,7 +31,7 @@ def run_order(designs, runs):
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--binary", help="the savegame binary (needed unless --estimate)")
-    parser.add_argument("--out", help="directory for the JSON records")
+    parser.add_argument("--out", help="folder for runs.jsonl, the runs' JSON records")
     parser.add_argument("--runs", type=int, default=5, help="runs per design")
     parser.add_argument("--duration", type=float, default=5, help="seconds per run")
     parser.add_argument("--designs", default="fairsched,updater")
@@ -53,14 +53,14 @@ def main(argv):
         return 0
     if not args.binary or not args.out:
         parser.error("--binary and --out are needed to run")
-    os.makedirs(args.out, exist_ok=True)
+    runs_path = savegame_runs.new_runs_file(args.out)
 
     failures = 0
     for index, design in enumerate(order):
-        path = os.path.join(args.out, "%02d-%s.json" % (index, design))
         flags = ["--design=" + design, "--duration=%g" % args.duration,
                  "--seed=%d" % (args.seed + index)] + args.extra
-        if not savegame_runs.run_and_print(args.binary, path, flags,
+        if not savegame_runs.run_and_print(args.binary, runs_path,
+                                           "%02d-%s" % (index, design), flags,
                                            "%2d %-9s: " % (index, design)):
             failures += 1
     return 1 if failures else 0

@@ -6,8 +6,9 @@ its default tick ("updater") and with the talk's slow tick ("updater_tick<T>", -
 100 ms) -- on a uniform workload and on a skewed one (--heavy_users users save
 --heavy_factor times as often, each save that many times larger), so that the Updater's
 walk over every job at each tick and what its pinning does to the per-worker CPU show.
-The order of the runs alternates from one point to the next. One JSON record per run
-(examples/savegame/savegame.h) in OUT as <server>-<workload>-conn<N>-round<k>.json, and
+The order of the runs alternates from one point to the next. Each run's JSON record
+(examples/savegame/savegame.h) becomes one line of OUT/runs.jsonl (savegame_runs.py),
+named <server>-<workload>-conn<N>-round<k>; the sweep replaces an earlier runs.jsonl there.
 OUT/plan.json: the points asked for and run, and why a point was lowered.
 
 Open files: the runs put the client fleet in a child process (--fleet=process), so the
@@ -99,7 +100,8 @@ def worker_cpu(record):
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--binary", help="the savegame binary (needed unless --estimate)")
-    parser.add_argument("--out", help="directory for the JSON records")
+    parser.add_argument("--out", help="folder for runs.jsonl, the runs' JSON records, "
+                        "and plan.json")
     parser.add_argument("--points", default="16,64,256,1000,4000,10000",
                         help="comma-separated client connections (requests in flight)")
     parser.add_argument("--duration", type=float, default=3, help="seconds per run")
@@ -138,7 +140,7 @@ def main(argv):
         return 0
     if not args.binary or not args.out:
         parser.error("--binary and --out are needed to run")
-    os.makedirs(args.out, exist_ok=True)
+    runs_path = savegame_runs.new_runs_file(args.out)
     with open(os.path.join(args.out, "plan.json"), "w") as f:
         json.dump({"points_requested": [int(p) for p in args.points.split(",") if p],
                    "points_run": points, "hard_nofile_limit": hard_limit, "notes": notes,
@@ -155,7 +157,7 @@ def main(argv):
         for point_index, point in enumerate(points):
             order = savegame_runs.alternate(configurations, point_index + round_index)
             for server, server_flags, workload in order:
-                name = "%s-%s-conn%d-round%d.json" % (server, workload, point, round_index)
+                name = "%s-%s-conn%d-round%d" % (server, workload, point, round_index)
                 flags = server_flags + [
                     "--fleet=process", "--connections=%d" % point, "--users=%d" % args.users,
                     "--duration=%g" % args.duration, "--step_timeout=%g" % args.step_timeout,
@@ -165,7 +167,7 @@ def main(argv):
                               "--heavy_factor=%d" % args.heavy_factor]
                 index += 1
                 if not savegame_runs.run_and_print(
-                        args.binary, os.path.join(args.out, name), flags + args.extra,
+                        args.binary, runs_path, name, flags + args.extra,
                         "%-16s %-7s conn %5d round %d: " % (server, workload, point,
                                                               round_index),
                         worker_cpu):

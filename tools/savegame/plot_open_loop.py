@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Draws the open-loop records of tools/savegame/sweep.py: p50, p99 and p999 latency of
-acknowledged saves (measured from the intended send time) against the offered rate, one
-colour per design, as a PNG; and reports, per design, the highest offered rate the design
-holds. A rate is held when every run at it has p99 <= --p99-limit-ms (100), its check
-passed, and at most --max-failed (1%) of its arrivals were not acknowledged (error replies,
-no reply, or never sent). Several rounds at one rate: the plotted value is their median.
+"""Draws the open-loop runs of tools/savegame/sweep.py (DIR/runs.jsonl): p50, p99 and p999
+latency of acknowledged saves (measured from the intended send time) against the offered
+rate, one colour per design, as a PNG; and reports, per design, the highest offered rate
+the design holds. A rate is held when every run at it has p99 <= --p99-limit-ms (100), its
+check passed, and at most --max-failed (1%) of its arrivals were not acknowledged (error
+replies, no reply, or never sent). Several rounds at one rate: the plotted value is their median.
 
     tools/savegame/plot_open_loop.py DIR [--png DIR/open_loop.png] [--summary FILE.json]
 
@@ -22,7 +22,7 @@ import savegame_runs
 
 
 def load_records(directory):
-    """Every open-loop record in `directory`, as {design: {rate: [record, ...]}}."""
+    """Every open-loop record of `directory`, as {design: {rate: [record, ...]}}."""
     by_design = {}
     for record in savegame_runs.load_records(directory):
         if record.get("mode") != "open":
@@ -137,7 +137,7 @@ def print_summary(summary, p99_limit_ms, max_failed):
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("directory", help="the sweep's JSON records")
+    parser.add_argument("directory", help="the sweep's folder (its runs.jsonl)")
     parser.add_argument("--png", help="output PNG (default DIR/open_loop.png)")
     parser.add_argument("--summary", help="also write the summary as JSON here")
     parser.add_argument("--p99-limit-ms", type=float, default=100)

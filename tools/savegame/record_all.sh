@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# One command for every savegame recording of issue 19 (about 10 minutes on the 2-core
-# machine; the plan and its estimate are printed first). Non-interactive; run it from
-# anywhere on an otherwise idle machine. Builds //examples:savegame with --config=opt, then
+# One command for every savegame recording (about 10 minutes on the 2-core machine; the
+# plan and its estimate are printed first). Non-interactive; run it from anywhere on an
+# otherwise idle machine. Builds //examples:savegame with --config=opt, then
 # records into OUT_ROOT (default bench/results/savegame_runs/<UTC date>):
 #   open_loop/    tools/savegame/sweep.py: 5 rounds of offered rates past both designs'
 #                 saturation, designs alternating; plot_open_loop.py: open_loop.png,
@@ -11,7 +11,8 @@
 #   closed_loop/  tools/savegame/closed_loop.py: each design 5 times, alternated, default job
 # and then tools/savegame/report.py: connections.png, the summaries, the figures of
 # bench/results/savegame.md and the README's savegame sentence (when README.md has the
-# <!-- savegame:begin --> marker). Every run writes its own JSON record.
+# <!-- savegame:begin --> marker). Each run's JSON record is one line of its part's
+# runs.jsonl (tools/savegame/savegame_runs.py); a part recorded again replaces its runs.jsonl.
 #
 # Exit status 0 when every run produced its record, also when a design saturates; 1 when a
 # run produced no record or failed its correctness check (the summaries still get written).

@@ -2,10 +2,12 @@
 # One command for a quiet-machine recording of the savegame job in open loop: builds
 # //examples:savegame with --config=opt, runs tools/savegame/sweep.py over the rates (both
 # designs, alternating, ROUNDS passes), then tools/savegame/plot_open_loop.py. Everything
-# lands in OUT (default bench/results/savegame_open_loop/<UTC time>): one JSON record per
-# run, open_loop.png, summary.json and the printed table (summary.txt). Run it from the
-# workspace root on an otherwise idle machine; each record carries the load average before
-# and after its run, so a busy machine shows. The defaults are the long sweep: offered
+# lands in OUT (default bench/results/savegame_runs/<UTC date>/open_loop, the open-loop part
+# of that day's recording, which tools/savegame/report.py reads): runs.jsonl (one JSON
+# record per run, replacing an earlier runs.jsonl there), open_loop.png, summary.json and
+# the printed table (summary.txt). Run it from the workspace root on an otherwise idle
+# machine; each record carries the load average before and after its run, so a busy
+# machine shows. The defaults are the long sweep: offered
 # rates past both designs' saturation, 5 rounds, 5 s per run (~10 minutes; the estimate is
 # printed first); record_all.sh runs the same rates with 2 s per run.
 #
@@ -15,7 +17,7 @@
 set -euo pipefail
 export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ next to the scripts
 cd "$(dirname "$0")/../.."
-out=${1:-bench/results/savegame_open_loop/$(date -u +%Y%m%dT%H%M%SZ)}
+out=${1:-bench/results/savegame_runs/$(date -u +%Y%m%d)/open_loop}
 rates=${RATES:-4000,8000,12000,16000,20000,24000,28000,32000}
 extra=${EXTRA:---drain_timeout=2}
 # shellcheck disable=SC2086  # extra is a list of flags

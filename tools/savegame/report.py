@@ -1,18 +1,19 @@
 #!/usr/bin/env python3
 """The savegame figures of bench/results/savegame.md and of the README's savegame sentence,
 computed from the raw JSON records of one recording (tools/savegame/record_all.sh) and
-nothing else. ROOT holds the parts (any may be missing; its block then says so):
+nothing else. ROOT holds the parts, each with its runs' records in runs.jsonl
+(savegame_runs.py); any part may be missing, its block then says so:
 
-  ROOT/closed_loop/   closed_loop.py records: median and min-max per design
-  ROOT/connections/   connection_sweep.py records and plan.json: a table per workload,
-                      connections.png and summary.json / summary.txt
-  ROOT/open_loop/     sweep.py records with plot_open_loop.py's summary.json and PNG
+  ROOT/closed_loop/   closed_loop.py runs: median and min-max per design
+  ROOT/connections/   connection_sweep.py runs and plan.json: a table per workload;
+                      this script writes connections.png and summary.json / summary.txt
+  ROOT/open_loop/     sweep.py runs with plot_open_loop.py's summary.json and PNG
                       (--open_loop DIR takes them from elsewhere)
 
 It rewrites only the text between the markers <!-- savegame:<part>:begin --> and
 <!-- savegame:<part>:end --> (part: closed_loop, connections, open_loop) in --markdown, and
 between <!-- savegame:begin --> and <!-- savegame:end --> in --readme (one sentence).
-Without ROOT it takes the newest directory under bench/results/savegame_runs/.
+Without ROOT it takes the newest recording under bench/results/savegame_runs/.
 
     tools/savegame/report.py [ROOT] [--open_loop DIR] [--markdown bench/results/savegame.md]
         [--readme README.md]
@@ -26,7 +27,7 @@ import sys
 import savegame_runs
 
 RUNS_ROOT = "bench/results/savegame_runs"
-OPEN_LOOP_ROOT = "bench/results/savegame_open_loop"
+PARTS = ("closed_loop", "connections", "open_loop")
 P99_LIMIT_MS = 100  # plot_open_loop.py's default "held" limit
 
 
@@ -426,23 +427,20 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("root", nargs="?", help="the recording (default: the newest under %s)"
                         % RUNS_ROOT)
-    parser.add_argument("--open_loop", help="open-loop records with summary.json (default "
-                        "ROOT/open_loop, else the newest under %s)" % OPEN_LOOP_ROOT)
+    parser.add_argument("--open_loop", help="open-loop runs with summary.json (default "
+                        "ROOT/open_loop)")
     parser.add_argument("--markdown", help="rewrite its savegame:<part> blocks")
     parser.add_argument("--readme", help="rewrite its savegame block (one sentence)")
     args = parser.parse_args(argv)
 
     root = args.root or newest(RUNS_ROOT, lambda p: any(
-        os.path.isdir(os.path.join(p, part)) for part in ("closed_loop", "connections")))
+        os.path.isdir(os.path.join(p, part)) for part in PARTS))
     if args.root and not os.path.isdir(args.root):
         parser.error("no such recording: %s" % args.root)
     open_dir = args.open_loop
     if open_dir is None and root and os.path.exists(os.path.join(root, "open_loop",
                                                                  "summary.json")):
         open_dir = os.path.join(root, "open_loop")
-    if open_dir is None:
-        open_dir = newest(OPEN_LOOP_ROOT,
-                          lambda p: os.path.exists(os.path.join(p, "summary.json")))
     closed_dir = os.path.join(root, "closed_loop") if root else None
     connections_dir = os.path.join(root, "connections") if root else None
 

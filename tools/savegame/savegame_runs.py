@@ -1,17 +1,41 @@
 """Shared by the savegame recording and report scripts (sweep.py, connection_sweep.py,
-closed_loop.py, report.py): running //examples:savegame once into its JSON record, the
-one-line description of a run, the alternating run order, the plan's time estimate, and
-reading records back (median, min-max, load-average range)."""
+closed_loop.py, plot_open_loop.py, report.py): running //examples:savegame once and
+appending its JSON record to the folder's runs.jsonl, the one-line description of a run,
+the alternating run order, the plan's time estimate, and reading records back (median,
+min-max, load-average range).
 
-import glob
+A recording folder (closed_loop/, connections/, open_loop/) keeps its runs in
+FOLDER/runs.jsonl, one line per run, in the format of tools/bench_report/runs.py: the
+record the job wrote with --json, named after the run (`00-fairsched`,
+`fairsched-rate4000-round0`). The folder's other files (plan.json, summary.json,
+summary.txt, the PNGs) stay as the scripts write them."""
+
 import json
 import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
+try:
+    from tools.bench_report import runs
+except ImportError:  # run as a script: tools/bench_report/runs.py beside this folder
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir,
+                                    "bench_report"))
+    import runs
+
 RECORD_KIND = "savegame-run/1"
+
+
+def new_runs_file(directory):
+    """Creates `directory` if needed and removes the runs.jsonl of an earlier recording
+    there (a sweep replaces its folder's runs). Returns the path of the runs.jsonl."""
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, runs.RUNS_FILE)
+    if os.path.exists(path):
+        os.remove(path)
+    return path
 
 
 def alternate(items, step):
@@ -19,24 +43,30 @@ def alternate(items, step):
     return list(items) if step % 2 == 0 else list(reversed(items))
 
 
-def run_once(binary, path, flags):
-    """Runs the job with `flags` and --json=path. Returns (record or None, error text,
-    seconds). A run whose check fails still has a record (it says so)."""
-    began = time.monotonic()
-    completed = subprocess.run([binary] + flags + ["--json=" + path],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    seconds = time.monotonic() - began
-    if not os.path.exists(path):
-        return None, "no record (exit %d): %s" % (completed.returncode,
-                                                  completed.stderr.strip()), seconds
-    with open(path) as f:
-        return json.load(f), "", seconds
+def run_once(binary, runs_path, run, flags):
+    """Runs the job with `flags` and --json into a temporary file, and appends the record to
+    `runs_path` as the run named `run`. Returns (record or None, error text, seconds). A run
+    whose check fails still has a record (it says so)."""
+    with tempfile.TemporaryDirectory(prefix="savegame_run_") as scratch:
+        path = os.path.join(scratch, run + ".json")
+        began = time.monotonic()
+        completed = subprocess.run([binary] + flags + ["--json=" + path],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                   text=True)
+        seconds = time.monotonic() - began
+        if not os.path.exists(path):
+            return None, "no record (exit %d): %s" % (completed.returncode,
+                                                      completed.stderr.strip()), seconds
+        with open(path) as f:
+            record = json.load(f)
+    runs.append(runs_path, run, record)
+    return record, "", seconds
 
 
-def run_and_print(binary, path, flags, head, details=None):
+def run_and_print(binary, runs_path, run, flags, head, details=None):
     """run_once, then one line: `head`, describe(record), details(record) if given, and the
     run's seconds. True when the run left a record whose check passed."""
-    record, error, seconds = run_once(binary, path, flags)
+    record, error, seconds = run_once(binary, runs_path, run, flags)
     if record is None:
         print(head + error, flush=True)
         return False
@@ -72,17 +102,11 @@ def print_estimate(what, runs, seconds_per_run):
 
 
 def load_records(directory):
-    """Every savegame run record in `directory` (other JSON files are skipped)."""
-    records = []
-    for path in sorted(glob.glob(os.path.join(directory, "*.json"))):
-        with open(path) as f:
-            try:
-                record = json.load(f)
-            except json.JSONDecodeError:
-                continue
-        if isinstance(record, dict) and record.get("record") == RECORD_KIND:
-            records.append(record)
-    return records
+    """Every savegame run record of the recording folder `directory`, sorted by run name:
+    the lines of its runs.jsonl, and loose <run>.json records (`runs.py unpack` gives them
+    back). Files that are no run record (plan.json, summary.json) are skipped."""
+    return [record for _, record in runs.read_dir(directory)
+            if isinstance(record, dict) and record.get("record") == RECORD_KIND]
 
 
 def load_range(records):

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Open-loop sweep of the savegame job (//examples:savegame): runs each offered rate for
 both designs, alternating which design goes first from one rate to the next (and from one
-round to the next), so that a drift in the machine's load hits both alike. Every run writes
-its own JSON record (examples/savegame/savegame.h, RunRecordJson) into OUT as
-<design>-rate<rate>-round<k>.json; a run whose check fails is kept (its record says so)
-and the sweep goes on. Prints one line per run.
+round to the next), so that a drift in the machine's load hits both alike. Every run's JSON
+record (examples/savegame/savegame.h, RunRecordJson) becomes one line of OUT/runs.jsonl
+(savegame_runs.py), named <design>-rate<rate>-round<k>; the sweep replaces an earlier
+runs.jsonl there. A run whose check fails is kept (its record says so) and the sweep goes
+on. Prints one line per run.
 
     tools/savegame/sweep.py --binary bazel-bin/examples/savegame --out DIR \\
         --rates 2000,4000,8000 [--duration 10] [--connections 256] [--rounds 1] \\
@@ -15,7 +16,6 @@ plot_open_loop.py draws the records; record_open_loop.sh builds, sweeps and plot
 """
 
 import argparse
-import os
 import sys
 
 import savegame_runs
@@ -30,8 +30,8 @@ def run_order(designs, rate_index, round_index):
     return savegame_runs.alternate(designs, rate_index + round_index)
 
 
-def record_name(design, rate, round_index):
-    return "%s-rate%g-round%d.json" % (design, rate, round_index)
+def run_name(design, rate, round_index):
+    return "%s-rate%g-round%d" % (design, rate, round_index)
 
 
 def drain_timeout(extra):
@@ -45,7 +45,7 @@ def drain_timeout(extra):
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--binary", help="the savegame binary (needed unless --estimate)")
-    parser.add_argument("--out", help="directory for the JSON records")
+    parser.add_argument("--out", help="folder for runs.jsonl, the runs' JSON records")
     parser.add_argument("--rates", required=True,
                         help="comma-separated offered rates, requests per second")
     parser.add_argument("--duration", type=float, default=10, help="seconds per run")
@@ -76,21 +76,20 @@ def main(argv):
         return 0
     if not args.binary or not args.out:
         parser.error("--binary and --out are needed to run")
-    os.makedirs(args.out, exist_ok=True)
+    runs_path = savegame_runs.new_runs_file(args.out)
 
     failures = 0
     index = 0
     for round_index in range(args.rounds):
         for rate_index, rate in enumerate(rates):
             for design in run_order(designs, rate_index, round_index):
-                path = os.path.join(args.out, record_name(design, rate, round_index))
                 flags = ["--design=" + design, "--rate=%g" % rate,
                          "--duration=%g" % args.duration,
                          "--connections=%d" % args.connections,
                          "--seed=%d" % (args.seed + index)] + args.extra
                 index += 1
                 if not savegame_runs.run_and_print(
-                        args.binary, path, flags,
+                        args.binary, runs_path, run_name(design, rate, round_index), flags,
                         "%-9s rate %8g round %d: " % (design, rate, round_index),
                         lambda record: "unsent %d" % record["unsent"]):
                     failures += 1

@@ -1,0 +1,81 @@
+// TaskSchedulerOptions: the settings of a BasicTaskScheduler (sched/task_scheduler.h), and
+// PostOrder, its order policy. Out-of-range values are clamped when the scheduler is
+// constructed (internal::SanitizedOptions), as each field says.
+#ifndef FAIRSCHED_SCHED_TASK_SCHEDULER_OPTIONS_H_
+#define FAIRSCHED_SCHED_TASK_SCHEDULER_OPTIONS_H_
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace fairsched {
+
+// The order policy (TaskSchedulerOptions::post_order).
+enum class PostOrder : std::uint8_t {
+  // Run-now posts made by a task while every worker executes wait in their worker's local
+  // batch and join the shared queue together, a bounded number of task starts later (see
+  // "Order" in sched/task_scheduler.h): a re-post, a Yield or a one-shot costs no locked
+  // instruction.
+  kBatched,
+  // Every post joins the shared queue when it is made: tasks with equal deadlines start in
+  // post order across all posters, with no bound to read. Each post made by a task costs
+  // the front queue's exchange.
+  kStrict,
+};
+
+struct TaskSchedulerOptions {
+  std::string name = "fairsched";
+  // Ready queue block (lock-free sub-queue) size: its mutex is taken about once per this
+  // many pops. Clamped to [1, 1 << 20].
+  std::size_t ready_block_size = 1024;
+  // Sched-role batch: at most this many tasks taken from the front queue, and at most this
+  // many from the wait queue, per role take. Bounds how long one worker schedules while
+  // others could be executing. Clamped to >= 1.
+  std::size_t batch_size = 1024;
+  // Execution batch: at most this many tasks executed between two attempts to take the
+  // sched-role. Clamped to >= 1. (A batch also ends early when role work is due.)
+  std::size_t execute_batch_size = 64;
+  // How long an idle worker keeps looking for work before it parks (sleeps in the kernel).
+  // Spinning only happens right after a worker ran out of work, so an idle scheduler costs
+  // nothing; a short spin saves the wake-up syscall round trip when work arrives again
+  // soon. Zero disables spinning. Clamped to [0, 1 ms]. The idle role holder's spin also
+  // watches its IO backend (IoBackend::EventsReady), so IO that completes during the spin
+  // ends it at once instead of waiting for it.
+  std::chrono::nanoseconds spin_before_park = std::chrono::microseconds(20);
+  // Post-to-start latency sampling (LatencyHistogram()): every posting thread stamps one in
+  // this many of its posts that run at once (no deadline), rounded up to a power of two;
+  // 1 stamps every such post, 0 turns the histogram off. A stamp costs the poster one
+  // steady-clock read and the executor another; unstamped posts pay a thread-local
+  // counter increment (see bench/results/sched.md for the measured cost).
+  std::uint32_t latency_sample_period = 64;
+  // How strictly tasks start in post order (see "Order" in sched/task_scheduler.h):
+  // kBatched (the default) keeps run-now posts made by tasks in local batches, with the
+  // stated bound; kStrict sends every post through the shared front queue.
+  PostOrder post_order = PostOrder::kBatched;
+};
+
+namespace internal {
+
+// The options with every field clamped to its range (and the sample period rounded up to a
+// power of two).
+inline TaskSchedulerOptions SanitizedOptions(TaskSchedulerOptions options) {
+  constexpr std::size_t kMaxBlock = std::size_t{1} << 20;
+  options.ready_block_size = std::clamp<std::size_t>(options.ready_block_size, 1, kMaxBlock);
+  options.batch_size = std::max<std::size_t>(options.batch_size, 1);
+  options.execute_batch_size = std::max<std::size_t>(options.execute_batch_size, 1);
+  options.spin_before_park = std::clamp<std::chrono::nanoseconds>(
+      options.spin_before_park, std::chrono::nanoseconds::zero(), std::chrono::milliseconds(1));
+  if (options.latency_sample_period != 0) {
+    options.latency_sample_period =
+        std::bit_ceil(std::min<std::uint32_t>(options.latency_sample_period, 1u << 30));
+  }
+  return options;
+}
+
+}  // namespace internal
+}  // namespace fairsched
+
+#endif  // FAIRSCHED_SCHED_TASK_SCHEDULER_OPTIONS_H_
