@@ -40,8 +40,11 @@
 #include <utility>
 #include <vector>
 
-#include "coro/runtime.h"
+#include "coro/cancel.h"
+#include "coro/internal/coroutine_state.h"
+#include "coro/runtime_types.h"
 #include "coro/task.h"
+#include "coro/wait.h"
 #include "sched/task.h"
 #include "sync/primitives.h"
 

@@ -68,8 +68,11 @@
 #include <variant>
 #include <vector>
 
-#include "coro/runtime.h"
+#include "coro/cancel.h"
+#include "coro/runtime_types.h"
+#include "coro/spawn.h"
 #include "coro/task.h"
+#include "coro/wait.h"
 #include "sched/task.h"
 #include "sync/primitives.h"
 

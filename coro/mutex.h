@@ -3,7 +3,7 @@
 //
 // Contract:
 //   - Lock, TryLock, TryLockUntil, LockGuard and Unlock are called inside a spawned
-//   coroutine (coro/runtime.h); the lock belongs to that coroutine (nested coro::Tasks it
+//   coroutine (coro/spawn.h); the lock belongs to that coroutine (nested coro::Tasks it
 //   awaits share it). Not recursive.
 //   - `co_await mutex.Lock()` returns once the coroutine owns the lock. It waits without
 //     blocking its worker, and waits until it gets the lock whatever happens: like
@@ -36,7 +36,9 @@
 #include <mutex>
 #include <utility>
 
-#include "coro/runtime.h"
+#include "coro/internal/coroutine_state.h"
+#include "coro/runtime_types.h"
+#include "coro/wait.h"
 #include "coro/wait_list.h"
 #include "sched/task.h"
 #include "sync/primitives.h"

@@ -24,7 +24,7 @@
 
 #include <cstdint>
 
-#include "coro/runtime.h"
+#include "coro/runtime_types.h"
 #include "coro/wait_list.h"
 #include "sched/task.h"
 #include "sync/primitives.h"

@@ -4,7 +4,7 @@
 // Contract:
 //   - Lazy: calling a coroutine that returns Task<T> allocates its frame (through
 //     FrameAllocator) and runs nothing. The body starts when the task is co_awaited (or
-//     handed to RunSync, or to coro::Spawn in coro/runtime.h).
+//     handed to RunSync, or to coro::Spawn in coro/spawn.h).
 //   - `co_await task` (on an rvalue Task) runs the task to completion and returns its value,
 //     or rethrows the exception that escaped its body. A Task is awaited at most once; it
 //     is move-only, and destroying one destroys its frame (a task never started simply
@@ -46,8 +46,9 @@ namespace internal {
 // `t_next_resume` is the coroutine a suspending coroutine asks the loop to resume next.
 inline thread_local int t_resume_loop_depth = 0;
 inline thread_local std::coroutine_handle<> t_next_resume = nullptr;
-// The runtime's coroutine (coro/runtime.h) whose task is running on this thread, or null.
-// Kept here so RunSync can hide it: a task driven by RunSync is not that coroutine.
+// The runtime's coroutine (coro/internal/coroutine_state.h) whose task is running on this
+// thread, or null. Kept here so RunSync can hide it: a task driven by RunSync is not that
+// coroutine.
 inline thread_local void* t_current_coroutine = nullptr;
 
 // Resumes `handle`, then every coroutine it hands control to, until one suspends without
@@ -78,11 +79,11 @@ inline void RunResumeLoop(std::coroutine_handle<> handle) {
 }
 
 // Every coroutine frame is allocated with kFrameHeader bytes in front of it, in the same
-// block: room for the spawned-coroutine state (coro/runtime.h), so that spawning a Task
-// allocates nothing more (one allocation per coroutine: state and root frame together, the
-// state's scheduler task on the block's first cache line). A frame that is never spawned
-// (a nested Task) leaves its header unused. The frame starts kFrameHeader bytes into a
-// 64-byte aligned block, so it starts on a cache line as well.
+// block: room for the spawned-coroutine state (coro/internal/coroutine_state.h), so that
+// spawning a Task allocates nothing more (one allocation per coroutine: state and root frame
+// together, the state's scheduler task on the block's first cache line). A frame that is
+// never spawned (a nested Task) leaves its header unused. The frame starts kFrameHeader
+// bytes into a 64-byte aligned block, so it starts on a cache line as well.
 inline constexpr std::size_t kFrameHeader = 128;
 
 class PromiseBase {

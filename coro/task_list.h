@@ -61,8 +61,13 @@
 #include <utility>
 #include <vector>
 
-#include "coro/runtime.h"
+#include "coro/cancel.h"
+#include "coro/internal/coroutine_state.h"
+#include "coro/internal/state_extension.h"
+#include "coro/internal/state_ops.h"
+#include "coro/runtime_types.h"
 #include "coro/task.h"
+#include "coro/wait.h"
 #include "sched/task.h"
 #include "sync/primitives.h"
 
@@ -235,7 +240,7 @@ class TaskList {
   // out). Everything is guarded by `mu`; the slots' writes to `results` happen before the
   // decrement of `remaining` under `mu` that the waiter reads under `mu`.
   //
-  // It is also the ContinuationHelper (coro/runtime.h) of the slots spawned for a
+  // It is also the ContinuationHelper (coro/internal/state_extension.h) of the slots spawned for a
   // plain-thread wait: while `helping`, a slot that yields or whose wait a waker ends is
   // put on `ready`, and the waiting thread claims it from there unless a worker's run of
   // the slot's task claimed it first (see internal::HelpState: one step runs at a time, and

@@ -5,7 +5,7 @@
 //   - A WaitList is a lock (a fairsched::Mutex, held only for a few pointer moves and the
 //     wakeups) and an intrusive doubly-linked FIFO of WaitNodes. Each node lives in the
 //     waiting coroutine's frame (inside its awaiter) and holds the Waker of its wait
-//     (coro/runtime.h: PrepareWait / WaitWoken).
+//     (coro/wait.h: PrepareWait / WaitWoken).
 //   - A primitive grants to a waiter only under the list lock: it pops the node, records the
 //     grant (the mutex's new owner, the semaphore's count), then calls WakePopped(). True:
 //     the waiter's wait ended with kWakeup and it owns the grant. False: the waiter had
@@ -33,7 +33,8 @@
 #include <optional>
 #include <utility>
 
-#include "coro/runtime.h"
+#include "coro/runtime_types.h"
+#include "coro/wait.h"
 #include "sched/task.h"
 #include "sync/primitives.h"
 

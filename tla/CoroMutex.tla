@@ -1,8 +1,8 @@
 ------------------------------ MODULE CoroMutex ------------------------------
 (***************************************************************************)
 (* coro::Mutex (coro/mutex.h) on the FIFO wait list of coro/wait_list.h   *)
-(* and the epoch-checked wait of coro/runtime.h. The same algorithm,       *)
-(* harness and properties as tla/spin/coro_mutex.pml.                      *)
+(* and the epoch-checked wait of coro/internal/wait_word.h. The same       *)
+(* algorithm, harness and properties as tla/spin/coro_mutex.pml.           *)
 (*                                                                         *)
 (* The mutex word state_ is `owner` (None = unlocked) plus `hasWaiters`    *)
 (* (kHasWaiters), changed together by each CAS. The wait list is a FIFO   *)

@@ -113,19 +113,38 @@ BUGS = {
         "    return count;\n",
         "    return PublishClaimed(publish);\n",
     ),
-    # coro/runtime.h ReleaseOwnReference: Finish marks itself done but drops the coroutine's
-    # own reference itself instead of handing it to the attached JoinHandle, so the root
-    # frame (the parameters) can be destroyed after the join returned (the defect before
-    # the hand-over).
+    # coro/internal/wait_word.h HandOverOwnReference: Finish marks itself done but reports
+    # the coroutine's own reference as not handed over, so it drops it itself instead of
+    # leaving it to the attached JoinHandle, and the root frame (the parameters) can be
+    # destroyed after the join returned (the defect before the hand-over).
     "join_own_reference_not_handed_over": (
-        "coro/runtime.h",
+        "coro/internal/wait_word.h",
         "      if (word_.compare_exchange_weak(old, old | kFinishDone | kOwnRefHandedOver,\n"
         "                                      std::memory_order_release, std::memory_order_relaxed)) {\n"
-        "        return;\n",
+        "        return true;\n",
         "      if (word_.compare_exchange_weak(old, old | kFinishDone,\n"
         "                                      std::memory_order_release, std::memory_order_relaxed)) {\n"
-        "        Unref();\n"
-        "        return;\n",
+        "        return false;\n",
+    ),
+    # coro/internal/wait_word.h CloseEpoch: a Waker closes the wait with a relaxed CAS, so
+    # what it wrote before waking is not published to the coroutine that sees the wait
+    # closed (a weakened memory order).
+    "wait_word_close_epoch_relaxed": (
+        "coro/internal/wait_word.h",
+        "    } while (!word_.compare_exchange_weak(old, Closed(old, reason), std::memory_order_release,\n"
+        "                                          std::memory_order_relaxed));\n"
+        "    return true;\n",
+        "    } while (!word_.compare_exchange_weak(old, Closed(old, reason), std::memory_order_relaxed,\n"
+        "                                          std::memory_order_relaxed));\n"
+        "    return true;\n",
+    ),
+    # coro/internal/wait_word.h HandOverOwnReference: the hand-over does not look for
+    # kDetached (a blind OR in effect), so a JoinHandle that let go first is handed the
+    # coroutine's own reference too, which nobody then drops (a wrong transition).
+    "wait_word_hand_over_ignores_detach": (
+        "coro/internal/wait_word.h",
+        "      if ((old & kDetached) != 0) return false;\n",
+        "",
     ),
 }
 

@@ -1,5 +1,5 @@
 /* coro_mutex.pml: coro::Mutex (coro/mutex.h) on the FIFO wait list (coro/wait_list.h) and
- * the epoch-checked wait of coro/runtime.h (PrepareWait / Waker::Wakeup / FinishWait).
+ * the epoch-checked wait of coro/internal/wait_word.h (PrepareWait / Waker::Wakeup / FinishWait).
  *
  * The mutex word `state_` is modelled as two fields changed together by every CAS: `owner`
  * (0 = unlocked, c+1 = coroutine c) and `hasw` (kHasWaiters). The wait list is a FIFO of
@@ -55,7 +55,7 @@
  * waker never meets a later wait of its waiter. The "wait still open" half of WakeEpoch's
  * CAS is what the mutex relies on; with the epoch comparison alone removed (the open check
  * kept) every check here still passes at 3 coroutines x 2 rounds. The epoch comparison
- * matters for wakers used outside such a lock (coro/runtime.h).
+ * matters for wakers used outside such a lock (coro/wait.h).
  *
  * Seeded bugs:
  *   BUG_IGNORE_EPOCH       the granter's wakeup does not check the wait word (neither open
@@ -178,9 +178,9 @@ inline HandOff() {
      };
      /* code: coro/mutex.h HandOff: state_.store(node->request | (wait_list_.empty() ? 0 : kHasWaiters), */
      owner = n + 1; hasw = (qlen > 0);            /* the waiter owns it from here on */
-     /* WakePopped -> Waker::Wakeup -> WakeEpoch: one CAS on n's wait word. */
+     /* WakePopped -> Waker::Wakeup -> WakeEpoch -> WaitWord::CloseEpoch: one CAS on n's wait word. */
      /* code: coro/mutex.h HandOff: if (internal::WaitList::WakePopped(node)) return; */
-     /* code: coro/runtime.h WakeEpoch: } while (!word_.compare_exchange_weak(old, Closed(old, reason), std::memory_order_release, */
+     /* code: coro/internal/wait_word.h CloseEpoch: } while (!word_.compare_exchange_weak(old, Closed(old, reason), std::memory_order_release, */
      atomic {
 #ifdef BUG_IGNORE_EPOCH
        open[n] = false; why[n] = WAKEUP; ok = true;
@@ -280,7 +280,7 @@ inline LockOrTryLockUntil() {
      :: got -> list_unlock()
      :: else ->
         /* PrepareWait: a new epoch, an open wait; PushBack; both under the list lock. */
-        /* code: coro/runtime.h OpenWait: } while (!word_.compare_exchange_weak(old, desired, std::memory_order_acquire, */
+        /* code: coro/internal/wait_word.h Open: } while (!word_.compare_exchange_weak(old, desired, std::memory_order_acquire, */
         /* code: coro/wait_list.h await_ready: primitive_->wait_list_.PushBack(&node_); */
         atomic {
           epoch[me]++; open[me] = true; node_epoch[me] = epoch[me];
@@ -290,9 +290,9 @@ inline LockOrTryLockUntil() {
         list_unlock();
         /* WaitWoken: resumes once the wait is closed; or Leave: the deadline/cancel CAS. */
         if
-        /* code: coro/runtime.h TakeClosedWait: const std::uint64_t word = word_.load(std::memory_order_acquire); */
+        /* code: coro/internal/wait_word.h TakeClosed: const std::uint64_t word = word_.load(std::memory_order_acquire); */
         :: atomic { !open[me] -> reason = why[me] }
-        /* code: coro/runtime.h FinishWait: while (!word_.compare_exchange_weak(word, Closed(word, reason), std::memory_order_acquire, */
+        /* code: coro/internal/wait_word.h CloseOwn: while (!word_.compare_exchange_weak(word, Closed(word, reason), std::memory_order_acquire, */
         :: atomic { timed && open[me] -> open[me] = false; why[me] = LEFT; reason = LEFT }
         fi;
         /* Finish */
