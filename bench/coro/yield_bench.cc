@@ -1,4 +1,4 @@
-// Many coroutines yielding: the path every coroutine resume takes (issue 23), against the
+// Many coroutines yielding: the path every coroutine resume takes, against the
 // textbook pool resuming std::coroutine_handles, Asio's co_spawn + post(use_awaitable), and
 // one thread resuming the same coroutines from a plain local queue (the limit). Build with
 // --config=opt; bench/coro/record_hot_path.sh adds the Tokio and Go rows (bench/coro/peers/)

@@ -1,4 +1,4 @@
-// io_uring multishot vs single-shot (issue 24, item 8), in one binary and one run: the same
+// io_uring multishot vs single-shot, in one binary and one run: the same
 // scheduler (2 workers, IoUringBackend), the same sockets, three ways to take many results.
 //
 //   accept_rate/<mode>          connections accepted per second: each iteration the bench

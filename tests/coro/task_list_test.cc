@@ -73,7 +73,7 @@ TEST(TaskListTest, PlainThreadRunsEveryTaskWhenTheWorkersAreBusy) {
   release.store(true);
 }
 
-// Review item 5 (issue 17): once every task had started, the waiting thread only blocked,
+// Regression test: once every task had started, the waiting thread only blocked,
 // so tasks that yield waited for the busy worker (20 tasks that yield once, the only worker
 // busy 1 s: Wait took 998 ms). The waiting thread now runs the list's ready continuations.
 TEST(TaskListTest, PlainThreadRunsReadyContinuationsWhenTheWorkersAreBusy) {

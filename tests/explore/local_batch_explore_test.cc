@@ -1,4 +1,4 @@
-// The LocalBatch ring (sched/internal/local_batch.h, issue 31) under the interleaving
+// The LocalBatch ring (sched/internal/local_batch.h) under the interleaving
 // explorer; the scenarios and checks are in local_batch_scenario.h:
 //   - OwnerAndTwoTakers: an owner appending 4 items through a ring of 2 and publishing
 //     them (PublishAsOwner) while two idle threads try to take the batch over

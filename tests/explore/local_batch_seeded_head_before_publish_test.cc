@@ -1,6 +1,6 @@
 // The LocalBatch ring with one seeded bug (tests/explore/seed_bug.py
 // local_batch_head_before_publish): a publication moves the head past its items before it
-// publishes them, as every take did before issue 31's last fix (take with one CAS, then
+// publishes them, as every take once did (take with one CAS, then
 // push). A busy worker's look (LookAndTakeOver) that comes in between finds the batch
 // empty and checks the items: out of the batch, not published. On the real scheduler that
 // worker would go on starting later tasks for as long as the publisher is descheduled.

@@ -144,7 +144,7 @@ struct ScratchTaskOps {
       task.state.store(static_cast<std::uint8_t>(old | bits));
     } else {
       if constexpr (kBug == TaskBug::kWakeRelaxedAbsorb) {
-        // Planted (the bug the review's issue 7 fixed): already woken with these bits,
+        // Planted (a bug fixed earlier): already woken with these bits,
         // absorbed without writing, so nothing is released.
         old = task.state.load(std::memory_order_relaxed);
         if ((old & kWoken) != 0 && (old & bits) == bits) return false;

@@ -115,7 +115,7 @@ void StopAndRestart() {
   scheduler.Stop();
 }
 
-// Stop racing an outside post (issue 31, finding 1). One worker, execute_batch_size 1; the
+// Stop racing an outside post. One worker, execute_batch_size 1; the
 // owner calls Stop while another thread posts from outside. The posts may land before Stop,
 // inside Stop before WaitEmpty looks (WaitEmpty waits for them), between WaitEmpty's look
 // and the exit_ store (the race: the worker may run them after exit_ is set, or leave them

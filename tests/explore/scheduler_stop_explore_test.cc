@@ -1,5 +1,5 @@
-// Stop racing an outside post on the real BasicTaskScheduler (issue 31, finding 1;
-// StopRacesPost in scheduler_scenarios.h): one worker, execute_batch_size 1; the posts land
+// Stop racing an outside post on the real BasicTaskScheduler
+// (StopRacesPost in scheduler_scenarios.h): one worker, execute_batch_size 1; the posts land
 // between WaitEmpty's look and the exit_ store and the worker runs them while exit_ is set;
 // what it then holds (a post its task made into the local batch, ready tasks it claimed)
 // must be drained before Stop returns. The race needs two preemptions (one worker keeps

@@ -2,7 +2,7 @@
 // signal_recheck_load_store: the receiver's re-check consumes the bit with a load and a
 // store instead of one exchange; this target compiles that scratch copy of sync/signal.cc
 // instead of the shipped one). Two receivers can then both take one Send's bit; the explorer
-// must report it with this exact message. (Issue 18 reports that the portable path's
+// must report it with this exact message. (An earlier review found that the portable path's
 // scenario passed 743 schedules with this bug: there the re-check runs under the mutex.)
 #include <string>
 

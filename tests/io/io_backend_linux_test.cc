@@ -318,7 +318,7 @@ TEST(IoUringBackendTest, AcceptAndConnectOnLoopback) {
   EXPECT_EQ(OpenFdCount(), fds_before);
 }
 
-// Issue 17 (docs that said more than the code): IORING_SETUP_SUBMIT_ALL needs Linux 5.18,
+// The docs must not say more than the code: IORING_SETUP_SUBMIT_ALL needs Linux 5.18,
 // and an older kernel refuses the unknown flag with EINVAL, while the rest works from
 // 5.11. The ring setup retries without it. Here the kernel's refusal is played by an init
 // function that refuses the flag; the ring that comes back works.
@@ -352,7 +352,7 @@ TEST(IoUringBackendTest, RingSetupRetriesWithoutSubmitAllOnOlderKernels) {
 }
 
 #if defined(__x86_64__) && defined(__NR_epoll_pwait2)
-// Review item 2 (issue 17): where epoll_pwait2 is missing (kernels before 5.11, seccomp
+// Regression test: where epoll_pwait2 is missing (kernels before 5.11, seccomp
 // profiles that refuse it), every wait failed at once, was taken for a spurious wake and
 // retried: the role holder spun at 100% and no IO was ever delivered. Here a seccomp filter
 // makes epoll_pwait2 fail with ENOSYS (in a child process); the backend falls back to

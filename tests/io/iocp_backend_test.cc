@@ -156,7 +156,7 @@ TEST_F(IocpBackendTest, ReadinessOpsAreNotSupported) {
   }
 }
 
-// ---- Issue 24 API over IOCP: AcceptWithPeer, WriteSome/ReadSome, options, idle timeout ----
+// ---- The socket API over IOCP: AcceptWithPeer, WriteSome/ReadSome, options, idle timeout ----
 // (The byte count of a timed-out Write is tested on Linux only: Wine's WSASend buffering
 // differs from Windows', so where the timeout falls says nothing about Windows.)
 

@@ -95,7 +95,7 @@ template <typename Backend>
 class TcpSignalTest : public ::testing::Test {};
 TYPED_TEST_SUITE(TcpSignalTest, testing::IoBackends, testing::BackendNames);
 
-// Issue 17: the library set SIGPIPE to SIG_IGN for the whole process (io_uring writes
+// Regression test: the library set SIGPIPE to SIG_IGN for the whole process (io_uring writes
 // went through write(2), which raises it on a reset connection). Writes are sends with
 // MSG_NOSIGNAL now: the process's SIGPIPE disposition stays what it was (here the
 // default, which would kill the process), and the write fails with kResetByPeer.
@@ -159,7 +159,7 @@ TYPED_TEST(TcpSignalTest, WritingToAResetConnectionFailsWithoutSigpipe) {
               ::testing::ExitedWithCode(0), "");
 }
 
-// Issue 17: a standing watch the kernel refused (epoll_ctl failed) made every operation
+// Regression test: a standing watch the kernel refused (epoll_ctl failed) made every operation
 // fail with kShutdown, hiding the reason. The errno is kept: a regular file, which epoll
 // cannot watch (EPERM), here.
 coro::Task<IoError> WaitForReadable(internal::SocketCore<Scheduler<EpollBackend>>* core) {

@@ -424,7 +424,7 @@ TYPED_TEST(TcpTest, CancellingABlockedReadReleasesTheOperation) {
   EXPECT_TRUE(WaitUntilTrue([&] { return this->scheduler().io().LiveCount() == 0; }));
 }
 
-// Review item 1 (issue 17): the spawn deadline ended a blocked Read on epoll (a
+// Regression test: the spawn deadline ended a blocked Read on epoll (a
 // cancellable wait) but not on io_uring, whose operation waits uncancellably for its final
 // completion: seconds later it was still blocked. Now the deadline requests the
 // cancellation on every backend: the op is cancelled, released, and Read returns kCancelled.
