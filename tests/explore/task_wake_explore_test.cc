@@ -33,8 +33,8 @@ TEST(TaskWakeExploreTest, OneSignalRacesExpiry) { ExpectPass(1, 3, "task 1 waker
 TEST(TaskWakeExploreTest, SignalAndWakeupRaceExpiry) { ExpectPass(2, 3, "task 2 wakers, bound 3"); }
 
 // Why this exploration exists: the stress test meant to catch a wakeup absorbed by a plain
-// load (no release) passed with that bug (30/30). This exploration of the real Task catches it (the planted
-// copy in planted_bugs_test shows the failure) and passes the real one.
+// load (no release) passed with that bug (30/30). This exploration of the real Task catches
+// it (the planted copy in planted_bugs_test shows the failure) and passes the real one.
 TEST(TaskWakeExploreTest, AnAbsorbedWakeupPublishesTheWakersWrites) {
   explore::Options options;
   options.preemption_bound = 3;
