@@ -19,7 +19,8 @@
 //   - The caller waits uncancellably (like a join): its cancellation reaches the children,
 //     which end, and then the combinator returns what they produced (values, or the first
 //     exception), exactly as if they had ended on their own.
-//   - WhenAll: every result, in argument order (a tuple, or a vector for a vector of tasks).
+//   - WhenAll: every result, in argument order (a tuple, or a vector for a vector of tasks;
+//     an empty vector returns at once).
 //     Fail fast: the first child to throw (in time) makes the others be cancelled; once all
 //     have finished, that first exception is rethrown and the others are dropped. (Asio's
 //     `operator&&`, folly's collectAll with cancellation.)

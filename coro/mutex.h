@@ -25,7 +25,8 @@
 //   - Debug builds abort with a message on: Unlock of an unlocked mutex, Unlock by a
 //     coroutine that does not own it, Lock/TryLockUntil by the owner (it would wait for
 //     itself forever), destroying a locked mutex or one with waiters. Every build aborts on
-//     use outside a spawned coroutine (there would be no owner to record).
+//     use outside a spawned coroutine (there would be no owner to record). Not detected: a
+//     coroutine that finishes while it holds the lock (the lock stays held).
 //   - Cost: TryLock, an uncontended Lock and an Unlock without waiters are one
 //     compare-and-swap each and take no lock. The queue is behind a small internal mutex
 //     (coro/wait_list.h) that only waiters and unlockers that have waiters touch.

@@ -15,8 +15,8 @@
 //     nobody (not even TryAcquire of a smaller amount) takes permits ahead of it: a waiter
 //     for 3 permits holds back a later waiter for 1 until it got its 3. A waiter that timed
 //     out or was cancelled leaves the queue, and permits being handed to it go to the next.
-//   - Debug builds abort with a message on: n < 1, more than kMaxCount permits, destroying a
-//     semaphore with waiters. Acquire outside a spawned coroutine aborts in debug builds.
+//   - Debug builds abort with a message on: n < 1, an initial count outside [0, kMaxCount],
+//     more than kMaxCount permits, destroying a semaphore with waiters. Acquire outside a spawned coroutine aborts in debug builds.
 //   - Cost: TryAcquire, an uncontended Acquire and a Release without waiters are one
 //     compare-and-swap loop on one word each and take no lock.
 #ifndef FAIRSCHED_CORO_SEMAPHORE_H_
