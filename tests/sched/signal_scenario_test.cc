@@ -3,8 +3,8 @@
 // task deletes itself once the work is done.
 //
 //  - PlainWakeupPlusFlagIsBroken forces the bad interleaving deterministically: the async
-//    side sets `ready` (1), the deadline fires and the task sees `ready` and "deletes"
-//    itself, and only then does the async side reach Wakeup (2), on a dead task. The test
+//    side sets `ready` (1) and pauses, the deadline fires and the task sees `ready` and
+//    "deletes" itself, and only then does the async side reach Wakeup (2), on a dead task. The test
 //    keeps the memory alive and records the deletion instead of freeing, so it stays
 //    memory-safe and ASan-clean while showing the use-after-free that real code would hit.
 //  - The Signal tests run the same scenario (deterministically and as a stress test with
@@ -32,50 +32,48 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 TEST(SignalScenarioTest, PlainWakeupPlusFlagIsBroken) {
-  // Round after round, the async work finishes at about the deadline: it sets `ready` (1)
-  // and then calls Wakeup (2). The task, when its deadline fires, checks `ready` and
-  // "deletes" itself if set. The race to observe: the task deleted itself between (1) and
-  // (2), so (2) touches a dead task. Nothing forces the interleaving; the test only counts
-  // how often it happens naturally and expects it to happen (memory is kept alive and the
-  // deletion only recorded, so the test stays ASan-clean).
+  // The async work sets `ready` (1) and then calls Wakeup (2). Between the two, the async
+  // thread may be preempted for any length of time; the test makes that pause explicit by
+  // waiting at that point (bounded) while the deadline fires. The task, when its deadline
+  // fires, checks `ready` and "deletes" itself. With plain Wakeup nothing in the scheduler
+  // holds the task back until (2), so the task is gone before (2) touches it: a
+  // use-after-free in real code. Memory is kept alive and the deletion only recorded, so
+  // the test stays ASan-clean. (Waiting for the race to happen by chance made the test
+  // depend on the machine's timing; forcing the pause shows the same flaw every run.)
   TaskScheduler sched;
   sched.Start(2);
   struct Job {
     Task task;
     std::atomic<bool> ready{false};
     std::atomic<bool> deleted{false};  // stands in for `delete this`
+    std::atomic<int> runs{0};
   };
-  // The race shows up once in a few thousand rounds (1,800-8,000 measured under TSan), so
-  // sanitizer builds get the full budget too; the 20 s bound below still caps the time.
-  const int max_rounds = static_cast<int>(testing::StressIterations(40000, 1));
-  std::mt19937 rng(7);
-  int observed = 0, rounds = 0;
-  std::vector<std::unique_ptr<Job>> jobs;  // kept alive: "deleted" jobs are not freed
-  const auto give_up = TaskClock::now() + seconds(20);
-  while (observed == 0 && rounds < max_rounds && TaskClock::now() < give_up) {
-    ++rounds;
-    jobs.push_back(std::make_unique<Job>());
-    Job& job = *jobs.back();
-    job.task.SetCallback([&job](Task* self) {
+  constexpr int kRounds = 20;
+  for (int round = 0; round < kRounds; ++round) {
+    auto job = std::make_unique<Job>();  // outlives the round: "deleted" is not freed
+    job->task.SetCallback([&job = *job](Task* self) {
+      job.runs.fetch_add(1);
       if (job.ready.load()) {
         job.deleted = true;  // "work is done": real code would `delete this` here
         return;
       }
       if (!job.deleted.load()) TaskScheduler::Current()->PostWait(self);
     });
-    const auto delay = microseconds(rng() % 20);
-    sched.PostDelay(&job.task, delay);
-    const auto until = TaskClock::now() + microseconds(rng() % 25);
-    while (TaskClock::now() < until) CpuRelax();
-    job.ready = true;  // (1)
-    for (int spin = rng() % 200; spin > 0; --spin) CpuRelax();
-    if (job.deleted.load()) ++observed;  // the task is gone before (2)
-    sched.Wakeup(&job.task);             // (2): a use-after-free in real code
+    // The work finishes (1) before the deadline fires (set first, so that a slow main
+    // thread cannot let the deadline run the task before `ready` and park it for good).
+    job->ready = true;  // (1)
+    sched.PostDelay(&job->task, microseconds(200 + 100 * (round % 5)));
+    // The async thread is "preempted" here; the deadline fires meanwhile.
+    const auto give_up = TaskClock::now() + seconds(10);
+    while (!job->deleted.load() && TaskClock::now() < give_up) std::this_thread::yield();
+    ASSERT_TRUE(job->deleted.load())
+        << "round " << round << ": the deadline did not run the task within 10 s";
+    // (2): in real code this Wakeup touches freed memory. The scheduler accepted nothing
+    // that could have delayed the deletion: the task ran exactly once, from its deadline.
+    EXPECT_EQ(job->runs.load(), 1);
+    sched.Wakeup(&job->task);
     ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
   }
-  EXPECT_GT(observed, 0) << "no round out of " << rounds
-                         << " showed the task deleting itself before Wakeup";
-  std::printf("the broken pattern deleted the task before Wakeup in round %d\n", rounds);
 }
 
 // The "async work with a deadline" multi-step task, with real self-deletion.
