@@ -34,6 +34,7 @@
 
 #include "coro/internal/coroutine_state.h"
 #include "coro/runtime_types.h"
+#include "sched/io_backend.h"
 #include "sched/task.h"
 
 namespace fairsched::coro {
@@ -62,6 +63,13 @@ class Waker {
   // Everything the caller wrote before is visible to the coroutine when it wakes.
   bool Wakeup() const { return Wake(WakeReason::kWakeup); }
   bool Signal() const { return Wake(WakeReason::kSignal); }
+  // Wakeup from inside an IO backend's delivery (an IoOpHandler, io/io_op.h, called on the
+  // sched-role holder with the backend's `sink`): the same, but a coroutine of the sink's
+  // scheduler goes straight to the ready queue instead of through the front queue.
+  bool Wakeup(IoReadySink& sink) const {
+    FAIRSCHED_DCHECK(state_ != nullptr, "Wakeup of an empty Waker");
+    return state_ != nullptr && state_->WakeEpochFromRole(epoch_, WakeReason::kWakeup, sink);
+  }
 
   explicit operator bool() const { return state_ != nullptr; }
   std::uint64_t epoch() const { return epoch_; }

@@ -60,8 +60,10 @@
 // wake someone else, which is what the coroutine sockets (io/tcp.h) do: an edge or a
 // completion readies the waiting coroutine directly. A handler runs on the sched-role holder
 // in the middle of its IO delivery, so it must be short and must never wait: it may take a
-// mutex that is only ever held for a few instructions, store flags, and Wakeup/Signal tasks
-// or coroutines (those made ready from inside the role go straight to the ready queue).
+// mutex that is only ever held for a few instructions, store flags, and wake tasks or
+// coroutines. Both calls get the backend's IoReadySink: a wake made through it
+// (sink.Wake(task, how), or coro::Waker::Wakeup(sink)) goes straight to the ready queue; a
+// plain Wakeup/Signal works too, through the front queue.
 // Stop: a task that waits for its op through Stop keeps the scheduler's Stop draining until
 // the final completion; a handler is not a task and keeps nothing alive. So whoever uses
 // one either keeps a task of its own posted through Stop until OnIoFinished (SocketCore:
@@ -85,6 +87,7 @@
 #endif
 
 #include "io/socket_platform.h"
+#include "sched/io_backend.h"
 #include "sched/task.h"
 #include "sync/primitives.h"
 
@@ -242,9 +245,10 @@ class IoOpHandler {
   // In place of a Wakeup of the task: a Watch's readiness edge (`readiness`: its kIo* bits),
   // or an intermediate completion of a multishot op (readiness 0; the event is in the op's
   // IoEventQueue).
-  virtual void OnIoEvent(IoOp& op, std::uint32_t readiness) = 0;
+  // `sink`: the backend's door into the ready queue, for this call only.
+  virtual void OnIoEvent(IoOp& op, std::uint32_t readiness, IoReadySink& sink) = 0;
   // In place of the final Signal: op.Result() is valid. The backend's last touch of `op`.
-  virtual void OnIoFinished(IoOp& op) = 0;
+  virtual void OnIoFinished(IoOp& op, IoReadySink& sink) = 0;
 
  protected:
   ~IoOpHandler() = default;

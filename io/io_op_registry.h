@@ -162,7 +162,7 @@ class IoOpRegistry {
   void Wake(IoOp* op, IoReadySink& sink, std::uint32_t readiness = 0) {
     ++woken_;
     if (op->handler_ != nullptr) {
-      op->handler_->OnIoEvent(*op, readiness);
+      op->handler_->OnIoEvent(*op, readiness, sink);
       return;
     }
     sink.Wake(op->task_, IoWake::kWakeup);
@@ -232,7 +232,7 @@ class IoOpRegistry {
     op->state_.store(IoOp::kIdle, std::memory_order_relaxed);
     ++woken_;
     if (handler != nullptr) {
-      handler->OnIoFinished(*op);  // may free the op: nothing touches it after this
+      handler->OnIoFinished(*op, sink);  // may free the op: nothing touches it after this
       return;
     }
     sink.Wake(task, IoWake::kSignal);

@@ -45,10 +45,11 @@
 //     backend wrote before Wake is visible in the task's callback. The backend must not
 //     touch the task after a kSignal wake that ends a registration (the task may delete
 //     itself once it sees the signal).
-//   - Waking from inside the role: a backend may call user code in the middle of its
-//     delivery (io/io_op.h's IoOpHandler). A Wakeup/Signal/Cancel of a task of this
-//     scheduler made there, on the holder's thread, takes the same direct path as the
-//     sink (BasicTaskScheduler::Wake checks for it): no round trip through the front queue.
+//   - Waking from inside the role: a backend may call code of its own in the middle of its
+//     delivery (io/io_op.h's IoOpHandler). It hands that code the sink it was given, so a
+//     wake made there takes the same direct path (no round trip through the front queue).
+//     IoReadySink::Serves(scheduler) tells whether a task of `scheduler` may go through
+//     this sink; a task of another scheduler must be woken through its own scheduler.
 //
 // Completion-based backends fit the same shape: io_uring (io/io_uring_backend.h) reaps its
 // completion queue in Poll/WaitUntil; the Windows IOCP backend (io/iocp_backend.h) calls
@@ -71,13 +72,22 @@ namespace fairsched {
 enum class IoWake { kWakeup, kSignal };
 
 // The role-only door through which a backend makes tasks ready. The scheduler passes one to
-// every role call; a backend must not keep it beyond the call.
+// every role call; a backend must not keep it beyond the call. Wake only tasks posted to the
+// scheduler it serves (Serves tells: the sink knows that scheduler's address).
 class IoReadySink {
  public:
   virtual void Wake(Task* task, IoWake how) = 0;
+  // Whether this sink belongs to `scheduler` (its address, as any pointer type).
+  bool Serves(const void* scheduler) const {
+    return scheduler_ != nullptr && scheduler_ == scheduler;
+  }
 
  protected:
+  explicit IoReadySink(const void* scheduler = nullptr) : scheduler_(scheduler) {}
   ~IoReadySink() = default;
+
+ private:
+  const void* scheduler_;
 };
 
 template <typename B>

@@ -473,14 +473,6 @@ class BasicTaskScheduler {
                      "Wakeup/Signal/Cancel of a task posted to another scheduler");
     FAIRSCHED_DCHECK(!task->IsPooled() || (current_ == this && current_worker_->running == task),
                      "Wakeup/Signal/Cancel of a PostOneShot task outside its callback");
-    // Called by the sched-role holder itself, from inside its IO backend (an IoOpHandler,
-    // io/io_op.h, waking the coroutine an IO event was for): the task sits in the wait queue
-    // this thread holds, so it goes straight to the ready queue, as the backend's own wakes
-    // do. (current_ == this: the sink belongs to this scheduler's role.)
-    if (role_sink_ != nullptr && current_ == this) {
-      role_sink_->WakeBits(task, bits);
-      return;
-    }
     // Won a WAITING task: it sits in the wait queue, which only the sched-role may touch, so
     // hand it to the sched-role through the front queue. The sched-role sees it woken,
     // removes it from the wait queue and readies it. Not counted as a post (PostCounters):
@@ -567,9 +559,6 @@ class BasicTaskScheduler {
 
   static inline thread_local BasicTaskScheduler* current_ = nullptr;
   static inline thread_local Worker* current_worker_ = nullptr;  // on current_'s workers
-  // The sink of the Schedule call this thread is in (it holds current_'s sched-role), else
-  // null: see Wake.
-  static inline thread_local RoleReadySink* role_sink_ = nullptr;
   static inline thread_local std::uint32_t t_posts_ = 0;  // this thread's posts (sampling)
 };
 

@@ -53,6 +53,7 @@
 #include "coro/internal/wait_word.h"
 #include "coro/runtime_types.h"
 #include "coro/task.h"
+#include "sched/io_backend.h"
 #include "sched/task.h"
 #include "sync/primitives.h"
 
@@ -175,6 +176,19 @@ class alignas(64) CoroutineState {
   bool WakeEpoch(std::uint64_t epoch, WakeReason reason) {
     if (!word_.CloseEpoch(epoch, reason)) return false;
     WakeTask();
+    return true;
+  }
+  // The same, from inside an IO backend's delivery on the sched-role holder: the task goes
+  // to the ready queue through the backend's sink when the sink serves this coroutine's
+  // scheduler (else through the scheduler's Wakeup, as above).
+  bool WakeEpochFromRole(std::uint64_t epoch, WakeReason reason, IoReadySink& sink) {
+    if (!word_.CloseEpoch(epoch, reason)) return false;
+    if (!sink.Serves(scheduler_)) {
+      WakeTask();
+      return true;
+    }
+    if (ContinuationHelper* helper = Helper()) helper->Woken(this);
+    sink.Wake(&task_, IoWake::kWakeup);
     return true;
   }
 

@@ -320,7 +320,7 @@ class SocketCore final : public IoOpHandler {
 
   // ---- IoOpHandler: called by the sched-role holder (short, never waits) ----
   // epoll: a readiness edge of the watch.
-  void OnIoEvent(IoOp&, std::uint32_t readiness) override {
+  void OnIoEvent(IoOp&, std::uint32_t readiness, IoReadySink& sink) override {
     coro::Waker wake[2];
     {
       MutexLock lock(mu_);
@@ -328,12 +328,12 @@ class SocketCore final : public IoOpHandler {
     }
     // Only locals from here on (see above).
     for (coro::Waker& waker : wake) {
-      if (waker) waker.Wakeup();
+      if (waker) waker.Wakeup(sink);
     }
   }
   // The final completion of an op: io_uring/IOCP: of one direction's operation; epoll: of
   // the watch.
-  void OnIoFinished(IoOp& op) override {
+  void OnIoFinished(IoOp& op, IoReadySink& sink) override {
     coro::Waker wake[2];
     if constexpr (kCompletions) {
       const Direction side = &op == &ops_[kReadSide] ? kReadSide : kWriteSide;
@@ -349,9 +349,9 @@ class SocketCore final : public IoOpHandler {
     // Only locals from here on (see above); watch_end_ is not run before the Signal, and
     // the core lives until it ran.
     for (coro::Waker& waker : wake) {
-      if (waker) waker.Wakeup();
+      if (waker) waker.Wakeup(sink);
     }
-    if constexpr (!kCompletions) scheduler_->Signal(&watch_end_);
+    if constexpr (!kCompletions) sink.Wake(&watch_end_, IoWake::kSignal);
   }
 
  private:

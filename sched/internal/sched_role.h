@@ -49,22 +49,19 @@ struct BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::ScheduleResult {
 };
 
 // The IO backend's role-only door into the ready queue (see sched/io_backend.h): lives on
-// the role holder's stack for one Schedule call and counts the tasks it made ready. While
-// it lives, role_sink_ names it, so that Wake on this thread uses it too (see Wake).
+// the role holder's stack for one Schedule call and counts the tasks it made ready. The
+// backend hands it on to the IO handlers it calls (io/io_op.h), so their wakes use it too.
 template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
 class BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::RoleReadySink final
     : public IoReadySink {
  public:
-  explicit RoleReadySink(BasicTaskScheduler* scheduler) : scheduler_(scheduler) {
-    role_sink_ = this;
-  }
-  ~RoleReadySink() { role_sink_ = nullptr; }
+  explicit RoleReadySink(BasicTaskScheduler* scheduler)
+      : IoReadySink(scheduler), scheduler_(scheduler) {}
   RoleReadySink(const RoleReadySink&) = delete;
   RoleReadySink& operator=(const RoleReadySink&) = delete;
   void Wake(Task* task, IoWake how) override {
-    WakeBits(task, how == IoWake::kSignal ? Task::kWoken | Task::kSignaled : Task::kWoken);
-  }
-  void WakeBits(Task* task, std::uint8_t bits) {
+    const std::uint8_t bits =
+        how == IoWake::kSignal ? Task::kWoken | Task::kSignaled : Task::kWoken;
     made_ready_ += scheduler_->WakeFromRole(task, bits);
   }
   std::size_t TakeMadeReady() { return std::exchange(made_ready_, 0); }

@@ -79,17 +79,19 @@ class IoWaiter {
 };
 
 // An IoOpHandler (io/io_op.h) that records what the sched-role hands it, and wakes `task`
-// (when given) from inside OnIoFinished, as the coroutine sockets wake their coroutines.
+// (when given) from inside OnIoFinished. It wakes with the scheduler's plain Wakeup, not
+// through the sink, so the tests cover that path from inside the role too (the coroutine
+// sockets use the sink).
 template <typename Backend>
 class RecordingHandler final : public IoOpHandler {
  public:
   explicit RecordingHandler(IoTestScheduler<Backend>* scheduler, Task* wake = nullptr)
       : scheduler_(scheduler), wake_(wake) {}
-  void OnIoEvent(IoOp&, std::uint32_t readiness) override {
+  void OnIoEvent(IoOp&, std::uint32_t readiness, IoReadySink&) override {
     readiness_ |= readiness;
     events_.fetch_add(1);
   }
-  void OnIoFinished(IoOp& op) override {
+  void OnIoFinished(IoOp& op, IoReadySink&) override {
     result_ = op.Result();
     finals_.fetch_add(1);
     if (wake_ != nullptr) scheduler_->Wakeup(wake_);
