@@ -63,7 +63,7 @@
 #include <concepts>
 
 #include "sched/task.h"
-#include "sync/signal.h"
+#include "sync/auto_reset_event.h"
 
 namespace fairsched {
 
@@ -99,7 +99,7 @@ concept IoBackend = requires(B& backend, TaskDeadline deadline, IoReadySink& sin
   { backend.EventsReady() } -> std::same_as<bool>;
 };
 
-// The default: a Signal the role holder sleeps on (the "front signal"). Poll and
+// The default: an AutoResetEvent the role holder sleeps on (the "front event"). Poll and
 // CancelAll are empty inline functions, so the scheduler's hot path is unchanged.
 class NoIoBackend {
  public:
@@ -110,7 +110,7 @@ class NoIoBackend {
   bool EventsReady() { return false; }  // a Notify is a post: the spin sees the front queue
 
  private:
-  Signal signal_;
+  AutoResetEvent signal_;
 };
 
 static_assert(IoBackend<NoIoBackend>);

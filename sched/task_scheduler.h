@@ -116,7 +116,7 @@
 #include "sched/worker_stats.h"
 #include "sync/primitives.h"
 #include "sync/role_lock.h"
-#include "sync/signal.h"
+#include "sync/auto_reset_event.h"
 
 namespace fairsched {
 
@@ -164,16 +164,16 @@ class BasicTaskScheduler {
     // worker in case the role is free.
     stopping_.store(true, std::memory_order_release);
     io_.Notify();
-    ready_signal_.Send();
+    ready_event_.Send();
     while (true) {
       WaitEmpty(std::chrono::nanoseconds::max());
       // Everything ran. Tell the workers to exit: the role holder sleeps in the io backend,
-      // the others on the ready signal; each exiting worker re-sends the ready signal so
+      // the others on the ready event; each exiting worker re-sends the ready event so
       // the next sleeper wakes too (one Send wakes one receiver). Release: pairs with the
       // workers' acquire loads.
       exit_.store(true, std::memory_order_release);
       io_.Notify();
-      ready_signal_.Send();
+      ready_event_.Send();
       for (Thread& thread : threads_) thread.join();
       threads_.clear();
       RetireWorkers();
@@ -541,8 +541,8 @@ class BasicTaskScheduler {
   std::uint64_t swept_generation_ = 0;  // the last Stop whose waiting tasks were woken
   // Ready queue: producer = role holder, consumers = workers.
   ReadyQueueT ready_;
-  fairsched::Signal ready_signal_;
-  // Workers parked (or about to park) on ready_signal_.
+  fairsched::AutoResetEvent ready_event_;
+  // Workers parked (or about to park) on ready_event_.
   alignas(kCacheLineSize) Atomic<int> parked_{0};
   // Workers inside an execution batch, and how many workers run (set before they start).
   alignas(kCacheLineSize) Atomic<int> executing_{0};

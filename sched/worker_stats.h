@@ -25,10 +25,10 @@ struct WorkerStats {
   std::uint64_t sched_role_taken = 0;      // times this worker held the sched-role
   std::uint64_t ready_lock_taken = 0;      // ready-queue mutex taken by this worker's pops
   std::uint64_t ready_lock_contended = 0;  // ... of which it had to wait
-  std::uint64_t parks = 0;                 // times it slept on the ready signal
+  std::uint64_t parks = 0;                 // times it slept on the ready event
   std::uint64_t role_sleeps = 0;           // times it slept in the IO backend holding the role
   std::uint64_t role_spins = 0;            // ... of which it spun first (spin_before_park)
-  std::uint64_t wakes_sent = 0;            // ready signals it sent to wake a parked worker
+  std::uint64_t wakes_sent = 0;            // ready events it sent to wake a parked worker
   std::uint64_t idle_wakeups = 0;          // woke from a park and found nothing to do (spurious)
   // Other workers' local batches this worker published (docs/design.md, local batches):
   // before parking or sleeping in the role (idle), and at its own batch ends because the

@@ -1,6 +1,6 @@
 ------------------------------- MODULE Signal -------------------------------
 (***************************************************************************)
-(* Signal (sync/signal.h, sync/signal.cc): a one-bit event whose Send and  *)
+(* Signal (sync/auto_reset_event.h, sync/auto_reset_event.cc): a one-bit event whose Send and  *)
 (* Receive avoid the mutex on their fast paths. Send exchanges the flag    *)
 (* and, if it set it and sees a registered receiver, passes through the    *)
 (* mutex and notifies one waiter. Receive clears a set flag without the    *)
@@ -61,7 +61,7 @@ Publish(t) ==
 
 AfterSend(t) == IF t \in Senders THEN "done" ELSE "finish"
 
-\* code: sync/signal.cc Send: if (flag_.exchange(1, std::memory_order_seq_cst) != 0) {
+\* code: sync/auto_reset_event.cc Send: if (flag_.exchange(1, std::memory_order_seq_cst) != 0) {
 SendExchange(t) ==             \* flag_.exchange(true, seq_cst)
   /\ pc[t] = "send_exchange"
   /\ flag' = TRUE
@@ -70,20 +70,20 @@ SendExchange(t) ==             \* flag_.exchange(true, seq_cst)
   /\ Goto(t, IF flag THEN AfterSend(t) ELSE "send_load_waiters")
   /\ UNCHANGED <<waiters, mutex, cvWaiting, work, finished, bitsTaken>>
 
-\* code: sync/signal.cc Send: if (waiters_.load(std::memory_order_seq_cst) == 0) return;
+\* code: sync/auto_reset_event.cc Send: if (waiters_.load(std::memory_order_seq_cst) == 0) return;
 SendLoadWaiters(t) ==          \* waiters_.load(seq_cst) == 0: nobody can be asleep
   /\ pc[t] = "send_load_waiters"
   /\ Goto(t, IF waiters = 0 THEN AfterSend(t) ELSE "send_lock")
   /\ UNCHANGED <<flag, waiters, mutex, cvWaiting, old, work, finished, bitsSet, bitsTaken>>
 
-\* code: sync/signal.cc WakeOne: MutexLock lock(mu_);
+\* code: sync/auto_reset_event.cc WakeOne: MutexLock lock(mu_);
 SendLock(t) ==                 \* { MutexLock lock(mu_); }: lock and unlock
   /\ pc[t] = "send_lock"
   /\ mutex = None
   /\ Goto(t, "send_notify")
   /\ UNCHANGED <<flag, waiters, mutex, cvWaiting, old, work, finished, bitsSet, bitsTaken>>
 
-\* code: sync/signal.cc WakeOne: cv_.notify_one();
+\* code: sync/auto_reset_event.cc WakeOne: cv_.notify_one();
 SendNotify(t) ==               \* cv_.notify_one()
   /\ pc[t] = "send_notify"
   /\ \/ /\ cvWaiting = {} /\ UNCHANGED cvWaiting
@@ -99,8 +99,8 @@ ReceiveLoop(r) ==              \* harness: stop once all work is visible
   /\ Goto(r, IF work = Cardinality(Senders) THEN "send_exchange" ELSE "try_clear")
   /\ UNCHANGED <<flag, waiters, mutex, cvWaiting, old, work, finished, bitsSet, bitsTaken>>
 
-\* code: sync/signal.h TryClear: if (flag_.load(std::memory_order_relaxed) == 0) return false;
-\* code: sync/signal.h TryClear: return flag_.exchange(0, std::memory_order_acquire) != 0;
+\* code: sync/auto_reset_event.h TryClear: if (flag_.load(std::memory_order_relaxed) == 0) return false;
+\* code: sync/auto_reset_event.h TryClear: return flag_.exchange(0, std::memory_order_acquire) != 0;
 ReceiveTryClear(r) ==          \* TryClear: exchange(false) if the relaxed load saw it set
   /\ pc[r] = "try_clear"
   /\ flag' = FALSE
@@ -108,7 +108,7 @@ ReceiveTryClear(r) ==          \* TryClear: exchange(false) if the relaxed load 
   /\ Goto(r, IF flag THEN "loop" ELSE "lock")
   /\ UNCHANGED <<waiters, mutex, cvWaiting, old, work, finished, bitsSet>>
 
-\* code: sync/signal.cc ReceiveUntil: MutexLock lock(mu_); // held from registration into the wait (see signal.h)
+\* code: sync/auto_reset_event.cc ReceiveUntil: MutexLock lock(mu_); // held from registration into the wait (see signal.h)
 ReceiveLock(r) ==
   /\ pc[r] = "lock"
   /\ mutex = None
@@ -116,14 +116,14 @@ ReceiveLock(r) ==
   /\ Goto(r, "register")
   /\ UNCHANGED <<flag, waiters, cvWaiting, old, work, finished, bitsSet, bitsTaken>>
 
-\* code: sync/signal.cc ReceiveUntil: waiters_.fetch_add(1, std::memory_order_seq_cst);
+\* code: sync/auto_reset_event.cc ReceiveUntil: waiters_.fetch_add(1, std::memory_order_seq_cst);
 ReceiveRegister(r) ==          \* waiters_.fetch_add(1, seq_cst)
   /\ pc[r] = "register"
   /\ waiters' = waiters + 1
   /\ Goto(r, IF BugNoRecheck THEN "wait" ELSE "recheck")
   /\ UNCHANGED <<flag, mutex, cvWaiting, old, work, finished, bitsSet, bitsTaken>>
 
-\* code: sync/signal.cc ReceiveUntil: if (flag_.exchange(0, std::memory_order_seq_cst) != 0) {
+\* code: sync/auto_reset_event.cc ReceiveUntil: if (flag_.exchange(0, std::memory_order_seq_cst) != 0) {
 ReceiveRecheck(r) ==           \* flag_.exchange(false, seq_cst) under the mutex
   /\ pc[r] = "recheck"
   /\ flag' = FALSE
@@ -131,7 +131,7 @@ ReceiveRecheck(r) ==           \* flag_.exchange(false, seq_cst) under the mutex
   /\ Goto(r, IF flag THEN "unregister" ELSE "wait")
   /\ UNCHANGED <<waiters, mutex, cvWaiting, old, work, finished, bitsSet>>
 
-\* code: sync/signal.cc ReceiveUntil: cv_.wait(lock);
+\* code: sync/auto_reset_event.cc ReceiveUntil: cv_.wait(lock);
 ReceiveWait(r) ==              \* cv_.wait: releases the mutex and blocks, atomically
   /\ pc[r] = "wait"
   /\ cvWaiting' = cvWaiting \cup {r}
@@ -147,7 +147,7 @@ ReceiveWoken(r) ==             \* notified: re-acquire the mutex, re-check
   /\ Goto(r, "recheck")
   /\ UNCHANGED <<flag, waiters, cvWaiting, old, work, finished, bitsSet, bitsTaken>>
 
-\* code: sync/signal.cc ReceiveUntil: waiters_.fetch_sub(1, std::memory_order_relaxed);
+\* code: sync/auto_reset_event.cc ReceiveUntil: waiters_.fetch_sub(1, std::memory_order_relaxed);
 ReceiveUnregister(r) ==        \* waiters_.fetch_sub, unlock, return true
   /\ pc[r] = "unregister"
   /\ waiters' = waiters - 1

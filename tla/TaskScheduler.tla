@@ -4,7 +4,7 @@
 (* of sched/task.h: the front -> wait/ready -> workers pipeline, the       *)
 (* sched-role that any worker may take (RoleLock), deadlines that expire   *)
 (* nondeterministically, Wakeup/Signal/Cancel racing with expiry and with  *)
-(* execution, and the two wake-up channels: the ready signal to parked     *)
+(* execution, and the two wake-up channels: the ready event to parked     *)
 (* workers and the front notify to the role holder sleeping in WaitUntil.  *)
 (*                                                                         *)
 (* Harness (as in tla/spin/task_scheduler.pml): task Blocker is posted     *)
@@ -319,7 +319,7 @@ PostPushFrom(w, t, kind) ==    \* a post by a task running on worker w: w's own 
   /\ cPosted' = IF StopHarness THEN [cPosted EXCEPT ![w] = @ + 1] ELSE cPosted
   /\ UNCHANGED cPostedShared
 
-\* WakeOne: parked_ > 0 -> ready_signal_.Send().
+\* WakeOne: parked_ > 0 -> ready_event_.Send().
 WakeOneEffect == readySignal' = (readySignal \/ parked > 0)
 
 ----------------------------------------------------------------------------
@@ -408,9 +408,9 @@ StopSet ==
                  oFirst>>
   /\ KeepOwnerRest
 
-\* io_.Notify() and ready_signal_.Send(): two flags that stay set until consumed, one step.
+\* io_.Notify() and ready_event_.Send(): two flags that stay set until consumed, one step.
 \* code: sched/task_scheduler.h Stop: io_.Notify();
-\* code: sched/task_scheduler.h Stop: ready_signal_.Send();
+\* code: sched/task_scheduler.h Stop: ready_event_.Send();
 StopNotify ==
   /\ OwnerStep("stop_notify", "we_register")
   /\ frontNotified' = TRUE /\ readySignal' = TRUE
@@ -781,7 +781,7 @@ ReleaseCheck(w) ==             \* more_to_schedule = backlog || !front_.IsEmpty(
   /\ KeepOthers /\ KeepTasks /\ KeepQueues
 
 \* code: sched/internal/idle.h WakeOne: if (parked_.load(std::memory_order_seq_cst) == 0) return;
-\* code: sched/internal/idle.h WakeOne: ready_signal_.Send();
+\* code: sched/internal/idle.h WakeOne: ready_event_.Send();
 WakeOne(w) ==
   /\ wpc[w] = "wake_one"
   /\ WakeOneEffect
@@ -1101,7 +1101,7 @@ ExitUnlock(w) ==               \* Schedule returned result.exit: Unlock, then th
   /\ UNCHANGED <<front, ready, pending, frontNotified, readySignal, parked>> /\ KeepLocal
   /\ KeepWorkerLocals(w) /\ KeepOthers /\ KeepTasks
 
-\* code: sched/internal/worker_loop.h WorkerMain: ready_signal_.Send();
+\* code: sched/internal/worker_loop.h WorkerMain: ready_event_.Send();
 \* code: sched/internal/worker_loop.h WorkerMain: io_.Notify();
 ExitSend(w) ==
   /\ wpc[w] = "exit_send"
@@ -1154,8 +1154,8 @@ ParkRecheckSleep(w, from, sleep, elseTo) ==
 ParkRecheckRole(w) == ParkRecheckSleep(w, "park_recheck_role", role, "park_recheck_front")
 ParkRecheckFront(w) == ParkRecheckSleep(w, "park_recheck_front", front = <<>>, "park_done")
 
-\* code: sched/internal/idle.h Park: ready_signal_.ReceiveUntil(until);
-ParkReceive(w) ==              \* ready_signal_.ReceiveUntil(): a Send, or the re-check time
+\* code: sched/internal/idle.h Park: ready_event_.ReceiveUntil(until);
+ParkReceive(w) ==              \* ready_event_.ReceiveUntil(): a Send, or the re-check time
   /\ wpc[w] = "park_receive"
   /\ \/ readySignal /\ readySignal' = FALSE
      \/ LocalRepost /\ BatchRecheck /\ executing > 0 /\ UNCHANGED readySignal

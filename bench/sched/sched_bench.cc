@@ -287,7 +287,7 @@ void WakeLatency(benchmark::State& state, int workers, int gap_us, bool wakeup) 
   const double wakes = static_cast<double>(state.iterations()) * kSamples;
   state.counters["worker_cpu_us_per_wake"] = worker_cpu * 1e6 / wakes;
   if constexpr (HasScheduler<A>) {
-    // How the workers slept between the samples: parked on the ready signal, or in the
+    // How the workers slept between the samples: parked on the ready event, or in the
     // sched-role (the IO backend's wait), and how many wake-ups they sent each other.
     const WorkerTotals after = adapter.Totals();
     state.counters["parks_per_wake"] = static_cast<double>(after.parks - before.parks) / wakes;

@@ -5,7 +5,7 @@
 //     and, if the role is free, wakes one parked worker.
 //   - WakeOne: a publisher of more work than it can start wakes one parked worker.
 //   - Park: spin (SpinFor), register in parked_, re-check every source of work, sleep on
-//     the ready signal, timed to the nearest deadline.
+//     the ready event, timed to the nearest deadline.
 //   - SomeWorkerMayBeIdle: the hint that decides whether a run-now post may be held.
 // Each sleeper/publisher pair is a Dekker pair whose halves are commented at the code; the
 // whole protocol is in docs/design.md, "The lost-wakeup trap".
@@ -43,7 +43,7 @@ inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::AfterFrontP
   // and a parked worker (and wake it), or the parker's re-check after registering sees
   // our task, or the releasing role holder's check after its seq_cst Unlock sees it.
   if (!role_.IsLocked(std::memory_order_seq_cst) && parked_.load(std::memory_order_seq_cst) > 0) {
-    ready_signal_.Send();
+    ready_event_.Send();
   }
 }
 
@@ -66,7 +66,7 @@ inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::WakeOne(Wor
   FenceSeqCst();
   if (parked_.load(std::memory_order_seq_cst) == 0) return;
   worker->stats.wakes_sent.Add();
-  ready_signal_.Send();
+  ready_event_.Send();
 }
 
 // True if this worker could do something right now: a ready task seems available, or the
@@ -87,7 +87,7 @@ inline bool BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::ReadySeemsN
   }
 }
 
-// Idle: spin briefly, then sleep on the ready signal. Returns true if it slept.
+// Idle: spin briefly, then sleep on the ready event. Returns true if it slept.
 template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
 inline bool BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Park(Worker* worker) {
   if (SpinFor(options_.spin_before_park, [&] { return WorkVisible(worker); })) return false;
@@ -126,7 +126,7 @@ inline bool BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Park(Worker
     if (executing_.load(std::memory_order_relaxed) > 0) {
       until = std::min(until, TaskClock::now() + kLocalBatchRecheck);
     }
-    ready_signal_.ReceiveUntil(until);
+    ready_event_.ReceiveUntil(until);
   }
   // Relaxed: a publisher that still counts us merely sends one spurious signal.
   parked_.fetch_sub(1, std::memory_order_relaxed);

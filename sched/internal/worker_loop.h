@@ -78,7 +78,7 @@ inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::WorkerMain(
     woke_from_park = Park(worker);
   }
   // Pass the exit on: one Send wakes one sleeper, which exits and wakes the next.
-  ready_signal_.Send();
+  ready_event_.Send();
   io_.Notify();
   current_ = nullptr;
   current_worker_ = nullptr;

@@ -2,7 +2,7 @@
 // sync/explore/README.md), the evidence behind the table "Memory orders and the scenario
 // that justifies each" in tla/README.md.
 //
-// 1. The existing scenarios on the real code (front queue, Signal, Task's state machine)
+// 1. The existing scenarios on the real code (front queue, AutoResetEvent, Task's state machine)
 //    and one of the ready queue, now with weak values: they must still pass.
 // 2. For the key orders, a scenario that passes with the shipped order and fails when the
 //    order is weakened one step. The library code cannot be weakened from a test, so:
@@ -10,8 +10,8 @@
 //      CountFinished (sched/task_scheduler.h, sched/post_counters.h) are mirrored here step
 //      by step (the real scheduler is too large a scenario for these searches); the Park
 //      mirror calls the real ready queue (McspQueue::Consumer::HasMore);
-//    - the Vyukov front queue (queues/mpsc_queue.h), Signal's non-futex path
-//      (sync/signal.cc), Task's state byte (sched/task.h), RoleLock (sync/role_lock.h) and
+//    - the Vyukov front queue (queues/mpsc_queue.h), AutoResetEvent's non-futex path
+//      (sync/auto_reset_event.cc), Task's state byte (sched/task.h), RoleLock (sync/role_lock.h) and
 //      the index-published ring shared by McspQueue's block and the scheduler's local batch
 //      have scratch copies below whose orders are parameters; the shipped orders are the
 //      defaults, and pass the same scenarios (as do the real classes where they fit one).
@@ -25,11 +25,11 @@
 #include "queues/mpsc_queue.h"
 #include "sched/task.h"
 #include "sync/primitives.h"
-#include "sync/signal.h"
+#include "sync/auto_reset_event.h"
 #include "tests/explore/explore_test_util.h"
 #include "tests/explore/front_queue_scenario.h"
 #include "tests/explore/real_task_ops.h"
-#include "tests/explore/signal_scenario.h"
+#include "tests/explore/auto_reset_event_scenario.h"
 #include "tests/explore/task_wake_scenario.h"
 
 namespace fairsched {
@@ -82,12 +82,12 @@ TEST(WeakMemoryScenarioTest, FrontQueueTwoProducersOneConsumer) {
 }
 
 TEST(WeakMemoryScenarioTest, SignalPingPong) {
-  ExpectPass("cpp20: signal ping-pong x2, bound 3", Cpp20(3), &testing::PingPong<Signal>);
+  ExpectPass("cpp20: signal ping-pong x2, bound 3", Cpp20(3), &testing::PingPong<AutoResetEvent>);
 }
 
 TEST(WeakMemoryScenarioTest, SignalTwoSendersOneReceiver) {
   ExpectPass("cpp20: signal 2 senders 1 receiver, bound 3", Cpp20(3),
-             &testing::TwoSendersOneReceiver<Signal>);
+             &testing::TwoSendersOneReceiver<AutoResetEvent>);
 }
 
 TEST(WeakMemoryScenarioTest, TaskWakersRaceExpiry) {
@@ -174,7 +174,7 @@ void ParkRacesPublish(const ParkOrders& orders) {
     Thread publisher([&] {
       ready.Push(&item);  // the role holder's MakeReady ... Publish (release store of end)
       if (orders.publisher_fence) FenceSeqCst();
-      if (parked.load(orders.parked_load) != 0) woken = true;  // ready_signal_.Send()
+      if (parked.load(orders.parked_load) != 0) woken = true;  // ready_event_.Send()
     });
     Thread parker([&] {
       parked.fetch_add(1, orders.parked_register);
@@ -441,7 +441,7 @@ TEST(MpscQueueOrderTest, P2AcqRelLosesTheParker) {
                 "check failed: front queue: the parker sleeps past a post, unwoken");
 }
 
-// --- 2d. Signal (sync/signal.cc, the mutex/condition-variable path the explorer runs): a
+// --- 2d. AutoResetEvent (sync/auto_reset_event.cc, the mutex/condition-variable path the explorer runs): a
 // scratch copy with the orders as parameters (defaults: the shipped ones). ---
 
 struct SignalOrders {

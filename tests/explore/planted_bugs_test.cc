@@ -1,5 +1,5 @@
 // Planted bugs: the explorer must find each one. Every scratch copy below repeats one of the
-// library's algorithms (the front queue, the task state machine, Signal) with a
+// library's algorithms (the front queue, the task state machine, AutoResetEvent) with a
 // `Bug` parameter that changes one step; the kNone copy is checked to pass, so the copies
 // are faithful, and every other value must produce a counterexample in the same scenario
 // the real code passes. These tests pass only when the explorer reports the bug with its
@@ -12,7 +12,7 @@
 #include "sync/primitives.h"
 #include "tests/explore/front_queue_scenario.h"
 #include "tests/explore/seeded_bug_util.h"
-#include "tests/explore/signal_scenario.h"
+#include "tests/explore/auto_reset_event_scenario.h"
 #include "tests/explore/task_wake_scenario.h"
 
 namespace fairsched {
@@ -173,7 +173,7 @@ struct ScratchTaskOps {
   static std::uint8_t StateBits(Object& task) { return task.state.load(); }
 };
 
-// --- Signal (sync/signal.cc), infinite waits only. ---
+// --- AutoResetEvent (sync/auto_reset_event.cc), infinite waits only. ---
 
 enum class SignalBug {
   kNone,

@@ -14,10 +14,10 @@ import sys
 
 # BUG name -> (the file it applies to, shipped text, seeded text).
 BUGS = {
-    # sync/signal.cc: the receiver's re-check consumes the bit with a load and a store
+    # sync/auto_reset_event.cc: the receiver's re-check consumes the bit with a load and a store
     # instead of one exchange, so two receivers can both take one Send's bit.
-    "signal_recheck_load_store": (
-        "sync/signal.cc",
+    "event_recheck_load_store": (
+        "sync/auto_reset_event.cc",
         "    if (flag_.exchange(0, std::memory_order_seq_cst) != 0) {\n",
         "    if (flag_.load(std::memory_order_seq_cst) != 0) {\n"
         "      flag_.store(0, std::memory_order_seq_cst);\n",

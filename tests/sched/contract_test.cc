@@ -214,7 +214,7 @@ TEST(ContractTest, TimersStayOnTimeWhileEveryWorkerRunsLongTasks) {
               static_cast<long long>(worst_late_ns), worst_overtaken);
 }
 
-// Hole 5: every batch start and every role release sent a ready signal, so idle workers
+// Hole 5: every batch start and every role release sent a ready event, so idle workers
 // woke for nothing. Posting one task at a time into an idle scheduler must not wake the
 // second worker each time.
 TEST(ContractTest, OneTaskAtATimeDoesNotWakeIdleWorkers) {

@@ -171,7 +171,7 @@ void WakeupAndSignalRaceWithExpiryAndExecution(TaskSchedulerOptions options, std
 }
 
 // Idle <-> busy transitions, over and over: every round the scheduler drains and all
-// workers go to sleep (the role holder in the io backend, the others on the ready signal),
+// workers go to sleep (the role holder in the io backend, the others on the ready event),
 // then a small burst arrives, partly delayed. A lost wakeup anywhere (a role released
 // without waking anyone, a notify that missed the sleeping holder, a chain wake that
 // stopped early) leaves a task stuck and WaitEmpty times out.

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "sched/task_scheduler.h"
-#include "sync/signal.h"
+#include "sync/auto_reset_event.h"
 #include "tests/stress.h"
 
 namespace fairsched {
@@ -79,7 +79,7 @@ TEST(SignalScenarioTest, PlainWakeupPlusFlagIsBroken) {
 // The "async work with a deadline" multi-step task, with real self-deletion.
 class Request {
  public:
-  Request(TaskScheduler& sched, std::atomic<int>& deleted, fairsched::Signal* on_expiry)
+  Request(TaskScheduler& sched, std::atomic<int>& deleted, fairsched::AutoResetEvent* on_expiry)
       : sched_(sched), deleted_(deleted), on_expiry_(on_expiry), task_(this, &Request::Wait) {}
 
   Task* task() { return &task_; }
@@ -95,14 +95,14 @@ class Request {
     // The only other reason to run: the deadline passed (or Stop).
     EXPECT_TRUE(self->IsExpired() || sched_.IsStopping());
     // After the re-post below another worker may run and delete us: copy what we need.
-    fairsched::Signal* on_expiry = on_expiry_;
+    fairsched::AutoResetEvent* on_expiry = on_expiry_;
     sched_.PostWait(self);  // cancel the work (not modelled) and wait for its Signal
     if (on_expiry != nullptr) on_expiry->Send();  // test hook: does not touch `this`
   }
 
   TaskScheduler& sched_;
   std::atomic<int>& deleted_;
-  fairsched::Signal* on_expiry_;
+  fairsched::AutoResetEvent* on_expiry_;
   Task task_;
 };
 
@@ -111,7 +111,7 @@ TEST(SignalScenarioTest, SignalAfterDeadlineFiredIsSafe) {
   TaskScheduler sched;
   sched.Start(2);
   std::atomic<int> deleted{0};
-  fairsched::Signal expired;
+  fairsched::AutoResetEvent expired;
   auto* request = new Request(sched, deleted, &expired);
   sched.PostDelay(request->task(), milliseconds(10));
   expired.Receive();              // the deadline fired, the task is waiting again

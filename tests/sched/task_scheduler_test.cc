@@ -368,7 +368,7 @@ TYPED_TEST(SchedulerTest, WorkSpreadsOverAllWorkers) {
   EXPECT_GT(roles, 0u);
 }
 
-// Idle workers sleep (ready signal) and the role holder sleeps until the nearest deadline:
+// Idle workers sleep (ready event) and the role holder sleeps until the nearest deadline:
 // an idle scheduler costs nothing. Measured as the process's CPU time (counting role takes
 // would let a worker spinning on a failed TryLock pass).
 // On Windows: GetProcessTimes (under Wine this counts the threads of the test process;

@@ -1,4 +1,4 @@
-/* signal.pml: Signal (sync/signal.h, sync/signal.cc) on its portable path (mutex and
+/* signal.pml: Signal (sync/auto_reset_event.h, sync/auto_reset_event.cc) on its portable path (mutex and
  * condition variable: builds without futex, and the interleaving explorer's; the Linux futex
  * path is signal_futex.pml), a one-bit event with lock-free fast paths: Send exchanges the flag and takes the mutex only when it set the flag and sees a
  * registered receiver; Receive clears a set flag without the mutex and otherwise registers
@@ -54,7 +54,7 @@ inline lock() { atomic { !mu -> mu = true } }
 inline unlock() { mu = false }
 
 inline Send() {
-  /* code: sync/signal.cc Send: if (flag_.exchange(1, std::memory_order_seq_cst) != 0) { */
+  /* code: sync/auto_reset_event.cc Send: if (flag_.exchange(1, std::memory_order_seq_cst) != 0) { */
   atomic {
     old = flag; flag = true;
     if
@@ -66,14 +66,14 @@ inline Send() {
   :: old -> skip                              /* already set: its receiver will see us */
   :: else ->
      if
-     /* code: sync/signal.cc Send: if (waiters_.load(std::memory_order_seq_cst) == 0) return; */
+     /* code: sync/auto_reset_event.cc Send: if (waiters_.load(std::memory_order_seq_cst) == 0) return; */
      :: waiters == 0 -> skip                  /* nobody can be asleep */
      :: else ->
 #ifndef BUG_NOTIFY_NO_MUTEX
-        /* code: sync/signal.cc WakeOne: MutexLock lock(mu_); */
+        /* code: sync/auto_reset_event.cc WakeOne: MutexLock lock(mu_); */
         lock(); unlock();                     /* wait for a registered receiver to be in cv.wait */
 #endif
-        /* code: sync/signal.cc WakeOne: cv_.notify_one(); */
+        /* code: sync/auto_reset_event.cc WakeOne: cv_.notify_one(); */
         atomic {
           if
           :: cv_waiting[0] -> cv_waiting[0] = false
@@ -92,17 +92,17 @@ inline Receive(timed) {
   got = false;
   /* TryClear fast path: a load, then an exchange if it looked set. */
   if
-  /* code: sync/signal.h TryClear: if (flag_.load(std::memory_order_relaxed) == 0) return false; */
-  /* code: sync/signal.h TryClear: return flag_.exchange(0, std::memory_order_acquire) != 0; */
+  /* code: sync/auto_reset_event.h TryClear: if (flag_.load(std::memory_order_relaxed) == 0) return false; */
+  /* code: sync/auto_reset_event.h TryClear: return flag_.exchange(0, std::memory_order_acquire) != 0; */
   :: flag -> atomic { got = flag; flag = false; if :: got -> bits_taken++ :: else fi }
   :: else
   fi;
   if
   :: got
   :: else ->
-     /* code: sync/signal.cc ReceiveUntil: MutexLock lock(mu_);  // held from registration into the wait (see signal.h) */
+     /* code: sync/auto_reset_event.cc ReceiveUntil: MutexLock lock(mu_);  // held from registration into the wait (see signal.h) */
      lock();
-     /* code: sync/signal.cc ReceiveUntil: waiters_.fetch_add(1, std::memory_order_seq_cst); */
+     /* code: sync/auto_reset_event.cc ReceiveUntil: waiters_.fetch_add(1, std::memory_order_seq_cst); */
      waiters++;
      do
      ::
@@ -111,7 +111,7 @@ inline Receive(timed) {
         :: first_round -> first_round = false
         :: else ->
 #endif
-        /* code: sync/signal.cc ReceiveUntil: if (flag_.exchange(0, std::memory_order_seq_cst) != 0) { */
+        /* code: sync/auto_reset_event.cc ReceiveUntil: if (flag_.exchange(0, std::memory_order_seq_cst) != 0) { */
         atomic { got = flag; flag = false; if :: got -> bits_taken++ :: else fi };
         if
         :: got -> break
@@ -121,11 +121,11 @@ inline Receive(timed) {
         fi;
 #endif
         if
-        /* code: sync/signal.cc ReceiveUntil: if (deadline != Clock::time_point::max() && Clock::now() >= deadline) break; */
+        /* code: sync/auto_reset_event.cc ReceiveUntil: if (deadline != Clock::time_point::max() && Clock::now() >= deadline) break; */
         :: timed -> break                     /* the deadline passed */
         :: true ->
            /* cv.wait: release the mutex and block atomically; re-acquire when woken. */
-           /* code: sync/signal.cc ReceiveUntil: cv_.wait(lock); */
+           /* code: sync/auto_reset_event.cc ReceiveUntil: cv_.wait(lock); */
            atomic { cv_waiting[me] = true; mu = false };
            if
            :: atomic { !cv_waiting[me] -> skip }
@@ -134,7 +134,7 @@ inline Receive(timed) {
            lock()
         fi
      od;
-     /* code: sync/signal.cc ReceiveUntil: waiters_.fetch_sub(1, std::memory_order_relaxed); */
+     /* code: sync/auto_reset_event.cc ReceiveUntil: waiters_.fetch_sub(1, std::memory_order_relaxed); */
      waiters--;
      unlock()
   fi;

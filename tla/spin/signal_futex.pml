@@ -1,5 +1,5 @@
-/* signal_futex.pml: Signal's Linux path (sync/signal.h, sync/signal.cc with
- * FAIRSCHED_SIGNAL_USES_FUTEX), the one production builds use: no mutex and no condition
+/* signal_futex.pml: Signal's Linux path (sync/auto_reset_event.h, sync/auto_reset_event.cc with
+ * FAIRSCHED_AUTO_RESET_EVENT_USES_FUTEX), the one production builds use: no mutex and no condition
  * variable; a receiver sleeps on the flag word itself with futex(2).
  *
  *   Send:        exchange(1); if it was 0 and waiters_ != 0: FUTEX_WAKE(&flag_, 1).
@@ -74,7 +74,7 @@ inline FutexWake(n) {
 }
 
 inline Send() {
-  /* code: sync/signal.cc Send: if (flag_.exchange(1, std::memory_order_seq_cst) != 0) { */
+  /* code: sync/auto_reset_event.cc Send: if (flag_.exchange(1, std::memory_order_seq_cst) != 0) { */
   atomic {
     old = flag; flag = 1;
     if
@@ -86,10 +86,10 @@ inline Send() {
   :: old != 0 -> skip                 /* already set: its receiver will see our writes */
   :: else ->
      if
-     /* code: sync/signal.cc Send: if (waiters_.load(std::memory_order_seq_cst) == 0) return; */
+     /* code: sync/auto_reset_event.cc Send: if (waiters_.load(std::memory_order_seq_cst) == 0) return; */
      :: waiters == 0 -> skip
      :: else ->
-        /* code: sync/signal.cc WakeOne: FutexWake(&flag_, 1); */
+        /* code: sync/auto_reset_event.cc WakeOne: FutexWake(&flag_, 1); */
         /* code: sync/primitives.h FutexWake: syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAKE_PRIVATE, count, nullptr, */
         FutexWake(WAKE_N)
      fi
@@ -102,16 +102,16 @@ inline Receive(timed) {
   got = false;
   /* TryClear. */
   if
-  /* code: sync/signal.h TryClear: if (flag_.load(std::memory_order_relaxed) == 0) return false; */
+  /* code: sync/auto_reset_event.h TryClear: if (flag_.load(std::memory_order_relaxed) == 0) return false; */
   :: flag != 0 ->
-     /* code: sync/signal.h TryClear: return flag_.exchange(0, std::memory_order_acquire) != 0; */
+     /* code: sync/auto_reset_event.h TryClear: return flag_.exchange(0, std::memory_order_acquire) != 0; */
      atomic { got = (flag != 0); flag = 0; if :: got -> bits_taken++ :: else fi }
   :: else
   fi;
   if
   :: got
   :: else ->
-     /* code: sync/signal.cc ReceiveUntil: waiters_.fetch_add(1, std::memory_order_seq_cst); */
+     /* code: sync/auto_reset_event.cc ReceiveUntil: waiters_.fetch_add(1, std::memory_order_seq_cst); */
      waiters++;
      assert(waiters <= RECEIVERS);
      passed = false;
@@ -124,7 +124,7 @@ inline Receive(timed) {
         :: else
         fi;
 #else
-        /* code: sync/signal.cc ReceiveUntil: if (flag_.exchange(0, std::memory_order_seq_cst) != 0) { */
+        /* code: sync/auto_reset_event.cc ReceiveUntil: if (flag_.exchange(0, std::memory_order_seq_cst) != 0) { */
         atomic { got = (flag != 0); flag = 0; if :: got -> bits_taken++ :: else fi };
 #endif
         if
@@ -137,7 +137,7 @@ inline Receive(timed) {
         :: true
         fi;
         if
-        /* code: sync/signal.cc ReceiveUntil: if (deadline != Clock::time_point::max() && Clock::now() >= deadline) break; */
+        /* code: sync/auto_reset_event.cc ReceiveUntil: if (deadline != Clock::time_point::max() && Clock::now() >= deadline) break; */
         :: passed -> break
         :: else
         fi;
@@ -148,7 +148,7 @@ inline Receive(timed) {
         :: else
         fi;
 #else
-        /* code: sync/signal.cc SleepWhileClear: FutexWait(&flag_, 0u, deadline); */
+        /* code: sync/auto_reset_event.cc SleepWhileClear: FutexWait(&flag_, 0u, deadline); */
         /* code: sync/primitives.h FutexWait: syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAIT_BITSET_PRIVATE, expected, */
         atomic {
           if
@@ -163,7 +163,7 @@ inline Receive(timed) {
         :: atomic { fx_queued[me] && spurious_left > 0 -> fx_queued[me] = false; spurious_left-- }  /* EINTR */
         fi
      od;
-     /* code: sync/signal.cc ReceiveUntil: waiters_.fetch_sub(1, std::memory_order_relaxed); */
+     /* code: sync/auto_reset_event.cc ReceiveUntil: waiters_.fetch_sub(1, std::memory_order_relaxed); */
      waiters--;
      passed = false
   fi;

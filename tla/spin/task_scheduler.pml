@@ -1,7 +1,7 @@
 /* task_scheduler.pml: BasicTaskScheduler (sched/task_scheduler.h) with the task state
  * machine of sched/task.h: the front/wait/ready pipeline, the sched-role that migrates
  * between workers, deadlines that expire nondeterministically, Wakeup/Signal/Cancel racing
- * with expiry and with execution, and the two wake-up channels: the ready signal to parked
+ * with expiry and with execution, and the two wake-up channels: the ready event to parked
  * workers and the front notify to the role holder sleeping in IoBackend::WaitUntil.
  *
  * The Schedule loop follows the front queue that pops one task at a time (the stub-node
@@ -52,7 +52,7 @@
  *   - post order: two tasks due at once (BLOCKER, then TIMER with deadline DUE; with
  *     LOCAL_REPOST, TIMER then BLOCKER) enter the ready queue in post order;
  *   - no lost wakeup / no deadlock: when nothing can move any more (Spin's `timeout`), every
- *     post has run; workers may only rest parked on the ready signal or in WaitUntil;
+ *     post has run; workers may only rest parked on the ready event or in WaitUntil;
  *   - liveness (LTL all_run, weak fairness): every post eventually runs.
  *   With ENDLESS_REPOSTER (which never comes to rest: the Watchdog asserts it never does):
  *   - liveness (LTL every_post_starts, weak fairness): X_T starts (so LONG_T did), and every
@@ -369,7 +369,7 @@ chan front = [4] of { byte };    /* MpscQueue front_ */
 chan ready = [4] of { byte };    /* McspQueue ready_: published items */
 chan pending = [4] of { byte };  /* ... and the role holder's unpublished ones */
 bool front_notified;             /* the IoBackend's Signal (Notify / WaitUntil) */
-bool ready_signal;               /* ready_signal_ */
+bool ready_event;               /* ready_event_ */
 byte parked;                     /* parked_ */
 bool nearest;                    /* nearest_deadline_ is finite (TIMER waits, FUTURE) */
 
@@ -412,14 +412,14 @@ byte rp_starts;                  /* RP_T's starts in that window (saturated at R
 bool x_taken;                    /* X_T has been taken from the ready queue (SECOND_POST) */
 #endif
 
-/* Reads parked_ and sends the ready signal if someone is parked. The load and the Send's
+/* Reads parked_ and sends the ready event if someone is parked. The load and the Send's
  * set are one step: the flag stays set until a receiver takes it, so a later set could only
  * wake a parker later, never one that this order would have missed. */
 inline WakeOne() {
   atomic {
     if
     /* code: sched/internal/idle.h WakeOne: if (parked_.load(std::memory_order_seq_cst) == 0) return; */
-    :: parked > 0 -> ready_signal = true
+    :: parked > 0 -> ready_event = true
     :: else
     fi
   }
@@ -1490,8 +1490,8 @@ execute_batch:
                  /* Timed to the deadline it read, if finite and not due; while a worker
                   * executes, at most kLocalBatchRecheck. */
 end_park:        if
-                 /* code: sched/internal/idle.h Park: ready_signal_.ReceiveUntil(until); */
-                 :: atomic { ready_signal -> ready_signal = false }
+                 /* code: sched/internal/idle.h Park: ready_event_.ReceiveUntil(until); */
+                 :: atomic { ready_event -> ready_event = false }
                  :: nd                                            /* its timeout passed */
 #ifndef NO_BATCH_RECHECK
                  :: executing > 0                                 /* kLocalBatchRecheck */
@@ -1507,8 +1507,8 @@ end_park:        if
   od;
 #ifdef STOP
   /* Pass the exit on: one Send wakes one sleeper, which exits and wakes the next. */
-  /* code: sched/internal/worker_loop.h WorkerMain: ready_signal_.Send(); */
-  atomic { ready_signal = true; front_notified = true };
+  /* code: sched/internal/worker_loop.h WorkerMain: ready_event_.Send(); */
+  atomic { ready_event = true; front_notified = true };
   /* The thread ends; Stop destroys its Worker after the joins, and with it whatever its
    * local batch still holds (nothing, since the publication above): such tasks would never
    * run, and Stop would wait for them for ever. */
@@ -1578,13 +1578,13 @@ inline Stop() {
     stopping = true
   };
   /* code: sched/task_scheduler.h Stop: io_.Notify(); */
-  /* code: sched/task_scheduler.h Stop: ready_signal_.Send(); */
-  atomic { front_notified = true; ready_signal = true };
+  /* code: sched/task_scheduler.h Stop: ready_event_.Send(); */
+  atomic { front_notified = true; ready_event = true };
   do
   :: WaitEmpty();
      /* code: sched/task_scheduler.h Stop: exit_.store(true, std::memory_order_release); */
      exit_ = true;
-     atomic { front_notified = true; ready_signal = true };
+     atomic { front_notified = true; ready_event = true };
      /* code: sched/task_scheduler.h Stop: for (Thread& thread : threads_) thread.join(); */
      alive == 0;
 #ifndef RESTART

@@ -784,7 +784,7 @@ HEADLINES = [
     ("post-to-start latency", "sched_bench", r"wake/post gap_us:10000",
      ["trivial_sched", "trivial_sched_spin", "tbb_arena", "asio_pool"], "p90"),
     ("timer lateness under load", "sched_bench", r"timer_lateness", ["asio_pool"]),
-    ("Signal against mutex + condvar", "signal_bench", r".*", ["textbook"]),
+    ("AutoResetEvent against mutex + condvar", "signal_bench", r".*", ["textbook"]),
 ]
 WIN, LEVEL = 1.05, 0.95  # a median ratio at or above WIN wins, below LEVEL is behind
 # Plots the README shows under the block, when the recording has them.

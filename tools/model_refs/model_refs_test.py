@@ -44,15 +44,15 @@ class ModelRefsTest(unittest.TestCase):
             [os.path.join(TESTDATA, "stale_refs.pml"), os.path.join(TESTDATA, "stale_refs.tla")],
             ROOT, ["stale_refs.pml", "stale_refs.tla"])
         self.assertEqual(problems, [
-            "stale_refs.pml:4: no line of sync/signal.cc contains "
+            "stale_refs.pml:4: no line of sync/auto_reset_event.cc contains "
             "'if (flag_.exchange(1, std::memory_order_acq_rel) != 0) {' (Send)",
             "stale_refs.pml:5: sync/no_such_file.cc does not exist",
-            "stale_refs.pml:6: function SendTwice does not occur in sync/signal.cc",
+            "stale_refs.pml:6: function SendTwice does not occur in sync/auto_reset_event.cc",
             "stale_refs.pml:7: code reference text '{' is too short to identify a line "
             "(at least 8 characters)",
             "stale_refs.pml:8: malformed code reference (want 'code: <path> <Function>: "
-            "<text of a line>'): /* code: sync/signal.cc waiters_.load(std::memory_order_seq_cst) */",
-            "stale_refs.tla:3: no line of sync/signal.cc contains "
+            "<text of a line>'): /* code: sync/auto_reset_event.cc waiters_.load(std::memory_order_seq_cst) */",
+            "stale_refs.tla:3: no line of sync/auto_reset_event.cc contains "
             "'waiters_.fetch_add(2, std::memory_order_seq_cst);' (ReceiveUntil)",
         ])
         # Lines 4-7 and 9 of the .pml, lines 3 and 4 of the .tla parse as references.

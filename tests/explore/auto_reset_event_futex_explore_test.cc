@@ -1,17 +1,17 @@
-// Interleaving exploration of Signal's futex path, the one production runs on Linux
-// (sync/signal.cc compiled here with FAIRSCHED_EXPLORE_FUTEX: its FutexWait/FutexWake are
+// Interleaving exploration of AutoResetEvent's futex path, the one production runs on Linux
+// (sync/auto_reset_event.cc compiled here with FAIRSCHED_EXPLORE_FUTEX: its FutexWait/FutexWake are
 // the explorer's futex model, sync/explore/futex.h, and its clock the logical one). The
-// scenarios of signal_scenario.h (two threads ping-pong; two senders, one receiver) and of
-// signal_futex_scenario.h (two receivers; timed receives racing the wake-up), every
+// scenarios of auto_reset_event_scenario.h (two threads ping-pong; two senders, one receiver) and of
+// auto_reset_event_futex_scenario.h (two receivers; timed receives racing the wake-up), every
 // schedule with up to three preemptions (two for the three-thread timed ones).
 #include "gtest/gtest.h"
 #include "sync/primitives.h"
-#include "sync/signal.h"
+#include "sync/auto_reset_event.h"
 #include "tests/explore/explore_test_util.h"
-#include "tests/explore/signal_futex_scenario.h"
-#include "tests/explore/signal_scenario.h"
+#include "tests/explore/auto_reset_event_futex_scenario.h"
+#include "tests/explore/auto_reset_event_scenario.h"
 
-static_assert(FAIRSCHED_SIGNAL_USES_FUTEX, "this test checks the futex path");
+static_assert(FAIRSCHED_AUTO_RESET_EVENT_USES_FUTEX, "this test checks the futex path");
 
 namespace fairsched {
 namespace {
@@ -19,11 +19,11 @@ namespace {
 using testing::ExpectPass;
 
 TEST(SignalFutexExploreTest, PingPong) {
-  ExpectPass(&testing::PingPong<Signal>, 3, "futex signal ping-pong x2, bound 3");
+  ExpectPass(&testing::PingPong<AutoResetEvent>, 3, "futex signal ping-pong x2, bound 3");
 }
 
 TEST(SignalFutexExploreTest, TwoSendersOneReceiver) {
-  ExpectPass(&testing::TwoSendersOneReceiver<Signal>, 3,
+  ExpectPass(&testing::TwoSendersOneReceiver<AutoResetEvent>, 3,
              "futex signal 2 senders 1 receiver, bound 3");
 }
 

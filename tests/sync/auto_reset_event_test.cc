@@ -1,7 +1,7 @@
-// Tests for //sync:signal: one-bit semantics, timeouts that never end early, cross-thread
+// Tests for //sync:auto_reset_event (AutoResetEvent): one-bit semantics, timeouts that never end early, cross-thread
 // visibility, and stress tests for lost wakeups (ping-pong and many senders) that count
 // every event.
-#include "sync/signal.h"
+#include "sync/auto_reset_event.h"
 
 #include <gtest/gtest.h>
 
@@ -21,13 +21,13 @@ using std::chrono::nanoseconds;
 using Clock = std::chrono::steady_clock;
 
 TEST(SignalTest, StartsClear) {
-  Signal s;
+  AutoResetEvent s;
   EXPECT_FALSE(s.IsSet());
   EXPECT_FALSE(s.TryReceive());
 }
 
 TEST(SignalTest, SendThenReceiveConsumesTheBit) {
-  Signal s;
+  AutoResetEvent s;
   s.Send();
   EXPECT_TRUE(s.IsSet());
   s.Receive();  // returns at once
@@ -36,7 +36,7 @@ TEST(SignalTest, SendThenReceiveConsumesTheBit) {
 }
 
 TEST(SignalTest, SendsCoalesce) {
-  Signal s;
+  AutoResetEvent s;
   s.Send();
   s.Send();
   s.Send();
@@ -45,7 +45,7 @@ TEST(SignalTest, SendsCoalesce) {
 }
 
 TEST(SignalTest, ReceiveTimedWithBitSetReturnsTrueAtOnce) {
-  Signal s;
+  AutoResetEvent s;
   s.Send();
   EXPECT_TRUE(s.ReceiveTimed(milliseconds(0)));
   s.Send();
@@ -56,7 +56,7 @@ TEST(SignalTest, ReceiveTimedWithBitSetReturnsTrueAtOnce) {
 }
 
 TEST(SignalTest, ReceiveTimedNeverReturnsEarly) {
-  Signal s;
+  AutoResetEvent s;
   for (const auto timeout : {milliseconds(1), milliseconds(5), milliseconds(20)}) {
     const auto start = Clock::now();
     EXPECT_FALSE(s.ReceiveTimed(timeout));
@@ -65,14 +65,14 @@ TEST(SignalTest, ReceiveTimedNeverReturnsEarly) {
 }
 
 TEST(SignalTest, ReceiveUntilPastDeadlineIsTryReceive) {
-  Signal s;
+  AutoResetEvent s;
   EXPECT_FALSE(s.ReceiveUntil(Clock::now() - milliseconds(1)));
   s.Send();
   EXPECT_TRUE(s.ReceiveUntil(Clock::now() - milliseconds(1)));
 }
 
 TEST(SignalTest, HugeTimeoutDoesNotOverflow) {
-  Signal s;
+  AutoResetEvent s;
   std::thread sender([&] {
     std::this_thread::sleep_for(milliseconds(5));
     s.Send();
@@ -82,7 +82,7 @@ TEST(SignalTest, HugeTimeoutDoesNotOverflow) {
 }
 
 TEST(SignalTest, BlockingReceiveWakesOnSendFromAnotherThread) {
-  Signal s;
+  AutoResetEvent s;
   int payload = 0;  // plain: Send/Receive must order it (TSan checks)
   std::thread sender([&] {
     std::this_thread::sleep_for(milliseconds(10));
@@ -95,7 +95,7 @@ TEST(SignalTest, BlockingReceiveWakesOnSendFromAnotherThread) {
 }
 
 TEST(SignalTest, TimedReceiveWakesOnSendBeforeTimeout) {
-  Signal s;
+  AutoResetEvent s;
   std::thread sender([&] {
     std::this_thread::sleep_for(milliseconds(10));
     s.Send();
@@ -108,7 +108,7 @@ TEST(SignalTest, TimedReceiveWakesOnSendBeforeTimeout) {
 // plain counter the other side wrote before sending (visibility through Send/Receive).
 TEST(SignalStressTest, PingPongCountsEveryEvent) {
   const std::int64_t rounds = testing::StressIterations(30000);
-  Signal ping, pong;
+  AutoResetEvent ping, pong;
   std::int64_t shared = 0;  // written alternately by both threads, ordered by the signals
   std::int64_t pings_received = 0;
   std::thread responder([&] {
@@ -148,7 +148,7 @@ TEST(SignalStressTest, PingPongCountsEveryEvent) {
 TEST(SignalStressTest, ManySendersNoLostWakeup) {
   constexpr int kSenders = 3;
   const std::int64_t per_sender = testing::StressIterations(50000);
-  Signal s;
+  AutoResetEvent s;
   std::atomic<std::int64_t> published{0};
   std::vector<std::thread> senders;
   for (int i = 0; i < kSenders; ++i) {
@@ -179,8 +179,8 @@ TEST(SignalStressTest, ManySendersNoLostWakeup) {
 TEST(SignalStressTest, EachBitConsumedByExactlyOneReceiver) {
   constexpr int kReceivers = 3;
   const std::int64_t bits = testing::StressIterations(20000);
-  Signal s;
-  Signal consumed;
+  AutoResetEvent s;
+  AutoResetEvent consumed;
   std::atomic<std::int64_t> received{0};
   std::atomic<bool> done{false};
   std::atomic<int> exited{0};

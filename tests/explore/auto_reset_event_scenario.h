@@ -1,9 +1,9 @@
-// Signal scenarios for the interleaving explorer, shared by the test of the real Signal
-// (signal_explore_test.cc, which compiles sync/signal.cc with the instrumented primitives)
+// AutoResetEvent scenarios for the interleaving explorer, shared by the test of the real AutoResetEvent
+// (auto_reset_event_explore_test.cc, which compiles sync/auto_reset_event.cc with the instrumented primitives)
 // and the planted-bug copies (planted_bugs_test.cc). A lost wakeup shows up as a deadlock
 // (a receiver waits forever with nobody left to send), which the explorer reports.
-#ifndef FAIRSCHED_TESTS_EXPLORE_SIGNAL_SCENARIO_H_
-#define FAIRSCHED_TESTS_EXPLORE_SIGNAL_SCENARIO_H_
+#ifndef FAIRSCHED_TESTS_EXPLORE_AUTO_RESET_EVENT_SCENARIO_H_
+#define FAIRSCHED_TESTS_EXPLORE_AUTO_RESET_EVENT_SCENARIO_H_
 
 #include <string>
 
@@ -57,4 +57,4 @@ void TwoSendersOneReceiver() {
 
 }  // namespace fairsched::testing
 
-#endif  // FAIRSCHED_TESTS_EXPLORE_SIGNAL_SCENARIO_H_
+#endif  // FAIRSCHED_TESTS_EXPLORE_AUTO_RESET_EVENT_SCENARIO_H_

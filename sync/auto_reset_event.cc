@@ -1,9 +1,9 @@
-// Signal implementation: see signal.h for the protocol and its lost-wakeup argument.
-#include "sync/signal.h"
+// AutoResetEvent implementation: see auto_reset_event.h for the protocol and its lost-wakeup argument.
+#include "sync/auto_reset_event.h"
 
 namespace fairsched {
 
-void Signal::Send() {
+void AutoResetEvent::Send() {
   // seq_cst (it includes release, so the sender's prior writes travel with the bit): the
   // exchange must be ordered before the load of waiters_ below in the single total order,
   // which acquire/release alone would not guarantee (store->load reordering).
@@ -19,9 +19,9 @@ void Signal::Send() {
   WakeOne();
 }
 
-void Signal::Receive() { ReceiveUntil(Clock::time_point::max()); }
+void AutoResetEvent::Receive() { ReceiveUntil(Clock::time_point::max()); }
 
-bool Signal::ReceiveTimed(std::chrono::nanoseconds timeout) {
+bool AutoResetEvent::ReceiveTimed(std::chrono::nanoseconds timeout) {
   if (timeout <= std::chrono::nanoseconds::zero()) return TryReceive();
   const Clock::time_point now = Clock::now();
   // Saturate instead of overflowing for huge timeouts (e.g. nanoseconds::max()).
@@ -32,9 +32,9 @@ bool Signal::ReceiveTimed(std::chrono::nanoseconds timeout) {
   return ReceiveUntil(deadline);
 }
 
-bool Signal::ReceiveUntil(Clock::time_point deadline) {
+bool AutoResetEvent::ReceiveUntil(Clock::time_point deadline) {
   if (TryClear()) return true;
-#if !FAIRSCHED_SIGNAL_USES_FUTEX
+#if !FAIRSCHED_AUTO_RESET_EVENT_USES_FUTEX
   MutexLock lock(mu_);  // held from registration into the wait (see signal.h)
 #endif
   // seq_cst: registration must precede our re-check of the bit in the total order (see
@@ -51,7 +51,7 @@ bool Signal::ReceiveUntil(Clock::time_point deadline) {
     // Report a timeout only once the clock says so (sleeps may end early or spuriously),
     // so we never return false early.
     if (deadline != Clock::time_point::max() && Clock::now() >= deadline) break;
-#if FAIRSCHED_SIGNAL_USES_FUTEX
+#if FAIRSCHED_AUTO_RESET_EVENT_USES_FUTEX
     SleepWhileClear(deadline);
 #else
     if (deadline == Clock::time_point::max()) {
@@ -67,13 +67,13 @@ bool Signal::ReceiveUntil(Clock::time_point deadline) {
   return received;
 }
 
-bool Signal::TryReceive() { return TryClear(); }
+bool AutoResetEvent::TryReceive() { return TryClear(); }
 
-#if FAIRSCHED_SIGNAL_USES_FUTEX
+#if FAIRSCHED_AUTO_RESET_EVENT_USES_FUTEX
 
 // The futex word is flag_ itself (sync/primitives.h FutexWait/FutexWake: the syscalls,
 // WaitOnAddress/WakeByAddressSingle on Windows, or the interleaving explorer's model).
-void Signal::SleepWhileClear(Clock::time_point deadline) {
+void AutoResetEvent::SleepWhileClear(Clock::time_point deadline) {
   // The kernel compares the word with 0 atomically with queueing us: a Send that set the bit
   // after our re-check makes this return at once (EAGAIN). EINTR, EAGAIN and ETIMEDOUT (and
   // every return of WaitOnAddress) all mean "look at the bit and the clock again", which the
@@ -81,11 +81,11 @@ void Signal::SleepWhileClear(Clock::time_point deadline) {
   FutexWait(&flag_, 0u, deadline);
 }
 
-void Signal::WakeOne() { FutexWake(&flag_, 1); }
+void AutoResetEvent::WakeOne() { FutexWake(&flag_, 1); }
 
 #else
 
-void Signal::WakeOne() {
+void AutoResetEvent::WakeOne() {
   {
     // A receiver registered in waiters_ holds mu_ from its registration until it is inside
     // cv_.wait; taking mu_ here means we run either before its re-check (it then sees the

@@ -1,22 +1,22 @@
-// Scenarios for Signal's futex path (sync/signal.cc with FAIRSCHED_SIGNAL_USES_FUTEX) under
+// Scenarios for AutoResetEvent's futex path (sync/auto_reset_event.cc with FAIRSCHED_AUTO_RESET_EVENT_USES_FUTEX) under
 // the explorer's futex model (sync/explore/futex.h): several receivers on one futex word,
 // and timed receives whose timeout races the wake-up. Shared by the test of the real code
-// (signal_futex_explore_test.cc) and the seeded-bug copy (signal_futex_seeded_test.cc).
+// (auto_reset_event_futex_explore_test.cc) and the seeded-bug copy (auto_reset_event_futex_seeded_test.cc).
 // A lost wakeup shows up as a deadlock (a receiver sleeps forever with nobody left to send).
-#ifndef FAIRSCHED_TESTS_EXPLORE_SIGNAL_FUTEX_SCENARIO_H_
-#define FAIRSCHED_TESTS_EXPLORE_SIGNAL_FUTEX_SCENARIO_H_
+#ifndef FAIRSCHED_TESTS_EXPLORE_AUTO_RESET_EVENT_FUTEX_SCENARIO_H_
+#define FAIRSCHED_TESTS_EXPLORE_AUTO_RESET_EVENT_FUTEX_SCENARIO_H_
 
 #include <chrono>
 
 #include "sync/primitives.h"
-#include "sync/signal.h"
+#include "sync/auto_reset_event.h"
 
 namespace fairsched::testing {
 
 // Two receivers, one sender that sends twice: each Send is consumed by exactly one receiver
 // (a receiver may only return once a Send of its own has started), and both return.
 inline void TwoReceivers() {
-  fairsched::Signal signal;
+  fairsched::AutoResetEvent signal;
   Atomic<int> sent{0};
   Atomic<int> received{0};
   auto receive = [&] {
@@ -45,13 +45,13 @@ inline void TwoReceivers() {
 // during or after the wake-up. Whoever does not get the bit: the timed receiver gives up
 // (never before its deadline), the untimed one gets a second Send.
 inline void TimedAndUntimedReceivers() {
-  fairsched::Signal signal;
-  const Signal::Clock::time_point deadline =
-      Signal::Clock::now() + std::chrono::microseconds(100);
+  fairsched::AutoResetEvent signal;
+  const AutoResetEvent::Clock::time_point deadline =
+      AutoResetEvent::Clock::now() + std::chrono::microseconds(100);
   bool timed_got = false;  // read after the join
   explore::Thread timed([&] {
     timed_got = signal.ReceiveUntil(deadline);
-    explore::Check(timed_got || Signal::Clock::now() >= deadline,
+    explore::Check(timed_got || AutoResetEvent::Clock::now() >= deadline,
                    "a timed receive gave up before its deadline");
   });
   explore::Thread untimed([&] { signal.Receive(); });
@@ -65,8 +65,8 @@ inline void TimedAndUntimedReceivers() {
 
 // Two timed receivers and one Send: exactly one of them gets it (the other times out).
 inline void TwoTimedReceivers() {
-  fairsched::Signal signal;
-  const Signal::Clock::time_point now = Signal::Clock::now();
+  fairsched::AutoResetEvent signal;
+  const AutoResetEvent::Clock::time_point now = AutoResetEvent::Clock::now();
   bool got[2] = {false, false};  // read after the joins
   explore::Thread first([&] { got[0] = signal.ReceiveUntil(now + std::chrono::microseconds(50)); });
   explore::Thread second(
@@ -82,4 +82,4 @@ inline void TwoTimedReceivers() {
 
 }  // namespace fairsched::testing
 
-#endif  // FAIRSCHED_TESTS_EXPLORE_SIGNAL_FUTEX_SCENARIO_H_
+#endif  // FAIRSCHED_TESTS_EXPLORE_AUTO_RESET_EVENT_FUTEX_SCENARIO_H_
