@@ -146,11 +146,8 @@ int Serve(const Flags& flags) {
   }
   std::printf("echo_server: %s, %s echo, %d workers, listening on %s\n", flags.backend.c_str(),
               flags.framed ? "framed" : "plain", flags.workers, bound.value().ToString().c_str());
-  std::fflush(stdout);
-  examples::WaitForStop(flags.seconds);
-  server.Stop();
-  scheduler.Stop();
-  const examples::EchoServerStats stats = server.Stats();
+  const examples::EchoServerStats stats =
+      examples::ServeUntilStop(server, scheduler, flags.seconds);
   std::printf(
       "echo_server: accepted %lld, answered %lld (%lld bytes), closed by peer %lld, idle %lld, "
       "slow reader %lld, oversized %lld, closed by stop %lld\n",

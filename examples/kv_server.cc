@@ -49,11 +49,7 @@ int Run(const Flags& flags) {
     return 1;
   }
   std::printf("kv_server: listening on %s\n", bound.value().ToString().c_str());
-  std::fflush(stdout);
-  examples::WaitForStop(flags.seconds);
-  server.Stop();
-  scheduler.Stop();
-  const examples::KvServerStats stats = server.Stats();
+  const examples::KvServerStats stats = examples::ServeUntilStop(server, scheduler, flags.seconds);
   std::printf(
       "kv_server: accepted %lld, commands %lld, closed %lld, bad input %lld, idle %lld, "
       "slow reader %lld, stopped %lld\n",

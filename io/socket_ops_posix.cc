@@ -20,24 +20,13 @@ int OpenTcpSocket(int family) {
   return fd >= 0 ? fd : -errno;
 }
 
-int OpenListeningSocket(const SocketAddress& address, const ListenOptions& options) {
-  const int fd = OpenTcpSocket(address.family());
-  if (fd < 0) return fd;
-  int status = 0;
-  if (options.reuse_address) status = SetSocketOption(fd, SocketOption::kReuseAddress, 1);
-  if (status == 0 && options.reuse_port) status = SetSocketOption(fd, SocketOption::kReusePort, 1);
-  if (status == 0 && options.v6_only.has_value()) {
-    status = SetSocketOption(fd, SocketOption::kV6Only, *options.v6_only ? 1 : 0);
+const bool kListenSetsReuseAddress = true;
+
+int BindAndListen(int fd, const SocketAddress& address, int backlog) {
+  if (::bind(fd, address.get(), address.length()) != 0 || ::listen(fd, backlog) != 0) {
+    return -errno;
   }
-  if (status == 0 && (::bind(fd, address.get(), address.length()) != 0 ||
-                      ::listen(fd, options.backlog) != 0)) {
-    status = -errno;
-  }
-  if (status != 0) {
-    ::close(fd);
-    return status;
-  }
-  return fd;
+  return 0;
 }
 
 namespace {

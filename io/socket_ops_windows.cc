@@ -57,25 +57,15 @@ int OpenOverlappedSocket(int family, int type, int protocol) {
 
 int OpenTcpSocket(int family) { return OpenOverlappedSocket(family, SOCK_STREAM, IPPROTO_TCP); }
 
-int OpenListeningSocket(const SocketAddress& address, const ListenOptions& options) {
-  const int fd = OpenTcpSocket(address.family());
-  if (fd < 0) return fd;
-  // options.reuse_address is ignored: on Windows SO_REUSEADDR lets another socket steal a
-  // bound port, and a listening port in TIME_WAIT can be bound again anyway.
-  int status = 0;
-  if (options.reuse_port) status = SetSocketOption(fd, SocketOption::kReusePort, 1);
-  if (status == 0 && options.v6_only.has_value()) {
-    status = SetSocketOption(fd, SocketOption::kV6Only, *options.v6_only ? 1 : 0);
+// (Why not: see io/internal/socket_ops.h.)
+const bool kListenSetsReuseAddress = false;
+
+int BindAndListen(int fd, const SocketAddress& address, int backlog) {
+  if (::bind(SocketOf(fd), address.get(), address.length()) != 0 ||
+      ::listen(SocketOf(fd), backlog) != 0) {
+    return LastSocketError();
   }
-  if (status == 0 && (::bind(SocketOf(fd), address.get(), address.length()) != 0 ||
-                      ::listen(SocketOf(fd), options.backlog) != 0)) {
-    status = LastSocketError();
-  }
-  if (status != 0) {
-    ::closesocket(SocketOf(fd));
-    return status;
-  }
-  return fd;
+  return 0;
 }
 
 namespace {

@@ -162,9 +162,13 @@ class TcpStream : public internal::SocketHandle<Scheduler, internal::kTcpStreamN
   // misuse (debug builds abort with a message, like an empty Read; release builds return
   // kSystem / EINVAL).
   coro::Task<IoResult<std::size_t>> ReadSomeV(std::span<const IoSlice> buffers,
-                                              TaskDeadline deadline);
+                                              TaskDeadline deadline) {
+    return TransferSome(buffers, deadline);
+  }
   coro::Task<IoResult<std::size_t>> WriteSomeV(std::span<const ConstIoSlice> data,
-                                               TaskDeadline deadline);
+                                               TaskDeadline deadline) {
+    return TransferSome(data, deadline);
+  }
   coro::Task<IoError> WriteV(std::span<const ConstIoSlice> data, TaskDeadline deadline);
 
   // shutdown(2): kWrite sends FIN after the data already written; kRead makes this side's
@@ -209,6 +213,11 @@ class TcpStream : public internal::SocketHandle<Scheduler, internal::kTcpStreamN
                                                  std::size_t bytes, TaskDeadline deadline) {
     return Io::TransferOnce(this->Live(), window, bytes, deadline);
   }
+  // ReadSomeV (IoSlice) and WriteSomeV (ConstIoSlice): one TransferOnce of the slices'
+  // window; an empty window is misuse, a receive's 0 is kEndOfStream.
+  template <typename Char>
+  coro::Task<IoResult<std::size_t>> TransferSome(std::span<const BasicIoSlice<Char>> slices,
+                                                 TaskDeadline deadline);
 };
 
 // What TcpListener::AcceptWithPeer returns: the new connection and its peer's address.
@@ -314,25 +323,18 @@ coro::Task<IoResult<std::size_t>> TcpStream<Scheduler>::WriteSome(std::span<cons
 }
 
 template <typename Scheduler>
-coro::Task<IoResult<std::size_t>> TcpStream<Scheduler>::ReadSomeV(
-    std::span<const IoSlice> buffers, TaskDeadline deadline) {
+template <typename Char>
+coro::Task<IoResult<std::size_t>> TcpStream<Scheduler>::TransferSome(
+    std::span<const BasicIoSlice<Char>> slices, TaskDeadline deadline) {
+  constexpr bool kSend = std::is_const_v<Char>;
   std::size_t bytes = 0;
-  const std::span<const IoSlice> window = internal::SliceWindow(buffers, &bytes);
-  FAIRSCHED_DCHECK(bytes > 0, "ReadSomeV into slices of no bytes");
+  const std::span<const BasicIoSlice<Char>> window = internal::SliceWindow(slices, &bytes);
+  FAIRSCHED_DCHECK(bytes > 0, kSend ? "WriteSomeV of slices with no bytes"
+                                    : "ReadSomeV into slices of no bytes");
   if (bytes == 0) co_return IoError(IoErrorCode::kSystem, EINVAL);
   IoResult<std::size_t> n = co_await TransferOnce(window, bytes, deadline);
-  if (n.ok() && n.value() == 0) co_return IoError(IoErrorCode::kEndOfStream);
+  if (!kSend && n.ok() && n.value() == 0) co_return IoError(IoErrorCode::kEndOfStream);
   co_return n;
-}
-
-template <typename Scheduler>
-coro::Task<IoResult<std::size_t>> TcpStream<Scheduler>::WriteSomeV(
-    std::span<const ConstIoSlice> data, TaskDeadline deadline) {
-  std::size_t bytes = 0;
-  const std::span<const ConstIoSlice> window = internal::SliceWindow(data, &bytes);
-  FAIRSCHED_DCHECK(bytes > 0, "WriteSomeV of slices with no bytes");
-  if (bytes == 0) co_return IoError(IoErrorCode::kSystem, EINVAL);
-  co_return co_await TransferOnce(window, bytes, deadline);
 }
 
 template <typename Scheduler>

@@ -32,6 +32,27 @@ std::string Failure(std::string_view what) {
   return std::string(what) + (reason.empty() ? "" : ": " + reason);
 }
 
+// A new SSL_CTX of `method` that accepts TLS 1.2 at the least, set up by
+// `configure(context)` (which returns the failure, or "" on success). On any failure: null,
+// the SSL_CTX freed, and the reason in `*error`.
+template <typename Configure>
+SSL_CTX* NewContext(const SSL_METHOD* method, Configure configure, std::string* error) {
+  ERR_clear_error();
+  SSL_CTX* context = SSL_CTX_new(method);
+  if (context == nullptr) {
+    *error = Failure("SSL_CTX_new");
+  } else if (SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) != 1) {
+    *error = Failure("TLS 1.2 minimum");
+  } else {
+    *error = configure(context);
+  }
+  if (!error->empty()) {
+    SSL_CTX_free(context);
+    return nullptr;
+  }
+  return context;
+}
+
 }  // namespace
 
 TlsContext::TlsContext(ssl_ctx_st* context, bool server, std::string error)
@@ -55,46 +76,41 @@ TlsContext& TlsContext::operator=(TlsContext&& other) noexcept {
 TlsContext::~TlsContext() { SSL_CTX_free(context_); }
 
 TlsContext TlsContext::Server(const std::string& certificate_file, const std::string& key_file) {
-  ERR_clear_error();
-  SSL_CTX* context = SSL_CTX_new(TLS_server_method());
   std::string error;
-  if (context == nullptr) {
-    error = Failure("SSL_CTX_new");
-  } else if (SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) != 1) {
-    error = Failure("TLS 1.2 minimum");
-  } else if (SSL_CTX_use_certificate_chain_file(context, certificate_file.c_str()) != 1) {
-    error = Failure("certificate " + certificate_file);
-  } else if (SSL_CTX_use_PrivateKey_file(context, key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
-    error = Failure("private key " + key_file);
-  } else if (SSL_CTX_check_private_key(context) != 1) {
-    error = Failure("private key " + key_file + " does not match " + certificate_file);
-  }
-  if (!error.empty()) {
-    SSL_CTX_free(context);
-    return TlsContext(nullptr, true, std::move(error));
-  }
-  return TlsContext(context, true, {});
+  SSL_CTX* context = NewContext(
+      TLS_server_method(),
+      [&](SSL_CTX* context) -> std::string {
+        if (SSL_CTX_use_certificate_chain_file(context, certificate_file.c_str()) != 1) {
+          return Failure("certificate " + certificate_file);
+        }
+        if (SSL_CTX_use_PrivateKey_file(context, key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
+          return Failure("private key " + key_file);
+        }
+        if (SSL_CTX_check_private_key(context) != 1) {
+          return Failure("private key " + key_file + " does not match " + certificate_file);
+        }
+        return {};
+      },
+      &error);
+  return TlsContext(context, true, std::move(error));
 }
 
 TlsContext TlsContext::Client(const std::string& ca_file) {
-  ERR_clear_error();
-  SSL_CTX* context = SSL_CTX_new(TLS_client_method());
   std::string error;
-  if (context == nullptr) {
-    error = Failure("SSL_CTX_new");
-  } else if (SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) != 1) {
-    error = Failure("TLS 1.2 minimum");
-  } else if (ca_file.empty()
-                 ? SSL_CTX_set_default_verify_paths(context) != 1
-                 : SSL_CTX_load_verify_locations(context, ca_file.c_str(), nullptr) != 1) {
-    error = Failure(ca_file.empty() ? std::string("system trust store") : "CA file " + ca_file);
-  }
-  if (!error.empty()) {
-    SSL_CTX_free(context);
-    return TlsContext(nullptr, false, std::move(error));
-  }
-  SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nullptr);
-  return TlsContext(context, false, {});
+  SSL_CTX* context = NewContext(
+      TLS_client_method(),
+      [&](SSL_CTX* context) -> std::string {
+        if (ca_file.empty()
+                ? SSL_CTX_set_default_verify_paths(context) != 1
+                : SSL_CTX_load_verify_locations(context, ca_file.c_str(), nullptr) != 1) {
+          return Failure(ca_file.empty() ? std::string("system trust store")
+                                         : "CA file " + ca_file);
+        }
+        SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nullptr);
+        return {};
+      },
+      &error);
+  return TlsContext(context, false, std::move(error));
 }
 
 namespace internal {

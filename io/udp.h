@@ -83,48 +83,66 @@ std::ptrdiff_t SendToNow(int fd, const char* data, std::size_t size, const Socke
 // How UdpSocket sends and receives one datagram, chosen by the backend: with datagram IoOps
 // (IOCP: one SendTo / ReceiveFrom IoOp run to its final completion) or with the
 // non-blocking recvfrom / sendto (TransferSyscall: epoll and io_uring).
-template <typename Scheduler, bool kDatagramOps = HasDatagramOps<Scheduler>()>
-class DatagramIo;
-
+// (The lambdas are named before the co_await: gcc 12 destroys a lambda written inside a
+// co_await expression twice.)
 template <typename Scheduler>
-class DatagramIo<Scheduler, true> {
+class DatagramIo {
   using Core = SocketCore<Scheduler>;
+  static constexpr bool kDatagramOps = HasDatagramOps<Scheduler>();
 
  public:
-  // One ReceiveFrom IoOp (WSARecvFrom) run to its final completion.
+  // IOCP: one ReceiveFrom IoOp (WSARecvFrom) run to its final completion. Otherwise
+  // recvfrom with MSG_TRUNC: the length it returns is the datagram's full length.
   static coro::Task<IoResult<UdpDatagram>> ReceiveFrom(Core* core, std::span<char> buffer,
                                                        TaskDeadline deadline) {
     UdpDatagram datagram;
-    const SocketUse<Core> use(core);  // the fd stays open until we return
-    if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
-    sockaddr_storage from{};
-    core->op(Core::kReadSide)
-        .PrepareReceiveFrom(core->fd(), buffer.data(), buffer.size(), &from, core->handler());
-    IoResult<std::int32_t> result = co_await core->RunOp(Core::kReadSide, deadline);
-    if (!result.ok()) co_return result.error();
-    const bool truncated = result.value() == -EMSGSIZE;
-    if (result.value() < 0 && !truncated) co_return DatagramError(result.value());
-    datagram.from = SocketAddress::FromSockaddr(
-        reinterpret_cast<const sockaddr*>(&from),
-        from.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in));
-    datagram.size = truncated ? buffer.size() : static_cast<std::size_t>(result.value());
-    // The full length is unknown when truncated: one byte more is all that is known.
-    datagram.datagram_size = truncated ? buffer.size() + 1 : datagram.size;
+    if constexpr (kDatagramOps) {
+      const SocketUse<Core> use(core);  // the fd stays open until we return
+      if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
+      sockaddr_storage from{};
+      core->op(Core::kReadSide)
+          .PrepareReceiveFrom(core->fd(), buffer.data(), buffer.size(), &from, core->handler());
+      IoResult<std::int32_t> result = co_await core->RunOp(Core::kReadSide, deadline);
+      if (!result.ok()) co_return result.error();
+      const bool truncated = result.value() == -EMSGSIZE;
+      if (result.value() < 0 && !truncated) co_return DatagramError(result.value());
+      datagram.from = SocketAddress::FromSockaddr(
+          reinterpret_cast<const sockaddr*>(&from),
+          from.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in));
+      datagram.size = truncated ? buffer.size() : static_cast<std::size_t>(result.value());
+      // The full length is unknown when truncated: one byte more is all that is known.
+      datagram.datagram_size = truncated ? buffer.size() + 1 : datagram.size;
+    } else {
+      auto receive = [&](int fd) {
+        return ReceiveFromNow(fd, buffer.data(), buffer.size(), &datagram.from);
+      };
+      IoResult<std::size_t> length =
+          co_await TransferSyscall(core, Core::kReadSide, deadline, receive);
+      if (!length.ok()) co_return length.error();
+      datagram.datagram_size = length.value();
+      datagram.size = std::min(length.value(), buffer.size());
+    }
     co_return datagram;
   }
 
-  // One datagram to `*to` (null: the connected peer).
+  // One datagram to `*to` (null: the connected peer). IOCP: one SendTo IoOp (WSASendTo);
+  // otherwise sendto.
   static coro::Task<IoResult<std::size_t>> Send(Core* core, std::span<const char> data,
                                                 const SocketAddress* to, TaskDeadline deadline) {
-    const SocketUse<Core> use(core);  // the fd stays open until we return
-    if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
-    core->op(Core::kWriteSide)
-        .PrepareSendTo(core->fd(), data.data(), data.size(), to != nullptr ? to->get() : nullptr,
-                       to != nullptr ? to->length() : 0, core->handler());
-    IoResult<std::int32_t> result = co_await core->RunOp(Core::kWriteSide, deadline);
-    if (!result.ok()) co_return result.error();
-    if (result.value() < 0) co_return DatagramError(result.value());
-    co_return static_cast<std::size_t>(result.value());
+    if constexpr (kDatagramOps) {
+      const SocketUse<Core> use(core);  // the fd stays open until we return
+      if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
+      core->op(Core::kWriteSide)
+          .PrepareSendTo(core->fd(), data.data(), data.size(), to != nullptr ? to->get() : nullptr,
+                         to != nullptr ? to->length() : 0, core->handler());
+      IoResult<std::int32_t> result = co_await core->RunOp(Core::kWriteSide, deadline);
+      if (!result.ok()) co_return result.error();
+      if (result.value() < 0) co_return DatagramError(result.value());
+      co_return static_cast<std::size_t>(result.value());
+    } else {
+      auto send = [&](int fd) { return SendToNow(fd, data.data(), data.size(), to); };
+      co_return co_await TransferSyscall(core, Core::kWriteSide, deadline, send);
+    }
   }
 
  private:
@@ -132,35 +150,6 @@ class DatagramIo<Scheduler, true> {
   // ECONNRESET (WSAECONNRESET); for UDP, which has no connection, it means refused.
   static IoError DatagramError(std::int32_t result) {
     return ErrorOfResult(result == -ECONNRESET ? -ECONNREFUSED : result, false);
-  }
-};
-
-// (The lambdas are named before the co_await: gcc 12 destroys a lambda written inside a
-// co_await expression twice.)
-template <typename Scheduler>
-class DatagramIo<Scheduler, false> {
-  using Core = SocketCore<Scheduler>;
-
- public:
-  // recvfrom with MSG_TRUNC: the length it returns is the datagram's full length.
-  static coro::Task<IoResult<UdpDatagram>> ReceiveFrom(Core* core, std::span<char> buffer,
-                                                       TaskDeadline deadline) {
-    UdpDatagram datagram;
-    auto receive = [&](int fd) {
-      return ReceiveFromNow(fd, buffer.data(), buffer.size(), &datagram.from);
-    };
-    IoResult<std::size_t> length =
-        co_await TransferSyscall(core, Core::kReadSide, deadline, receive);
-    if (!length.ok()) co_return length.error();
-    datagram.datagram_size = length.value();
-    datagram.size = std::min(length.value(), buffer.size());
-    co_return datagram;
-  }
-
-  static coro::Task<IoResult<std::size_t>> Send(Core* core, std::span<const char> data,
-                                                const SocketAddress* to, TaskDeadline deadline) {
-    auto send = [&](int fd) { return SendToNow(fd, data.data(), data.size(), to); };
-    co_return co_await TransferSyscall(core, Core::kWriteSide, deadline, send);
   }
 };
 }  // namespace internal

@@ -289,18 +289,7 @@ class FleetThread {
   // loop) or returns it to the idle list (open loop).
   void Receive(Connection& connection) {
     if (connection.fd < 0) return;
-    bool broken = false;
-    while (true) {
-      std::span<char> tail = connection.in.WritableTail();
-      const ssize_t n = ::recv(connection.fd, tail.data(), tail.size(), MSG_DONTWAIT);
-      if (n > 0) {
-        connection.in.Commit(static_cast<std::size_t>(n));
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      broken = n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
-      break;
-    }
+    bool broken = !ReceiveAvailable(connection.fd, connection.in);
     while (std::optional<std::string_view> body = connection.in.NextFrame()) {
       std::optional<SaveReply> reply = ParseSaveReply(*body);
       if (!reply || !connection.pending || reply->request_id != connection.request_id) {

@@ -1,7 +1,10 @@
 // Encoding, decoding and the blob change of the savegame protocol (protocol.h).
 #include "examples/savegame/protocol.h"
 
+#include <sys/socket.h>
+
 #include <algorithm>
+#include <cerrno>
 
 namespace fairsched::savegame {
 namespace {
@@ -197,6 +200,19 @@ std::optional<std::string_view> FrameBuffer::NextFrame() {
   begin_ += 4 + length;
   if (begin_ == end_) begin_ = end_ = 0;  // body stays valid: nothing is written until Commit
   return body;
+}
+
+bool ReceiveAvailable(int fd, FrameBuffer& in) {
+  while (true) {
+    std::span<char> tail = in.WritableTail();
+    const ssize_t n = ::recv(fd, tail.data(), tail.size(), MSG_DONTWAIT);
+    if (n > 0) {
+      in.Commit(static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+  }
 }
 
 }  // namespace fairsched::savegame

@@ -132,6 +132,11 @@ class FrameBuffer {
   bool corrupt_ = false;
 };
 
+// Receives into `in` all that the socket `fd` has buffered, without waiting (recv with
+// MSG_DONTWAIT until it would block; an interrupted recv is retried). False when the peer
+// closed the stream or the socket failed. For the epoll loops (load.cc, updater_server.cc).
+bool ReceiveAvailable(int fd, FrameBuffer& in);
+
 }  // namespace fairsched::savegame
 
 #endif  // FAIRSCHED_EXAMPLES_SAVEGAME_PROTOCOL_H_

@@ -161,16 +161,7 @@ void UpdaterServer::AcceptAll() {
 }
 
 bool UpdaterServer::ReadRequests(const std::shared_ptr<ClientConnection>& client) {
-  while (true) {
-    std::span<char> tail = client->in.WritableTail();
-    const ssize_t n = ::recv(client->fd, tail.data(), tail.size(), MSG_DONTWAIT);
-    if (n > 0) {
-      client->in.Commit(static_cast<std::size_t>(n));
-      continue;
-    }
-    if (n < 0 && WouldBlock()) break;
-    return false;  // end of stream or error
-  }
+  if (!ReceiveAvailable(client->fd, client->in)) return false;  // end of stream or error
   while (std::optional<std::string_view> body = client->in.NextFrame()) {
     std::optional<SaveRequest> request = ParseSaveRequest(*body);
     if (!request) return false;
@@ -253,17 +244,7 @@ bool UpdaterServer::Advance(Worker& worker, Job& job) {
       }
       case Job::State::kReceiving: {
         StoreConnection& store = *job.store;
-        bool broken = false;
-        while (true) {
-          std::span<char> tail = store.in.WritableTail();
-          const ssize_t n = ::recv(store.fd, tail.data(), tail.size(), MSG_DONTWAIT);
-          if (n > 0) {
-            store.in.Commit(static_cast<std::size_t>(n));
-            continue;
-          }
-          broken = n == 0 || !WouldBlock();
-          break;
-        }
+        const bool broken = !ReceiveAvailable(store.fd, store.in);
         if (std::optional<std::string_view> body = store.in.NextFrame()) {
           std::optional<StoreResponse> response = ParseStoreResponse(*body);
           if (response && response->status != StoreStatus::kBadRequest) {

@@ -1,7 +1,8 @@
 // The plain socket calls of the socket layer, one implementation per platform
-// (io/socket_ops_posix.cc, io/socket_ops_windows.cc): open, listen, close, and the
-// readiness path's non-blocking syscalls. Each returns its result or -errno and never
-// waits. Internal: the public classes (io/tcp.h, io/udp.h, io/unix_stream.h) call them.
+// (io/socket_ops_posix.cc, io/socket_ops_windows.cc; io/socket_ops.cc for the shared ones):
+// open, listen, close, and the readiness path's non-blocking syscalls. Each returns its
+// result or -errno and never waits. Internal: the public classes (io/tcp.h, io/udp.h,
+// io/unix_stream.h) call them.
 #ifndef FAIRSCHED_IO_INTERNAL_SOCKET_OPS_H_
 #define FAIRSCHED_IO_INTERNAL_SOCKET_OPS_H_
 
@@ -15,7 +16,8 @@ namespace fairsched::internal {
 
 // A non-blocking, close-on-exec TCP socket of `family`, or -errno.
 int OpenTcpSocket(int family);
-// socket + the options + bind + listen; a non-blocking fd or -errno.
+// socket + the options + bind + listen; a non-blocking fd or -errno. The same on every
+// platform (io/socket_ops.cc), built on the calls below.
 int OpenListeningSocket(const SocketAddress& address, const ListenOptions& options);
 inline int OpenListeningSocket(const SocketAddress& address, int backlog) {
   ListenOptions options;
@@ -39,6 +41,12 @@ int ConnectNow(int fd, const SocketAddress& address);
 int ConnectProgress(int fd);
 // close(2) / closesocket.
 void CloseFd(int fd);
+// bind(2) then listen(2) with `backlog`: 0 or -errno.
+int BindAndListen(int fd, const SocketAddress& address, int backlog);
+// Whether OpenListeningSocket honours ListenOptions::reuse_address (SO_REUSEADDR). Not on
+// Windows: there SO_REUSEADDR lets another socket steal a bound port, and a listening port
+// in TIME_WAIT can be bound again anyway.
+extern const bool kListenSetsReuseAddress;
 
 }  // namespace fairsched::internal
 
