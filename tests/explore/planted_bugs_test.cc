@@ -223,7 +223,8 @@ class ScratchSignal {
 
 // --- Harness. ---
 
-// The explorer's failure messages (explorer.h) that a planted bug may end in.
+// The explorer's failure messages (sync/explore/internal/runtime.h) that a planted bug may
+// end in.
 constexpr const char* kSpinLivelock = "livelock: every thread is blocked or spinning in CpuRelax";
 constexpr const char* kStepLivelock =
     "livelock: more than max_steps steps in one schedule (an endless loop: a spin loop without "
