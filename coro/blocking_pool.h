@@ -43,7 +43,7 @@
 #include "coro/cancel.h"
 #include "coro/internal/coroutine_state.h"
 #include "coro/runtime_types.h"
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "coro/wait.h"
 #include "sched/task.h"
 #include "sync/primitives.h"
@@ -116,7 +116,7 @@ class BlockingPool {
 
  private:
   template <typename F>
-  friend Task<std::invoke_result_t<F&>> RunBlocking(BlockingPool& pool, F fn);
+  friend Lazy<std::invoke_result_t<F&>> RunBlocking(BlockingPool& pool, F fn);
 
   // Coroutine side, step 1: queue `call` if there is room (true), else register `waiter`
   // to be woken when room appears (false). Throws BlockingPoolStopped when stopping.
@@ -251,7 +251,7 @@ struct TypedBlockingCall : BlockingCall {
 
 // See the contract at the top of the file.
 template <typename F>
-Task<std::invoke_result_t<F&>> RunBlocking(BlockingPool& pool, F fn) {
+Lazy<std::invoke_result_t<F&>> RunBlocking(BlockingPool& pool, F fn) {
   using R = std::invoke_result_t<F&>;
   internal::RequireCurrentState("RunBlocking outside a spawned coroutine");
   internal::TypedBlockingCall<F, R> call(&fn);

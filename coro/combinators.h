@@ -1,5 +1,5 @@
-// Coroutine combinators: run several Tasks at once and wait for all of them (WhenAll) or
-// the first (WhenAny), bound a Task by a deadline (WithTimeout), wait for a JoinHandle with
+// Coroutine combinators: run several Lazy coroutines at once and wait for all of them (WhenAll) or
+// the first (WhenAny), bound a Lazy by a deadline (WithTimeout), wait for a JoinHandle with
 // a deadline (JoinUntil), and cancel one operation without cancelling its caller
 // (CancelSource + WithCancel).
 //
@@ -10,7 +10,7 @@
 //     the caller's cancellation deadline bounds them.
 //   - No child outlives the call: whatever ends the combinator (results, an exception, a
 //     timeout, the caller's cancellation, Stop), it returns only after every child it
-//     started has finished and its Task frame (locals and parameters) is destroyed.
+//     started has finished and its Lazy frame (locals and parameters) is destroyed.
 //     Children that lost (WhenAny), that were still running when one failed (WhenAll) or
 //     when the deadline passed (WithTimeout) are cancelled (CancelReason::kRequested, or
 //     kDeadline for WithTimeout) and awaited; what they then return or throw is dropped.
@@ -50,7 +50,7 @@
 //   - Cost: one spawn (two FrameAllocator blocks) per task, one scheduler trip for the
 //     caller to wake; no thread ever blocks.
 //   - Misuse (debug builds abort with a message): awaiting a combinator outside a spawned
-//     coroutine, an empty or started Task, an empty JoinHandle, TimeoutOr::value() of a
+//     coroutine, an empty or started Lazy, an empty JoinHandle, TimeoutOr::value() of a
 //     timeout (checked in every build).
 #ifndef FAIRSCHED_CORO_COMBINATORS_H_
 #define FAIRSCHED_CORO_COMBINATORS_H_
@@ -72,14 +72,14 @@
 #include "coro/cancel.h"
 #include "coro/runtime_types.h"
 #include "coro/spawn.h"
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "coro/wait.h"
 #include "sched/task.h"
 #include "sync/primitives.h"
 
 namespace fairsched::coro {
 
-// The value a Task<T> produces, with void as std::monostate (so results fit in tuples,
+// The value a Lazy<T> produces, with void as std::monostate (so results fit in tuples,
 // variants and optionals).
 template <typename T>
 using ValueOf = std::conditional_t<std::is_void_v<T>, std::monostate, T>;
@@ -138,7 +138,7 @@ class ChildGroup {
   // noexcept: the children started before point into the caller's frame, so a failed
   // spawn (out of memory) must not unwind it; it terminates instead.
   template <typename T>
-  void Start(Task<T> task, std::optional<ValueOf<T>>* slot, SpawnOptions options = {}) noexcept {
+  void Start(Lazy<T> task, std::optional<ValueOf<T>>* slot, SpawnOptions options = {}) noexcept {
     FAIRSCHED_DCHECK(task.IsValid() && !task.IsDone(), "a combinator got an empty or started task");
     const std::size_t index = children_.size();
     {
@@ -151,7 +151,7 @@ class ChildGroup {
   // co_await: waits until `until` holds. Uncancellably: the children are cancelled with
   // the caller, and their ends bring the wakeup. A child wakes the caller only once
   // `until` holds, so one wakeup ends the wait.
-  Task<void> Wait(Until until) {
+  Lazy<void> Wait(Until until) {
     {
       MutexLock lock(mu_);
       if (Holds(until)) co_return;
@@ -168,7 +168,7 @@ class ChildGroup {
     }
   }
   // Cancels and awaits every child: after this, none runs.
-  Task<void> CancelAndDrain(std::size_t keep = kNoChild) {
+  Lazy<void> CancelAndDrain(std::size_t keep = kNoChild) {
     CancelOthers(keep);
     co_await Wait(Until::kAllDone);
   }
@@ -197,11 +197,11 @@ class ChildGroup {
 
  private:
   template <typename T>
-  static Task<void> RunChild(Task<T> task, std::optional<ValueOf<T>>* slot, ChildGroup* group,
+  static Lazy<void> RunChild(Lazy<T> task, std::optional<ValueOf<T>>* slot, ChildGroup* group,
                              std::size_t index) {
     std::exception_ptr error;
     {
-      Task<T> body = std::move(task);
+      Lazy<T> body = std::move(task);
       try {
         if constexpr (std::is_void_v<T>) {
           co_await std::move(body);
@@ -260,21 +260,21 @@ class ChildGroup {
 
 // Starts the variadic combinators' tasks, the i-th with its value going to slot i.
 template <typename Slots, typename... Ts, std::size_t... Is>
-void StartAll(ChildGroup& group, Slots& slots, std::index_sequence<Is...>, Task<Ts>... tasks) {
+void StartAll(ChildGroup& group, Slots& slots, std::index_sequence<Is...>, Lazy<Ts>... tasks) {
   (group.Start(std::move(tasks), &std::get<Is>(slots)), ...);
 }
 
 // Starts a vector of tasks, the i-th with its value going to slots[i].
 template <typename T>
 void StartEach(ChildGroup& group, std::vector<std::optional<ValueOf<T>>>& slots,
-               std::vector<Task<T>> tasks) {
+               std::vector<Lazy<T>> tasks) {
   slots.resize(tasks.size());
   group.Reserve(tasks.size());
   for (std::size_t i = 0; i < tasks.size(); ++i) group.Start(std::move(tasks[i]), &slots[i]);
 }
 
 // WhenAll: all finished, or the first failure cancels the rest; awaits them; rethrows it.
-inline Task<void> SettleAll(ChildGroup& group) {
+inline Lazy<void> SettleAll(ChildGroup& group) {
   co_await group.Wait(ChildGroup::Until::kFirstFailure);
   if (std::exception_ptr error = group.first_error()) {
     co_await group.CancelAndDrain();
@@ -284,7 +284,7 @@ inline Task<void> SettleAll(ChildGroup& group) {
 
 // WhenAny: the first to finish wins; the rest are cancelled and awaited. Returns the
 // winner's index, or rethrows its exception.
-inline Task<std::size_t> SettleAny(ChildGroup& group) {
+inline Lazy<std::size_t> SettleAny(ChildGroup& group) {
   co_await group.Wait(ChildGroup::Until::kFirstDone);
   const std::size_t winner = group.first_done();
   co_await group.CancelAndDrain(winner);
@@ -307,7 +307,7 @@ Variant TakeWinner(Slots& slots, std::size_t winner, std::index_sequence<Is...>)
 
 // co_await WhenAll(a(), b(), ...) -> std::tuple<ValueOf<A>, ValueOf<B>, ...>.
 template <typename... Ts>
-Task<std::tuple<ValueOf<Ts>...>> WhenAll(Task<Ts>... tasks) {
+Lazy<std::tuple<ValueOf<Ts>...>> WhenAll(Lazy<Ts>... tasks) {
   std::tuple<std::optional<ValueOf<Ts>>...> slots;
   internal::ChildGroup group;
   internal::StartAll(group, slots, std::index_sequence_for<Ts...>(), std::move(tasks)...);
@@ -318,8 +318,8 @@ Task<std::tuple<ValueOf<Ts>...>> WhenAll(Task<Ts>... tasks) {
 
 // co_await WhenAll(std::move(tasks)) -> std::vector<T> in the tasks' order (void: nothing).
 template <typename T>
-Task<std::conditional_t<std::is_void_v<T>, void, std::vector<ValueOf<T>>>> WhenAll(
-    std::vector<Task<T>> tasks) {
+Lazy<std::conditional_t<std::is_void_v<T>, void, std::vector<ValueOf<T>>>> WhenAll(
+    std::vector<Lazy<T>> tasks) {
   std::vector<std::optional<ValueOf<T>>> slots;
   internal::ChildGroup group;
   internal::StartEach(group, slots, std::move(tasks));
@@ -335,7 +335,7 @@ Task<std::conditional_t<std::is_void_v<T>, void, std::vector<ValueOf<T>>>> WhenA
 // co_await WhenAny(a(), b(), ...) -> std::variant<ValueOf<A>, ValueOf<B>, ...>; index()
 // is the winner's position (also when several tasks have the same type).
 template <typename... Ts>
-Task<std::variant<ValueOf<Ts>...>> WhenAny(Task<Ts>... tasks) {
+Lazy<std::variant<ValueOf<Ts>...>> WhenAny(Lazy<Ts>... tasks) {
   static_assert(sizeof...(Ts) > 0, "WhenAny of no tasks would never finish");
   std::tuple<std::optional<ValueOf<Ts>>...> slots;
   internal::ChildGroup group;
@@ -347,7 +347,7 @@ Task<std::variant<ValueOf<Ts>...>> WhenAny(Task<Ts>... tasks) {
 
 // co_await WhenAny(std::move(tasks)) -> WhenAnyResult<T>{index, value}.
 template <typename T>
-Task<WhenAnyResult<T>> WhenAny(std::vector<Task<T>> tasks) {
+Lazy<WhenAnyResult<T>> WhenAny(std::vector<Lazy<T>> tasks) {
   if (tasks.empty()) throw std::invalid_argument("coro::WhenAny of an empty vector of tasks");
   std::vector<std::optional<ValueOf<T>>> slots;
   internal::ChildGroup group;
@@ -358,7 +358,7 @@ Task<WhenAnyResult<T>> WhenAny(std::vector<Task<T>> tasks) {
 
 // co_await WithTimeout(task, deadline) -> TimeoutOr<T> (see the contract above).
 template <typename T>
-Task<TimeoutOr<T>> WithTimeout(Task<T> task, TaskDeadline deadline) {
+Lazy<TimeoutOr<T>> WithTimeout(Lazy<T> task, TaskDeadline deadline) {
   std::optional<ValueOf<T>> slot;
   internal::ChildGroup group;
   // The child's cancellation deadline cancels it at `deadline`; the caller only waits for
@@ -371,14 +371,14 @@ Task<TimeoutOr<T>> WithTimeout(Task<T> task, TaskDeadline deadline) {
 }
 // The deadline is taken when WithTimeout is called.
 template <typename T>
-Task<TimeoutOr<T>> WithTimeout(Task<T> task, std::chrono::nanoseconds timeout) {
+Lazy<TimeoutOr<T>> WithTimeout(Lazy<T> task, std::chrono::nanoseconds timeout) {
   return WithTimeout(std::move(task), DeadlineAfter(timeout));
 }
 
 // co_await JoinUntil(handle, deadline) -> TimeoutOr<T>: the result (the handle is consumed)
 // or a timeout (the coroutine keeps running; the handle stays valid).
 template <typename T>
-Task<TimeoutOr<T>> JoinUntil(JoinHandle<T>& handle, TaskDeadline deadline) {
+Lazy<TimeoutOr<T>> JoinUntil(JoinHandle<T>& handle, TaskDeadline deadline) {
   const bool finished = co_await handle.Finished(deadline);
   if (!finished) co_return TimeoutOr<T>::TimedOut();
   if constexpr (std::is_void_v<T>) {
@@ -389,7 +389,7 @@ Task<TimeoutOr<T>> JoinUntil(JoinHandle<T>& handle, TaskDeadline deadline) {
   }
 }
 template <typename T>
-Task<TimeoutOr<T>> JoinFor(JoinHandle<T>& handle, std::chrono::nanoseconds timeout) {
+Lazy<TimeoutOr<T>> JoinFor(JoinHandle<T>& handle, std::chrono::nanoseconds timeout) {
   return JoinUntil(handle, DeadlineAfter(timeout));
 }
 
@@ -466,7 +466,7 @@ class CancelToken {
  private:
   friend class CancelSource;
   template <typename T>
-  friend Task<T> WithCancel(Task<T> task, CancelToken token);
+  friend Lazy<T> WithCancel(Lazy<T> task, CancelToken token);
   explicit CancelToken(std::shared_ptr<internal::CancelSourceState> state)
       : state_(std::move(state)) {}
   std::shared_ptr<internal::CancelSourceState> state_;
@@ -489,7 +489,7 @@ class CancelSource {
 // co_await WithCancel(task, token) -> T: runs `task` as a child that token's source can
 // cancel without cancelling the caller (see the contract above).
 template <typename T>
-Task<T> WithCancel(Task<T> task, CancelToken token) {
+Lazy<T> WithCancel(Lazy<T> task, CancelToken token) {
   std::optional<ValueOf<T>> slot;
   internal::ChildGroup group;
   group.Start(std::move(task), &slot);

@@ -27,7 +27,7 @@
 // Contract: Deallocate(pointer, size) must get the size given to Allocate (the sized
 // operator delete of a coroutine promise passes it). Blocks are kAlignment (64) byte
 // aligned: a spawned coroutine's state (its scheduler task first) sits at the start of a
-// block and starts on a cache line of its own (coro/task.h, coro/internal/coroutine_state.h).
+// block and starts on a cache line of its own (coro/lazy.h, coro/internal/coroutine_state.h).
 // Under AddressSanitizer a recycled block is poisoned while it sits in a cache, so a use
 // of a freed frame is still reported.
 //

@@ -3,7 +3,7 @@
 //
 // Contract:
 //   - Lock, TryLock, TryLockUntil, LockGuard and Unlock are called inside a spawned
-//   coroutine (coro/spawn.h); the lock belongs to that coroutine (nested coro::Tasks it
+//   coroutine (coro/spawn.h); the lock belongs to that coroutine (nested coro::Lazy coroutines it
 //   awaits share it). Not recursive.
 //   - `co_await mutex.Lock()` returns once the coroutine owns the lock. It waits without
 //     blocking its worker, and waits until it gets the lock whatever happens: like

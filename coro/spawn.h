@@ -2,7 +2,7 @@
 // CoroutineRef and ThisCoroutine.
 //
 // Contract:
-//   - Spawn(scheduler, task) turns a coro::Task<T> into a spawned coroutine: a small state
+//   - Spawn(scheduler, task) turns a coro::Lazy<T> into a spawned coroutine: a small state
 //     object (allocated with the root frame by FrameAllocator) whose fairsched::Task
 //     resumes it. The scheduler sees an ordinary Task, so fairness, the exactly-once
 //     Wakeup/Signal semantics and deadlines are the scheduler's own; callback tasks and
@@ -38,7 +38,7 @@
 #include "coro/internal/coroutine_state.h"
 #include "coro/internal/state_ops.h"
 #include "coro/runtime_types.h"
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "coro/wait.h"
 #include "sched/task.h"
 
@@ -47,9 +47,9 @@ namespace fairsched::coro {
 template <typename T>
 class JoinHandle;
 template <typename Scheduler, typename T>
-JoinHandle<T> Spawn(Scheduler& scheduler, Task<T> task, SpawnOptions options = {});
+JoinHandle<T> Spawn(Scheduler& scheduler, Lazy<T> task, SpawnOptions options = {});
 template <typename T>
-JoinHandle<T> SpawnHere(Task<T> task, SpawnOptions options = {});
+JoinHandle<T> SpawnHere(Lazy<T> task, SpawnOptions options = {});
 
 // A copyable, thread-safe reference to a spawned coroutine (no result access). Keeps its
 // state alive. Empty when default-constructed.
@@ -164,7 +164,7 @@ class [[nodiscard]] JoinHandle {
     return state_;
   }
   template <typename Scheduler, typename U>
-  friend JoinHandle<U> Spawn(Scheduler& scheduler, Task<U> task, SpawnOptions options);
+  friend JoinHandle<U> Spawn(Scheduler& scheduler, Lazy<U> task, SpawnOptions options);
   explicit JoinHandle(State* state) : state_(state) {}
 
   // After the result is moved out, the frame goes (ReleaseJoined), also when it rethrows.
@@ -238,7 +238,7 @@ class [[nodiscard]] JoinHandle {
   };
 
   template <typename U>
-  friend JoinHandle<U> SpawnHere(Task<U> task, SpawnOptions options);
+  friend JoinHandle<U> SpawnHere(Lazy<U> task, SpawnOptions options);
 
   State* state_ = nullptr;
 };
@@ -247,7 +247,7 @@ class [[nodiscard]] JoinHandle {
 // a task and starts when a worker takes it. Thread-safe; callable inside coroutines (see
 // SpawnOptions::child_of_current). The scheduler must outlive the coroutine.
 template <typename Scheduler, typename T>
-JoinHandle<T> Spawn(Scheduler& scheduler, Task<T> task, SpawnOptions options) {
+JoinHandle<T> Spawn(Scheduler& scheduler, Lazy<T> task, SpawnOptions options) {
   FAIRSCHED_DCHECK(task.IsValid() && !task.IsDone(), "Spawn of an empty or started task");
   internal::CoroutineState* state = internal::CoroutineState::Create(
       &scheduler, &internal::kSchedulerOps<Scheduler>, std::move(task), options);
@@ -258,7 +258,7 @@ JoinHandle<T> Spawn(Scheduler& scheduler, Task<T> task, SpawnOptions options) {
 // Inside a spawned coroutine: Spawn on the scheduler that runs it (for combinators that
 // start children without naming the scheduler, coro/combinators.h).
 template <typename T>
-JoinHandle<T> SpawnHere(Task<T> task, SpawnOptions options) {
+JoinHandle<T> SpawnHere(Lazy<T> task, SpawnOptions options) {
   FAIRSCHED_DCHECK(task.IsValid() && !task.IsDone(), "SpawnHere of an empty or started task");
   const internal::CoroutineState* current =
       internal::RequireCurrentState("SpawnHere outside a spawned coroutine");

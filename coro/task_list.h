@@ -1,4 +1,4 @@
-// coro::TaskList<T>: fork-join over lazy coroutines. Add not-yet-started coro::Task<T>s to a
+// coro::TaskList<T>: fork-join over lazy coroutines. Add not-yet-started coro::Lazy<T>s to a
 // list, then wait for all of them: a plain thread with list.Wait() / WaitFor(timeout) (it
 // runs tasks of the list itself while it waits), a coroutine with `co_await list.Join()`
 // (it suspends; its worker stays free).
@@ -66,7 +66,7 @@
 #include "coro/internal/state_extension.h"
 #include "coro/internal/state_ops.h"
 #include "coro/runtime_types.h"
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "coro/wait.h"
 #include "sched/task.h"
 #include "sync/primitives.h"
@@ -117,7 +117,7 @@ class TaskList {
   TaskList& operator=(const TaskList&) = delete;
 
   // Adds a not-yet-started task. Only before the wait starts.
-  void Add(Task<T> task) {
+  void Add(Lazy<T> task) {
     FAIRSCHED_DCHECK(task.IsValid() && !task.IsDone(), "TaskList::Add of an empty or started task");
     MutexLock lock(shared_->mu);
     FAIRSCHED_DCHECK(!shared_->started, "TaskList::Add after the wait started");
@@ -190,7 +190,7 @@ class TaskList {
   // Inside a spawned coroutine: `co_await list.Join();` runs the tasks as children of this
   // coroutine and returns when all have finished (or were dropped). Rethrows the first task
   // exception; throws TaskListCancelled if tasks were dropped.
-  Task<void> Join() {
+  Lazy<void> Join() {
     internal::RequireCurrentState("TaskList::Join outside a spawned coroutine");
     Begin(/*first_for_caller=*/false);
     Shared& s = *shared_;
@@ -234,7 +234,7 @@ class TaskList {
  private:
   struct Entry {
     std::size_t index = 0;
-    Task<T> task;
+    Lazy<T> task;
   };
   // Shared by the list and its running slots (a slot may outlive a list whose WaitFor timed
   // out). Everything is guarded by `mu`; the slots' writes to `results` happen before the
@@ -396,7 +396,7 @@ class TaskList {
   // A slot: runs `entry`'s task (an empty entry: the first not-yet-started one), then the
   // next not-yet-started ones, until none is left or the slot is cancelled (then it drops
   // every task not yet started).
-  static Task<void> Slot(std::shared_ptr<Shared> shared, Entry entry) {
+  static Lazy<void> Slot(std::shared_ptr<Shared> shared, Entry entry) {
     Shared& s = *shared;
     if (!entry.task.IsValid()) {
       MutexLock lock(s.mu);
@@ -427,7 +427,7 @@ class TaskList {
         MutexLock lock(s.mu);
         if (s.failed++ == 0) s.first_error = std::current_exception();
       }
-      entry.task = Task<T>();  // free the finished frame now
+      entry.task = Lazy<T>();  // free the finished frame now
       {
         MutexLock lock(s.mu);
         if (!s.pending.empty()) {  // eager: the next task of this list, in this coroutine

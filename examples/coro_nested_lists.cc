@@ -9,15 +9,15 @@
 
 namespace {
 
-using fairsched::coro::Task;
+using fairsched::coro::Lazy;
 using fairsched::coro::TaskList;
 
-Task<void> Inner(std::atomic<int>* inner_finished) {
+Lazy<void> Inner(std::atomic<int>* inner_finished) {
   co_await fairsched::coro::Yield();
   inner_finished->fetch_add(1);
 }
 
-Task<int> Outer(int index, fairsched::TaskScheduler* sched, std::atomic<int>* inner_finished) {
+Lazy<int> Outer(int index, fairsched::TaskScheduler* sched, std::atomic<int>* inner_finished) {
   TaskList<void> inner(*sched);
   for (int j = 0; j < 20; ++j) inner.Add(Inner(inner_finished));
   co_await inner.Join();  // the 20 inner tasks run as children of this coroutine

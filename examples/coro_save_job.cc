@@ -20,7 +20,7 @@ int saves = 0;
 // Lock the profile (give up after 50 ms), wait for the download to complete (someone calls
 // Signal(); give up after 100 ms), change the profile, unlock. Reads like blocking code and
 // never blocks a worker thread.
-coro::Task<std::string> SaveJob() {
+coro::Lazy<std::string> SaveJob() {
   const coro::WaitStatus locked = co_await profile_lock.TryLockUntil(coro::DeadlineAfter(50ms));
   if (locked != coro::WaitStatus::kOk) co_return coro::ToString(locked);  // deadline, cancelled
   coro::MutexGuard guard(profile_lock, std::adopt_lock);                  // unlocks at return

@@ -11,9 +11,9 @@
 
 namespace {
 
-using fairsched::coro::Task;
+using fairsched::coro::Lazy;
 
-Task<void> Step(int index, std::thread::id main_thread, std::atomic<int>* started_on_main,
+Lazy<void> Step(int index, std::thread::id main_thread, std::atomic<int>* started_on_main,
                 std::atomic<int>* finished) {
   if (std::this_thread::get_id() == main_thread) started_on_main->fetch_add(1);
   co_await fairsched::coro::Yield();  // back of the ready queue; may resume on another thread

@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "coro/runtime.h"
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "examples/tcp_server.h"
 #include "io/tcp.h"
 #include "sync/primitives.h"
@@ -109,7 +109,7 @@ class EchoServer {
   }
 
  private:
-  coro::Task<void> Serve(TcpStream<Scheduler> stream) {
+  coro::Lazy<void> Serve(TcpStream<Scheduler> stream) {
     // Answers are written as soon as they are complete: do not let Nagle hold a small one
     // back while an earlier one is unacknowledged (Asio's peer does the same).
     (void)stream.SetNoDelay(true);
@@ -127,7 +127,7 @@ class EchoServer {
   // kPlain: echoes each Read's bytes with one Write until the connection ends; returns the
   // counter of how it ended. The buffer is the whole per-connection state: while a Write
   // waits for the peer to read, nothing more is read.
-  coro::Task<Atomic<std::int64_t>*> EchoBytes(TcpStream<Scheduler>& stream) {
+  coro::Lazy<Atomic<std::int64_t>*> EchoBytes(TcpStream<Scheduler>& stream) {
     std::vector<char> buffer(options_.plain_buffer);
     while (true) {
       IoResult<std::size_t> received =
@@ -143,7 +143,7 @@ class EchoServer {
 
   // kFramed: echoes complete frames (see the file comment) until the connection ends or a
   // frame is too large; returns the counter of how it ended.
-  coro::Task<Atomic<std::int64_t>*> EchoFrames(TcpStream<Scheduler>& stream) {
+  coro::Lazy<Atomic<std::int64_t>*> EchoFrames(TcpStream<Scheduler>& stream) {
     std::vector<char> buffer(kEchoHeaderSize + 4096);
     std::size_t begin = 0;  // first byte not yet answered
     std::size_t end = 0;    // end of the received bytes

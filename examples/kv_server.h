@@ -27,7 +27,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "examples/tcp_server.h"
 #include "io/buffered_stream.h"
 #include "io/byte_stream.h"
@@ -84,7 +84,7 @@ class KvServer {
   }
 
  private:
-  coro::Task<void> Serve(TcpStream<Scheduler> tcp) {
+  coro::Lazy<void> Serve(TcpStream<Scheduler> tcp) {
     Stream stream(std::move(tcp));
     Counter* const outcome = co_await Session(stream);
     outcome->fetch_add(1, std::memory_order_relaxed);  // relaxed: statistics
@@ -92,7 +92,7 @@ class KvServer {
   }
 
   // Runs commands until the connection ends; returns the counter of how it ended.
-  coro::Task<Counter*> Session(Stream& stream) {
+  coro::Lazy<Counter*> Session(Stream& stream) {
     while (true) {
       // Answers go out when every pipelined command that arrived has been answered.
       if (stream.Buffered().empty()) {
@@ -144,7 +144,7 @@ class KvServer {
   }
 
   // Sends a last answer (with everything buffered before it) and ends the connection.
-  coro::Task<Counter*> LastAnswer(Stream& stream, std::string_view answer,
+  coro::Lazy<Counter*> LastAnswer(Stream& stream, std::string_view answer,
                                   Counter* outcome = nullptr) {
     if (outcome == nullptr) outcome = &dropped_bad_input_;
     IoError written = co_await stream.Write(answer, WriteDeadline());

@@ -21,7 +21,7 @@
 #include <utility>
 
 #include "coro/runtime.h"
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "io/tcp.h"
 #include "sync/primitives.h"
 
@@ -58,7 +58,7 @@ Counter* CounterOfEnd(const IoError& error, Counter* timeout, Counter* stopped, 
 template <typename Scheduler>
 class TcpServer {
  public:
-  using Handler = std::function<coro::Task<void>(TcpStream<Scheduler>)>;
+  using Handler = std::function<coro::Lazy<void>(TcpStream<Scheduler>)>;
 
   TcpServer(Scheduler& scheduler, Handler handler, int backlog = 4096)
       : scheduler_(scheduler), handler_(std::move(handler)), backlog_(backlog) {}
@@ -91,7 +91,7 @@ class TcpServer {
   std::int64_t open() const { return open_.load(std::memory_order_relaxed); }
 
  private:
-  coro::Task<void> AcceptLoop(TcpListener<Scheduler> listener) {
+  coro::Lazy<void> AcceptLoop(TcpListener<Scheduler> listener) {
     while (true) {
       IoResult<TcpStream<Scheduler>> accepted = co_await listener.Accept(kTaskDeadlineInfinite);
       if (!accepted.ok()) {
@@ -110,7 +110,7 @@ class TcpServer {
     }
   }
 
-  coro::Task<void> Serve(TcpStream<Scheduler> stream) {
+  coro::Lazy<void> Serve(TcpStream<Scheduler> stream) {
     co_await handler_(std::move(stream));
     // Under mu_, notify included: Stop may return (and the server be destroyed) as soon as
     // it sees zero.

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "coro/runtime.h"
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "examples/stop_wait.h"
 #include "examples/tcp_server.h"
 #include "io/byte_stream.h"
@@ -94,7 +94,7 @@ struct Endings {
 };
 
 template <typename Scheduler>
-coro::Task<void> EchoOverTls(TcpStream<Scheduler> tcp, const TlsContext* context, Limits limits,
+coro::Lazy<void> EchoOverTls(TcpStream<Scheduler> tcp, const TlsContext* context, Limits limits,
                              Endings* endings) {
   using Tls = TlsStream<TcpStream<Scheduler>>;
   Tls tls = Tls::Server(*context, std::move(tcp));

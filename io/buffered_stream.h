@@ -41,7 +41,7 @@
 #include <utility>
 #include <vector>
 
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "io/byte_stream.h"
 #include "io/io_error.h"
 #include "sched/task.h"
@@ -77,7 +77,7 @@ class BufferedStream {
   BufferedStream& operator=(BufferedStream&&) = default;
 
   // ---- reading ----
-  coro::Task<IoResult<std::string_view>> ReadUntil(std::string_view delimiter, std::size_t max,
+  coro::Lazy<IoResult<std::string_view>> ReadUntil(std::string_view delimiter, std::size_t max,
                                                    TaskDeadline deadline) {
     FAIRSCHED_DCHECK(!delimiter.empty(), "ReadUntil with an empty delimiter");
     FAIRSCHED_DCHECK(max <= kMaxLine, "ReadUntil: max is a memory bound; this one bounds nothing");
@@ -98,7 +98,7 @@ class BufferedStream {
     }
   }
 
-  coro::Task<IoResult<std::string_view>> ReadLine(std::size_t max, TaskDeadline deadline) {
+  coro::Lazy<IoResult<std::string_view>> ReadLine(std::size_t max, TaskDeadline deadline) {
     // One more byte for the '\r' that a "\r\n" line carries before the delimiter.
     IoResult<std::string_view> line = co_await ReadUntil("\n", max + 1, deadline);
     if (!line.ok()) co_return line;
@@ -108,7 +108,7 @@ class BufferedStream {
     co_return text;
   }
 
-  coro::Task<IoError> ReadExactly(std::span<char> out, TaskDeadline deadline) {
+  coro::Lazy<IoError> ReadExactly(std::span<char> out, TaskDeadline deadline) {
     while (!out.empty()) {
       if (begin_ == end_) {
         if (out.size() >= read_.size()) {  // large: straight into `out`, no copy
@@ -125,7 +125,7 @@ class BufferedStream {
     co_return IoError();
   }
 
-  coro::Task<IoResult<std::size_t>> ReadSome(std::span<char> into, TaskDeadline deadline) {
+  coro::Lazy<IoResult<std::size_t>> ReadSome(std::span<char> into, TaskDeadline deadline) {
     FAIRSCHED_DCHECK(!into.empty(), "ReadSome into an empty buffer");
     if (begin_ == end_) {
       if (into.size() >= read_.size()) co_return co_await stream_.ReadSome(into, deadline);
@@ -141,7 +141,7 @@ class BufferedStream {
   }
 
   // ---- writing ----
-  coro::Task<IoError> Write(std::string_view data, TaskDeadline deadline) {
+  coro::Lazy<IoError> Write(std::string_view data, TaskDeadline deadline) {
     if (write_.size() + data.size() > write_capacity_) {
       const IoError flushed = co_await Flush(deadline);
       if (!flushed.ok()) co_return flushed;
@@ -151,13 +151,13 @@ class BufferedStream {
     co_return IoError();
   }
 
-  coro::Task<IoResult<std::size_t>> WriteSome(std::span<const char> data, TaskDeadline deadline) {
+  coro::Lazy<IoResult<std::size_t>> WriteSome(std::span<const char> data, TaskDeadline deadline) {
     const IoError written = co_await Write(std::string_view(data.data(), data.size()), deadline);
     if (!written.ok()) co_return written;
     co_return data.size();
   }
 
-  coro::Task<IoError> Flush(TaskDeadline deadline) {
+  coro::Lazy<IoError> Flush(TaskDeadline deadline) {
     const IoError written = co_await WriteAll(stream_, write_, deadline);
     write_.clear();  // sent, or the stream is broken (see the contract)
     co_return written;
@@ -177,7 +177,7 @@ class BufferedStream {
   // Reads once from the stream into the read buffer, after making room: moves the
   // unconsumed bytes to the front, and grows the buffer if they fill it, to at most `limit`
   // bytes (or keeps its size, if it is larger already).
-  coro::Task<IoError> Fill(std::size_t limit, TaskDeadline deadline) {
+  coro::Lazy<IoError> Fill(std::size_t limit, TaskDeadline deadline) {
     if (begin_ > 0) {
       std::memmove(read_.data(), read_.data() + begin_, end_ - begin_);
       end_ -= begin_;

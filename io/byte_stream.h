@@ -25,7 +25,7 @@
 #include <cstddef>
 #include <span>
 
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "io/io_error.h"
 #include "sched/task.h"
 
@@ -34,14 +34,14 @@ namespace fairsched {
 template <typename S>
 concept ByteStream = requires(S& stream, std::span<char> into, std::span<const char> data,
                               TaskDeadline deadline) {
-  { stream.ReadSome(into, deadline) } -> std::same_as<coro::Task<IoResult<std::size_t>>>;
-  { stream.WriteSome(data, deadline) } -> std::same_as<coro::Task<IoResult<std::size_t>>>;
+  { stream.ReadSome(into, deadline) } -> std::same_as<coro::Lazy<IoResult<std::size_t>>>;
+  { stream.WriteSome(data, deadline) } -> std::same_as<coro::Lazy<IoResult<std::size_t>>>;
   { stream.Close() } -> std::same_as<void>;
 };
 
 // Writes all of `data` through WriteSome calls; the first failure ends it.
 template <ByteStream Stream>
-coro::Task<IoError> WriteAll(Stream& stream, std::span<const char> data, TaskDeadline deadline) {
+coro::Lazy<IoError> WriteAll(Stream& stream, std::span<const char> data, TaskDeadline deadline) {
   while (!data.empty()) {
     IoResult<std::size_t> written = co_await stream.WriteSome(data, deadline);
     if (!written.ok()) co_return written.error();

@@ -56,7 +56,7 @@
 #include <utility>
 #include <vector>
 
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "io/internal/multishot_acceptor.h"
 #include "io/internal/socket_core.h"
 #include "io/internal/socket_handle.h"
@@ -114,33 +114,33 @@ class TcpStream : public internal::SocketHandle<Scheduler, internal::kTcpStreamN
   // (IsOpen() and fd() come from internal::SocketHandle.)
 
   // Connects to `address` (IPv4 or IPv6) from inside a coroutine on `scheduler`.
-  static coro::Task<IoResult<TcpStream>> Connect(Scheduler& scheduler, SocketAddress address,
+  static coro::Lazy<IoResult<TcpStream>> Connect(Scheduler& scheduler, SocketAddress address,
                                                  TaskDeadline deadline) {
     return Io::template Connect<TcpStream>(scheduler, address, deadline);
   }
 
   // Reads at least one byte into `buffer` (returns how many), or fails: kEndOfStream when
   // the peer closed its side, kTimeout, kResetByPeer, kCancelled, kShutdown, kSystem.
-  coro::Task<IoResult<std::size_t>> Read(std::span<char> buffer, TaskDeadline deadline) {
+  coro::Lazy<IoResult<std::size_t>> Read(std::span<char> buffer, TaskDeadline deadline) {
     Core* core = this->Live();
     FAIRSCHED_DCHECK(!buffer.empty(), "Read into an empty buffer");
     return Io::Read(core, buffer, deadline);
   }
   // Reads exactly `buffer.size()` bytes; kEndOfStream if the stream ends first.
-  coro::Task<IoError> ReadExactly(std::span<char> buffer, TaskDeadline deadline);
+  coro::Lazy<IoError> ReadExactly(std::span<char> buffer, TaskDeadline deadline);
   // Writes all of `data`. On failure some prefix may have been sent: the error's
   // bytes_done() says how long it is.
-  coro::Task<IoError> Write(std::span<const char> data, TaskDeadline deadline) {
+  coro::Lazy<IoError> Write(std::span<const char> data, TaskDeadline deadline) {
     return Io::Transmit(this->Live(), data, deadline, /*all=*/true, nullptr);
   }
 
   // The ByteStream forms (io/byte_stream.h): TcpStream models ByteStream itself.
   // ReadSome is Read. WriteSome writes at least one byte of non-empty `data` and at most
   // all of it, in one send where the socket has room (returns how many), or fails as Write.
-  coro::Task<IoResult<std::size_t>> ReadSome(std::span<char> buffer, TaskDeadline deadline) {
+  coro::Lazy<IoResult<std::size_t>> ReadSome(std::span<char> buffer, TaskDeadline deadline) {
     return Read(buffer, deadline);
   }
-  coro::Task<IoResult<std::size_t>> WriteSome(std::span<const char> data, TaskDeadline deadline);
+  coro::Lazy<IoResult<std::size_t>> WriteSome(std::span<const char> data, TaskDeadline deadline);
 
   // Scatter/gather (vectored) IO over slices (io/io_op.h: IoSlice for reads, ConstIoSlice
   // for writes; each a pointer and a size, implicitly from a std::span<char> / <const char>).
@@ -161,15 +161,15 @@ class TcpStream : public internal::SocketHandle<Scheduler, internal::kTcpStreamN
   //   Slices with no bytes at all: WriteV succeeds at once; ReadSomeV and WriteSomeV are
   // misuse (debug builds abort with a message, like an empty Read; release builds return
   // kSystem / EINVAL).
-  coro::Task<IoResult<std::size_t>> ReadSomeV(std::span<const IoSlice> buffers,
+  coro::Lazy<IoResult<std::size_t>> ReadSomeV(std::span<const IoSlice> buffers,
                                               TaskDeadline deadline) {
     return TransferSome(buffers, deadline);
   }
-  coro::Task<IoResult<std::size_t>> WriteSomeV(std::span<const ConstIoSlice> data,
+  coro::Lazy<IoResult<std::size_t>> WriteSomeV(std::span<const ConstIoSlice> data,
                                                TaskDeadline deadline) {
     return TransferSome(data, deadline);
   }
-  coro::Task<IoError> WriteV(std::span<const ConstIoSlice> data, TaskDeadline deadline);
+  coro::Lazy<IoError> WriteV(std::span<const ConstIoSlice> data, TaskDeadline deadline);
 
   // shutdown(2): kWrite sends FIN after the data already written; kRead makes this side's
   // reads (also one waiting in another coroutine) end with kEndOfStream.
@@ -209,14 +209,14 @@ class TcpStream : public internal::SocketHandle<Scheduler, internal::kTcpStreamN
   // it): a receive (IoSlice) or a send (ConstIoSlice). Bytes moved (a receive's 0: end of
   // stream), or the error.
   template <typename Char>
-  coro::Task<IoResult<std::size_t>> TransferOnce(std::span<const BasicIoSlice<Char>> window,
+  coro::Lazy<IoResult<std::size_t>> TransferOnce(std::span<const BasicIoSlice<Char>> window,
                                                  std::size_t bytes, TaskDeadline deadline) {
     return Io::TransferOnce(this->Live(), window, bytes, deadline);
   }
   // ReadSomeV (IoSlice) and WriteSomeV (ConstIoSlice): one TransferOnce of the slices'
   // window; an empty window is misuse, a receive's 0 is kEndOfStream.
   template <typename Char>
-  coro::Task<IoResult<std::size_t>> TransferSome(std::span<const BasicIoSlice<Char>> slices,
+  coro::Lazy<IoResult<std::size_t>> TransferSome(std::span<const BasicIoSlice<Char>> slices,
                                                  TaskDeadline deadline);
 };
 
@@ -264,14 +264,14 @@ class TcpListener : public internal::SocketHandle<Scheduler, internal::kTcpListe
   // connections may then be accepted before an Accept asks for them (at most
   // about MultishotAcceptor::kMaxPending; the rest wait in the backlog), and a cancelled or
   // timed-out Accept leaves them queued for the next one. Elsewhere one accept per call.
-  coro::Task<IoResult<TcpStream<Scheduler>>> Accept(TaskDeadline deadline) {
+  coro::Lazy<IoResult<TcpStream<Scheduler>>> Accept(TaskDeadline deadline) {
     return internal::SocketIo<Scheduler>::template Accept<TcpStream<Scheduler>>(
         this->Live(), multishot_, deadline);
   }
   // Accept, and the peer's address (one getpeername after the accept, on every backend).
   // A connection the peer reset before that fails with kSystem (ENOTCONN) and is closed;
   // like any Accept failure, it does not end the listener.
-  coro::Task<IoResult<AcceptedConnection<Scheduler>>> AcceptWithPeer(TaskDeadline deadline);
+  coro::Lazy<IoResult<AcceptedConnection<Scheduler>>> AcceptWithPeer(TaskDeadline deadline);
 
   IoResult<SocketAddress> LocalAddress() const;
   // (IsOpen() and fd() come from internal::SocketHandle.)
@@ -301,7 +301,7 @@ class TcpListener : public internal::SocketHandle<Scheduler, internal::kTcpListe
 // ---------------------------------------------------------------------------------------
 // Implementation.
 template <typename Scheduler>
-coro::Task<IoError> TcpStream<Scheduler>::ReadExactly(std::span<char> buffer,
+coro::Lazy<IoError> TcpStream<Scheduler>::ReadExactly(std::span<char> buffer,
                                                       TaskDeadline deadline) {
   std::size_t done = 0;
   while (done < buffer.size()) {
@@ -313,7 +313,7 @@ coro::Task<IoError> TcpStream<Scheduler>::ReadExactly(std::span<char> buffer,
 }
 
 template <typename Scheduler>
-coro::Task<IoResult<std::size_t>> TcpStream<Scheduler>::WriteSome(std::span<const char> data,
+coro::Lazy<IoResult<std::size_t>> TcpStream<Scheduler>::WriteSome(std::span<const char> data,
                                                                   TaskDeadline deadline) {
   FAIRSCHED_DCHECK(!data.empty(), "WriteSome of no data");
   std::size_t moved = 0;
@@ -324,7 +324,7 @@ coro::Task<IoResult<std::size_t>> TcpStream<Scheduler>::WriteSome(std::span<cons
 
 template <typename Scheduler>
 template <typename Char>
-coro::Task<IoResult<std::size_t>> TcpStream<Scheduler>::TransferSome(
+coro::Lazy<IoResult<std::size_t>> TcpStream<Scheduler>::TransferSome(
     std::span<const BasicIoSlice<Char>> slices, TaskDeadline deadline) {
   constexpr bool kSend = std::is_const_v<Char>;
   std::size_t bytes = 0;
@@ -338,7 +338,7 @@ coro::Task<IoResult<std::size_t>> TcpStream<Scheduler>::TransferSome(
 }
 
 template <typename Scheduler>
-coro::Task<IoError> TcpStream<Scheduler>::WriteV(std::span<const ConstIoSlice> data,
+coro::Lazy<IoError> TcpStream<Scheduler>::WriteV(std::span<const ConstIoSlice> data,
                                                  TaskDeadline deadline) {
   if (IoError cancelled = internal::CancellationError(); !cancelled.ok()) co_return cancelled;
   std::vector<ConstIoSlice> own;  // see internal::DropSent
@@ -429,7 +429,7 @@ IoResult<TcpListener<Scheduler>> TcpListener<Scheduler>::Listen(Scheduler& sched
 }
 
 template <typename Scheduler>
-coro::Task<IoResult<AcceptedConnection<Scheduler>>> TcpListener<Scheduler>::AcceptWithPeer(
+coro::Lazy<IoResult<AcceptedConnection<Scheduler>>> TcpListener<Scheduler>::AcceptWithPeer(
     TaskDeadline deadline) {
   IoResult<TcpStream<Scheduler>> accepted = co_await Accept(deadline);
   if (!accepted.ok()) co_return accepted.error();

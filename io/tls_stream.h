@@ -56,7 +56,7 @@
 #include <utility>
 #include <vector>
 
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "io/byte_stream.h"
 #include "io/io_error.h"
 #include "sched/task.h"
@@ -178,23 +178,23 @@ class TlsStream {
   TlsStream(TlsStream&&) noexcept = default;
   TlsStream& operator=(TlsStream&&) noexcept = default;
 
-  coro::Task<IoError> Handshake(TaskDeadline deadline) {
+  coro::Lazy<IoError> Handshake(TaskDeadline deadline) {
     IoResult<std::size_t> done = co_await Drive(Operation::kHandshake, {}, {}, deadline);
     co_return done.ok() ? IoError() : done.error();
   }
 
-  coro::Task<IoResult<std::size_t>> ReadSome(std::span<char> into, TaskDeadline deadline) {
+  coro::Lazy<IoResult<std::size_t>> ReadSome(std::span<char> into, TaskDeadline deadline) {
     FAIRSCHED_DCHECK(!into.empty(), "TlsStream::ReadSome into an empty buffer");
     return Drive(Operation::kRead, into, {}, deadline);
   }
 
-  coro::Task<IoResult<std::size_t>> WriteSome(std::span<const char> data, TaskDeadline deadline) {
+  coro::Lazy<IoResult<std::size_t>> WriteSome(std::span<const char> data, TaskDeadline deadline) {
     FAIRSCHED_DCHECK(!data.empty(), "TlsStream::WriteSome of nothing");
     if (data.size() > Engine::kMaxRecord) data = data.first(Engine::kMaxRecord);
     return Drive(Operation::kWrite, {}, data, deadline);
   }
 
-  coro::Task<IoError> Shutdown(TaskDeadline deadline) {
+  coro::Lazy<IoError> Shutdown(TaskDeadline deadline) {
     IoResult<std::size_t> done = co_await Drive(Operation::kShutdown, {}, {}, deadline);
     co_return done.ok() ? IoError() : done.error();
   }
@@ -218,7 +218,7 @@ class TlsStream {
   // Runs `operation` until it is done: after each step, sends the ciphertext OpenSSL
   // produced (handshake messages, records, alerts, close_notify), and when OpenSSL wants
   // input, receives more from the stream.
-  coro::Task<IoResult<std::size_t>> Drive(Operation operation, std::span<char> into,
+  coro::Lazy<IoResult<std::size_t>> Drive(Operation operation, std::span<char> into,
                                           std::span<const char> data, TaskDeadline deadline) {
     FAIRSCHED_DCHECK(!busy_, "two concurrent operations on a TlsStream (one at a time)");
     (void)Checked();
@@ -240,7 +240,7 @@ class TlsStream {
     return error;
   }
 
-  coro::Task<IoResult<std::size_t>> DriveSteps(Operation operation, std::span<char> into,
+  coro::Lazy<IoResult<std::size_t>> DriveSteps(Operation operation, std::span<char> into,
                                                std::span<const char> data, TaskDeadline deadline) {
     while (true) {
       const Engine::Outcome outcome = engine_->Run(operation, into, data);
@@ -274,7 +274,7 @@ class TlsStream {
     }
   }
 
-  coro::Task<IoError> SendOutput(TaskDeadline deadline) {
+  coro::Lazy<IoError> SendOutput(TaskDeadline deadline) {
     while (engine_->HasOutput()) {
       const std::size_t n = engine_->TakeOutput(buffer_);
       const IoError written =

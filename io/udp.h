@@ -42,7 +42,7 @@
 #include <span>
 #include <utility>
 
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "io/internal/socket_core.h"
 #include "io/internal/socket_handle.h"
 #include "io/internal/socket_io.h"
@@ -93,7 +93,7 @@ class DatagramIo {
  public:
   // IOCP: one ReceiveFrom IoOp (WSARecvFrom) run to its final completion. Otherwise
   // recvfrom with MSG_TRUNC: the length it returns is the datagram's full length.
-  static coro::Task<IoResult<UdpDatagram>> ReceiveFrom(Core* core, std::span<char> buffer,
+  static coro::Lazy<IoResult<UdpDatagram>> ReceiveFrom(Core* core, std::span<char> buffer,
                                                        TaskDeadline deadline) {
     UdpDatagram datagram;
     if constexpr (kDatagramOps) {
@@ -127,7 +127,7 @@ class DatagramIo {
 
   // One datagram to `*to` (null: the connected peer). IOCP: one SendTo IoOp (WSASendTo);
   // otherwise sendto.
-  static coro::Task<IoResult<std::size_t>> Send(Core* core, std::span<const char> data,
+  static coro::Lazy<IoResult<std::size_t>> Send(Core* core, std::span<const char> data,
                                                 const SocketAddress* to, TaskDeadline deadline) {
     if constexpr (kDatagramOps) {
       const SocketUse<Core> use(core);  // the fd stays open until we return
@@ -180,17 +180,17 @@ class UdpSocket : public internal::SocketHandle<Scheduler, internal::kUdpSocketN
 
   // Sends `data` as one datagram to `to`: data.size(), or kTimeout, kCancelled, kShutdown,
   // kSystem (EMSGSIZE: too large), kRefused (connected socket, see the file comment).
-  coro::Task<IoResult<std::size_t>> SendTo(std::span<const char> data, SocketAddress to,
+  coro::Lazy<IoResult<std::size_t>> SendTo(std::span<const char> data, SocketAddress to,
                                            TaskDeadline deadline) {
     co_return co_await Datagrams::Send(this->Live(), data, &to, deadline);  // `to` lives here
   }
   // Connected sockets: sends `data` as one datagram to the peer.
-  coro::Task<IoResult<std::size_t>> Send(std::span<const char> data, TaskDeadline deadline) {
+  coro::Lazy<IoResult<std::size_t>> Send(std::span<const char> data, TaskDeadline deadline) {
     co_return co_await Datagrams::Send(this->Live(), data, nullptr, deadline);
   }
   // Waits for the next datagram and stores (the start of) it in `buffer`; see UdpDatagram.
   // An empty datagram is a success with size 0.
-  coro::Task<IoResult<UdpDatagram>> ReceiveFrom(std::span<char> buffer, TaskDeadline deadline) {
+  coro::Lazy<IoResult<UdpDatagram>> ReceiveFrom(std::span<char> buffer, TaskDeadline deadline) {
     return Datagrams::ReceiveFrom(this->Live(), buffer, deadline);
   }
 

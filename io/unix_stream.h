@@ -46,7 +46,7 @@
 #include <string_view>
 #include <utility>
 
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "io/tcp.h"
 #include "sched/task.h"
 
@@ -135,7 +135,7 @@ class UnixListener {
 
   // Waits for the next connection (inside a coroutine on the listener's scheduler); as
   // TcpListener::Accept.
-  coro::Task<IoResult<UnixStream<Scheduler>>> Accept(TaskDeadline deadline) {
+  coro::Lazy<IoResult<UnixStream<Scheduler>>> Accept(TaskDeadline deadline) {
     return listener_.Accept(deadline);
   }
 

@@ -39,7 +39,7 @@
 #include "bench/sched/completion.h"
 #include "coro/frame_allocator.h"
 #include "coro/runtime.h"
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "sched/task.h"
 #include "sched/task_scheduler.h"
 #include "sync/primitives.h"
@@ -70,7 +70,7 @@ std::size_t HeapInUse() {
 
 // ---------------------------------------------------------------- spawn + complete
 
-coro::Task<void> EmptyCoroutine(Completion* done, std::uint32_t index) {
+coro::Lazy<void> EmptyCoroutine(Completion* done, std::uint32_t index) {
   done->Arrive(index);
   co_return;
 }
@@ -139,7 +139,7 @@ void BM_SpawnFiber(benchmark::State& state) {
 
 // ---------------------------------------------------------------- yield round trip
 
-coro::Task<void> Yielder(int count) {
+coro::Lazy<void> Yielder(int count) {
   for (int i = 0; i < count; ++i) co_await coro::Yield();
 }
 
@@ -212,7 +212,7 @@ void SpinUntil(const Atomic<int>& value, int expected) {
   }
 }
 
-coro::Task<void> SignalWaiter(Atomic<int>* acks, const Atomic<bool>* stop) {
+coro::Lazy<void> SignalWaiter(Atomic<int>* acks, const Atomic<bool>* stop) {
   while (!stop->load(std::memory_order_acquire)) {
     co_await coro::WaitSignal();
     acks->fetch_add(1, std::memory_order_release);
@@ -326,7 +326,7 @@ void BM_SignalFiber(benchmark::State& state) {
 
 // ---------------------------------------------------------------- chain of co_awaits
 
-coro::Task<int> CoroChain(int depth) {
+coro::Lazy<int> CoroChain(int depth) {
   if (depth == 0) co_return 0;
   co_return 1 + co_await CoroChain(depth - 1);
 }
@@ -379,7 +379,7 @@ void ReportMemory(benchmark::State& state, double bytes_per_suspended, double by
   state.counters["bytes_per_frame"] = bytes_per_frame;
 }
 
-coro::Task<void> SuspendedCoroutine() { co_await coro::WaitSignal(); }
+coro::Lazy<void> SuspendedCoroutine() { co_await coro::WaitSignal(); }
 
 void BM_MemoryCoro(benchmark::State& state) {
   TaskScheduler sched;
@@ -387,7 +387,7 @@ void BM_MemoryCoro(benchmark::State& state) {
   double requested = 0, heap = 0, frame = 0;
   for (auto _ : state) {
     const coro::FrameAllocatorStats before = coro::FrameAllocator::ThisThreadFrameStats();
-    { coro::Task<void> unused = SuspendedCoroutine(); }
+    { coro::Lazy<void> unused = SuspendedCoroutine(); }
     const coro::FrameAllocatorStats one = coro::FrameAllocator::ThisThreadFrameStats();
     frame = static_cast<double>(one.bytes_requested - before.bytes_requested);
     const std::size_t heap_before = HeapInUse();

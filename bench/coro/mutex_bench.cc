@@ -66,7 +66,7 @@ void ReportContended(benchmark::State& state, const CriticalState& critical, std
 
 // The contenders start their loops together (else the first could finish before the last
 // starts, and nothing would contend).
-coro::Task<> StartTogether(Atomic<int>& arrived, int contenders) {
+coro::Lazy<> StartTogether(Atomic<int>& arrived, int contenders) {
   arrived.fetch_add(1);
   while (arrived.load() < contenders) co_await coro::Yield();
 }
@@ -83,7 +83,7 @@ void RunLoopInCoroutine(Body body) {
 
 void BM_Uncontended_CoroMutex(benchmark::State& state) {
   coro::Mutex mutex;
-  auto body = [&]() -> coro::Task<> {
+  auto body = [&]() -> coro::Lazy<> {
     for (auto _ : state) {
       co_await mutex.Lock();
       mutex.Unlock();
@@ -95,7 +95,7 @@ BENCHMARK(BM_Uncontended_CoroMutex)->Name("mutex/uncontended/coro_mutex")->UseRe
 
 void BM_Uncontended_CoroMutexTryLock(benchmark::State& state) {
   coro::Mutex mutex;
-  auto body = [&]() -> coro::Task<> {
+  auto body = [&]() -> coro::Lazy<> {
     for (auto _ : state) {
       benchmark::DoNotOptimize(mutex.TryLock());
       mutex.Unlock();
@@ -110,7 +110,7 @@ BENCHMARK(BM_Uncontended_CoroMutexTryLock)
 
 void BM_Uncontended_CoroMutexGuard(benchmark::State& state) {
   coro::Mutex mutex;
-  auto body = [&]() -> coro::Task<> {
+  auto body = [&]() -> coro::Lazy<> {
     for (auto _ : state) {
       coro::MutexGuard guard = co_await mutex.LockGuard();
     }
@@ -121,7 +121,7 @@ BENCHMARK(BM_Uncontended_CoroMutexGuard)->Name("mutex/uncontended/coro_mutex_gua
 
 void BM_Uncontended_StdMutex(benchmark::State& state) {
   Mutex mutex;
-  auto body = [&]() -> coro::Task<> {
+  auto body = [&]() -> coro::Lazy<> {
     for (auto _ : state) {
       mutex.lock();
       mutex.unlock();
@@ -153,7 +153,7 @@ void BM_Contended_CoroMutex(benchmark::State& state) {
   coro::Mutex mutex;
   CriticalState critical;
   Atomic<int> arrived{0};
-  auto contender = [&](int me) -> coro::Task<> {
+  auto contender = [&](int me) -> coro::Lazy<> {
     co_await StartTogether(arrived, contenders);
     for (std::int64_t i = 0; i < kLocksPerContender; ++i) {
       co_await mutex.Lock();
@@ -182,7 +182,7 @@ void BM_Contended_StdMutex(benchmark::State& state) {
   Mutex mutex;
   CriticalState critical;
   Atomic<int> arrived{0};
-  auto contender = [&](int me) -> coro::Task<> {
+  auto contender = [&](int me) -> coro::Lazy<> {
     co_await StartTogether(arrived, contenders);
     for (std::int64_t i = 0; i < kLocksPerContender; ++i) {
       mutex.lock();  // blocks the worker while it waits
@@ -266,7 +266,7 @@ void BM_HandOff_Coro(benchmark::State& state, HandOffLock which) {
   CriticalState critical;
   Atomic<std::int64_t> unlocked_count{0};  // kNone: counts iterations (no lock to guard)
   Atomic<int> arrived{0};
-  auto contender = [&](int me) -> coro::Task<> {
+  auto contender = [&](int me) -> coro::Lazy<> {
     co_await StartTogether(arrived, contenders);
     for (std::int64_t i = 0; i < kLocksPerContender / 10; ++i) {
       if (which == HandOffLock::kCoroMutex) {

@@ -41,7 +41,7 @@
 #include "bench/sched/completion.h"
 #include "coro/frame_allocator.h"
 #include "coro/runtime.h"
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "sched/task_scheduler.h"
 #include "sync/primitives.h"
 
@@ -50,7 +50,7 @@ namespace {
 
 // ---------------------------------------------------------------- fairsched
 
-coro::Task<void> FairschedYielder(int steps, Completion* done, std::uint32_t index) {
+coro::Lazy<void> FairschedYielder(int steps, Completion* done, std::uint32_t index) {
   for (int step = 1; step < steps; ++step) co_await coro::Yield();
   done->Arrive(index);
 }

@@ -36,7 +36,7 @@
 #include <vector>
 
 #include "coro/runtime.h"
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "io/io_op.h"
 #include "io/io_uring_backend.h"
 #include "io/tcp.h"
@@ -229,7 +229,7 @@ void AcceptRate(benchmark::State& state) {
 
 // Accepts through TcpListener until Accept fails with kShutdown/kCancelled; counts
 // connections (a failed accept of one reset connection counts too, as in Server::Take).
-coro::Task<void> ListenerAcceptLoop(TcpListener<UringScheduler>* listener,
+coro::Lazy<void> ListenerAcceptLoop(TcpListener<UringScheduler>* listener,
                                     std::atomic<std::int64_t>* count) {
   while (true) {
     IoResult<TcpStream<UringScheduler>> stream = co_await listener->Accept(kTaskDeadlineInfinite);

@@ -7,7 +7,7 @@
 // Contract:
 //   - Who resumes a coroutine, where. Only its own fairsched::Task callback (Run) resumes
 //     it, on whichever worker runs that task, through the per-thread resume loop
-//     (coro/task.h), so nested Task awaits run there too. When the coroutine suspends on a
+//     (coro/lazy.h), so nested Lazy awaits run there too. When the coroutine suspends on a
 //     runtime awaitable (Yield, a wait), the awaitable only records what it wants
 //     (SuspendForYield, SuspendForWait); after the resume loop returns, the callback posts
 //     the task (Yield: to the back of the ready queue; a wait: with the wait's deadline, or
@@ -52,7 +52,7 @@
 #include "coro/internal/state_ops.h"
 #include "coro/internal/wait_word.h"
 #include "coro/runtime_types.h"
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "sched/io_backend.h"
 #include "sched/task.h"
 #include "sync/primitives.h"
@@ -63,7 +63,7 @@ namespace internal {
 CoroutineState* CurrentState();
 
 // A spawned coroutine's state. Lives in the root frame's header (kFrameHeader bytes in
-// front of the frame, coro/task.h): one allocation holds both, the scheduler task on the
+// front of the frame, coro/lazy.h): one allocation holds both, the scheduler task on the
 // block's first cache line and the fields every step uses on the second, the frame right
 // after. Untyped: the result type is known to the JoinHandle and to root_ops_.
 class alignas(64) CoroutineState {
@@ -98,7 +98,7 @@ class alignas(64) CoroutineState {
   // from now on (it destroys it with itself). Two references: the coroutine's own and the
   // JoinHandle's.
   template <typename T>
-  static CoroutineState* Create(void* scheduler, const SchedulerOps* ops, Task<T> task,
+  static CoroutineState* Create(void* scheduler, const SchedulerOps* ops, Lazy<T> task,
                                 const SpawnOptions& options, ContinuationHelper* helper = nullptr) {
     void* const frame = task.Release().address();
     void* const header = static_cast<char*>(frame) - kFrameHeader;
@@ -577,7 +577,7 @@ class alignas(64) CoroutineState {
 };
 
 static_assert(sizeof(CoroutineState) == kFrameHeader,
-              "the state must fill the frame header exactly (coro/task.h)");
+              "the state must fill the frame header exactly (coro/lazy.h)");
 
 inline bool CoroutineState::SetJoinWaker(CoroutineState* joiner) {
   StateExtension* ext = Ext();

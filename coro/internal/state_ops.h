@@ -19,7 +19,7 @@
 #include <cstdlib>
 #include <exception>
 
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "sched/task.h"
 
 namespace fairsched::coro::internal {

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "coro/runtime.h"
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "examples/savegame/check.h"
 #include "examples/savegame/protocol.h"
 #include "examples/savegame/stream_frames.h"
@@ -76,7 +76,7 @@ class BlobStore {
 
   // One connection (TcpServer's handler). Each gets its own fault-injection random stream,
   // seeded by its number (1, 2, ... in the order the handlers start).
-  coro::Task<void> Serve(TcpStream<Scheduler> stream) {
+  coro::Lazy<void> Serve(TcpStream<Scheduler> stream) {
     // Relaxed: a counter whose only use is a distinct seed per connection.
     const std::uint64_t seed = next_seed_.fetch_add(1, std::memory_order_relaxed);
     FrameBuffer in;

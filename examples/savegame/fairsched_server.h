@@ -24,7 +24,7 @@
 
 #include "coro/mutex.h"
 #include "coro/runtime.h"
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "examples/savegame/protocol.h"
 #include "examples/savegame/stream_frames.h"
 #include "io/tcp.h"
@@ -102,7 +102,7 @@ class FairschedServer {
   }
 
  private:
-  coro::Task<void> AcceptLoop(TcpListener<Scheduler> listener) {
+  coro::Lazy<void> AcceptLoop(TcpListener<Scheduler> listener) {
     while (true) {
       IoResult<Stream> accepted = co_await listener.Accept(kTaskDeadlineInfinite);
       if (!accepted.ok()) {
@@ -119,7 +119,7 @@ class FairschedServer {
     }
   }
 
-  coro::Task<void> ServeConnection(Stream client) {
+  coro::Lazy<void> ServeConnection(Stream client) {
     FrameBuffer in;
     while (true) {
       IoResult<std::string_view> frame = co_await ReadFrame(client, in, kTaskDeadlineInfinite);
@@ -136,7 +136,7 @@ class FairschedServer {
     all_closed_.notify_all();
   }
 
-  coro::Task<void> HandleRequest(Stream* client, SaveRequest request) {
+  coro::Lazy<void> HandleRequest(Stream* client, SaveRequest request) {
     const SaveStatus status = co_await Save(request);
     std::string reply;
     AppendSaveReply({request.request_id, status}, &reply);
@@ -144,7 +144,7 @@ class FairschedServer {
     (void)co_await client->Write(reply, coro::DeadlineAfter(options_.step_timeout));
   }
 
-  coro::Task<SaveStatus> Save(SaveRequest request) {
+  coro::Lazy<SaveStatus> Save(SaveRequest request) {
     if (request.user >= profiles_.size()) co_return SaveStatus::kBadRequest;
     coro::Mutex& profile = profiles_[request.user];
     coro::MutexGuard guard;
@@ -191,7 +191,7 @@ class FairschedServer {
   };
 
   // The upload's outcome is unknown: settle it (protocol.h). Still under the profile lock.
-  coro::Task<SaveStatus> Fence(SaveRequest request, std::uint64_t version,
+  coro::Lazy<SaveStatus> Fence(SaveRequest request, std::uint64_t version,
                                const std::string& old_blob) {
     for (int attempt = 0; attempt < options_.fence_attempts; ++attempt) {
       StoreCall fence = co_await CallStore({StoreOp::kPut, request.user, version, old_blob});
@@ -214,7 +214,7 @@ class FairschedServer {
                : SaveStatus::kUploadNotApplied;
   }
 
-  coro::Task<StoreCall> CallStore(StoreRequest request) {
+  coro::Lazy<StoreCall> CallStore(StoreRequest request) {
     StoreCall call;
     const SaveStatus io_failure =
         request.op == StoreOp::kGet ? SaveStatus::kDownloadFailed : SaveStatus::kUploadNotApplied;

@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <string_view>
 
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "examples/savegame/protocol.h"
 #include "io/tcp.h"
 
@@ -15,7 +15,7 @@ namespace fairsched::savegame {
 // The next frame's body from `stream` (buffered in `buffer`; valid until the next read), or
 // the read's error (kSystem/EPROTO for a frame over kMaxFrame).
 template <typename Stream>
-coro::Task<IoResult<std::string_view>> ReadFrame(Stream& stream, FrameBuffer& buffer,
+coro::Lazy<IoResult<std::string_view>> ReadFrame(Stream& stream, FrameBuffer& buffer,
                                                  TaskDeadline deadline) {
   while (true) {
     if (std::optional<std::string_view> body = buffer.NextFrame()) co_return *body;

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "coro/runtime.h"
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "io/internal/socket_core.h"
 #include "io/internal/socket_ops.h"
 #include "io/io_error.h"
@@ -63,7 +63,7 @@ class MultishotAcceptor {
 
   // The next accepted fd (>= 0) or the error of one failed accept; arms the op if needed.
   // kClosed once the listener is closed. The caller (Accept) holds a SocketUse of the core.
-  coro::Task<IoResult<int>> Next(TaskDeadline deadline) {
+  coro::Lazy<IoResult<int>> Next(TaskDeadline deadline) {
     const InNext in_next(this);
     while (true) {
       {

@@ -16,7 +16,7 @@
 #include <utility>
 
 #include "coro/runtime.h"
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "io/internal/socket_ops.h"
 #include "io/io_error.h"
 #include "io/io_op.h"
@@ -218,7 +218,7 @@ class SocketCore final : public IoOpHandler {
   // Waits for the next readiness edge of `side` unless one came since the last wait.
   // Returns ok to try the syscall, or the error that ends the operation (timeout,
   // cancelled, shutdown).
-  coro::Task<IoError> WaitReady(Direction side, TaskDeadline deadline) {
+  coro::Lazy<IoError> WaitReady(Direction side, TaskDeadline deadline) {
     static_assert(!kCompletions);
     drained_[side] = false;
     {
@@ -271,7 +271,7 @@ class SocketCore final : public IoOpHandler {
   // ---- io_uring: run the op of `side` (prepared by the caller) to its final completion ----
   // Returns the op's result (>= 0, or -errno), or the error that ended the wait first
   // (cancelled, shutdown, timeout) once the op is released.
-  coro::Task<IoResult<std::int32_t>> RunOp(Direction side, TaskDeadline deadline) {
+  coro::Lazy<IoResult<std::int32_t>> RunOp(Direction side, TaskDeadline deadline) {
     static_assert(kCompletions);
     IoOp& op = ops_[side];
     {

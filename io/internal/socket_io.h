@@ -26,7 +26,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "io/internal/multishot_acceptor.h"
 #include "io/internal/socket_core.h"
 #include "io/internal/socket_ops.h"
@@ -71,7 +71,7 @@ class SocketIo<Scheduler, false> {
  public:
   // TcpStream::Connect: a Stream (constructible from a Core*) connected to `address`.
   template <typename Stream>
-  static coro::Task<IoResult<Stream>> Connect(Scheduler& scheduler, SocketAddress address,
+  static coro::Lazy<IoResult<Stream>> Connect(Scheduler& scheduler, SocketAddress address,
                                               TaskDeadline deadline) {
     IoResult<int> opened = OpenConnectingSocket(scheduler, address.family());
     if (!opened.ok()) co_return opened.error();
@@ -101,7 +101,7 @@ class SocketIo<Scheduler, false> {
   }
 
   // TcpStream::Read: at least one byte into `buffer`, or kEndOfStream / the error.
-  static coro::Task<IoResult<std::size_t>> Read(Core* core, std::span<char> buffer,
+  static coro::Lazy<IoResult<std::size_t>> Read(Core* core, std::span<char> buffer,
                                                 TaskDeadline deadline) {
     const SocketUse<Core> use(core);  // the fd stays open until we return
     if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
@@ -126,7 +126,7 @@ class SocketIo<Scheduler, false> {
   // TcpStream's Write and WriteSome: sends `data` until all of it went (`all`) or at least
   // one byte did; on success stores the count in `*moved` (if not null), a failure carries
   // it as bytes_done().
-  static coro::Task<IoError> Transmit(Core* core, std::span<const char> data,
+  static coro::Lazy<IoError> Transmit(Core* core, std::span<const char> data,
                                       TaskDeadline deadline, bool all, std::size_t* moved) {
     const SocketUse<Core> use(core);  // the fd stays open until we return
     if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
@@ -157,7 +157,7 @@ class SocketIo<Scheduler, false> {
   // receive (IoSlice: recvmsg) or a send (ConstIoSlice: sendmsg), retried until it does not
   // return EAGAIN. Bytes moved (a receive's 0: end of stream), or the error.
   template <typename Char>
-  static coro::Task<IoResult<std::size_t>> TransferOnce(
+  static coro::Lazy<IoResult<std::size_t>> TransferOnce(
       Core* core, std::span<const BasicIoSlice<Char>> window, std::size_t bytes,
       TaskDeadline deadline) {
     constexpr bool kSend = std::is_const_v<Char>;
@@ -196,7 +196,7 @@ class SocketIo<Scheduler, false> {
   // TcpListener::Accept: the next connection as a Stream (accept4 until it does not return
   // EAGAIN). Readiness backends have no multishot accept: `multishot` is always null.
   template <typename Stream>
-  static coro::Task<IoResult<Stream>> Accept(Core* core, MultishotAcceptor<Scheduler>*,
+  static coro::Lazy<IoResult<Stream>> Accept(Core* core, MultishotAcceptor<Scheduler>*,
                                              TaskDeadline deadline) {
     const SocketUse<Core> use(core);  // the fd stays open until we return
     if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
@@ -225,7 +225,7 @@ class SocketIo<Scheduler, true> {
  public:
   // The connect is the write side's IoOp (ConnectEx on IOCP), so the core comes first.
   template <typename Stream>
-  static coro::Task<IoResult<Stream>> Connect(Scheduler& scheduler, SocketAddress address,
+  static coro::Lazy<IoResult<Stream>> Connect(Scheduler& scheduler, SocketAddress address,
                                               TaskDeadline deadline) {
     IoResult<int> opened = OpenConnectingSocket(scheduler, address.family());
     if (!opened.ok()) co_return opened.error();
@@ -240,7 +240,7 @@ class SocketIo<Scheduler, true> {
     co_return std::move(stream);
   }
 
-  static coro::Task<IoResult<std::size_t>> Read(Core* core, std::span<char> buffer,
+  static coro::Lazy<IoResult<std::size_t>> Read(Core* core, std::span<char> buffer,
                                                 TaskDeadline deadline) {
     const SocketUse<Core> use(core);  // the fd stays open until we return
     if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
@@ -254,7 +254,7 @@ class SocketIo<Scheduler, true> {
     co_return static_cast<std::size_t>(result.value());
   }
 
-  static coro::Task<IoError> Transmit(Core* core, std::span<const char> data,
+  static coro::Lazy<IoError> Transmit(Core* core, std::span<const char> data,
                                       TaskDeadline deadline, bool all, std::size_t* moved) {
     const SocketUse<Core> use(core);  // the fd stays open until we return
     if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
@@ -276,7 +276,7 @@ class SocketIo<Scheduler, true> {
   }
 
   template <typename Char>
-  static coro::Task<IoResult<std::size_t>> TransferOnce(
+  static coro::Lazy<IoResult<std::size_t>> TransferOnce(
       Core* core, std::span<const BasicIoSlice<Char>> window, std::size_t,
       TaskDeadline deadline) {
     constexpr bool kSend = std::is_const_v<Char>;
@@ -298,7 +298,7 @@ class SocketIo<Scheduler, true> {
   // With `multishot` (io_uring with multishot accept) the next connection the standing op
   // accepted; otherwise one Accept op.
   template <typename Stream>
-  static coro::Task<IoResult<Stream>> Accept(Core* core, MultishotAcceptor<Scheduler>* multishot,
+  static coro::Lazy<IoResult<Stream>> Accept(Core* core, MultishotAcceptor<Scheduler>* multishot,
                                              TaskDeadline deadline) {
     const SocketUse<Core> use(core);  // the fd stays open until we return
     if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
@@ -324,7 +324,7 @@ class SocketIo<Scheduler, true> {
 
 // io_uring: one-shot readiness of `side` (a Poll IoOp run to its final completion).
 template <typename Core>
-coro::Task<IoError> PollReady(Core* core, typename Core::Direction side, TaskDeadline deadline) {
+coro::Lazy<IoError> PollReady(Core* core, typename Core::Direction side, TaskDeadline deadline) {
   const std::uint32_t interest = side == Core::kReadSide ? kIoReadable : kIoWritable;
   core->op(side).PreparePoll(core->fd(), interest, core->handler());
   IoResult<std::int32_t> result = co_await core->RunOp(side, deadline);
@@ -340,7 +340,7 @@ coro::Task<IoError> PollReady(Core* core, typename Core::Direction side, TaskDea
 // next edge (and the next call waits first if the socket was drained); io_uring runs a
 // one-shot Poll IoOp (IORING_OP_POLL_ADD) to its final completion, then retries.
 template <typename Core, typename Syscall>
-coro::Task<IoResult<std::size_t>> TransferSyscall(Core* core, typename Core::Direction side,
+coro::Lazy<IoResult<std::size_t>> TransferSyscall(Core* core, typename Core::Direction side,
                                                   TaskDeadline deadline, Syscall syscall) {
   const SocketUse<Core> use(core);  // the fd stays open until we return
   if (IoError refused = Refusal(use); !refused.ok()) co_return refused;

@@ -44,7 +44,7 @@ TEST(BlockingPoolTest, ReturnsTheValueOnTheSchedulerNotOnThePoolThread) {
   TaskScheduler sched;
   sched.Start(2);
   BlockingPool pool({.threads = 2, .queue_bound = 4});
-  auto job = [&]() -> Task<bool> {
+  auto job = [&]() -> Lazy<bool> {
     std::thread::id call_thread;
     auto call = [&call_thread] {
       call_thread = std::this_thread::get_id();
@@ -63,7 +63,7 @@ TEST(BlockingPoolTest, ExceptionsAndVoidCalls) {
   sched.Start(1);
   BlockingPool pool({.threads = 1, .queue_bound = 1});
   std::atomic<int> side_effect{0};
-  auto job = [&]() -> Task<std::string> {
+  auto job = [&]() -> Lazy<std::string> {
     auto increment = [&side_effect] { side_effect.fetch_add(1); };
     co_await RunBlocking(pool, increment);
     auto fail = []() -> int { throw std::runtime_error("disk on fire"); };
@@ -84,7 +84,7 @@ TEST(BlockingPoolTest, FullQueueMakesCoroutinesWaitWithoutBlockingTheirWorker) {
   BlockingPool pool({.threads = 1, .queue_bound = 2});
   Gate gate;
   std::atomic<int> calls_started{0};
-  auto job = [&](int i) -> Task<int> {
+  auto job = [&](int i) -> Lazy<int> {
     auto call = [&, i] {
       calls_started.fetch_add(1);
       gate.Pass();
@@ -98,7 +98,7 @@ TEST(BlockingPoolTest, FullQueueMakesCoroutinesWaitWithoutBlockingTheirWorker) {
   for (int i = 1; i <= 4; ++i) handles.push_back(Spawn(sched, job(i)));  // 2 queue, 2 wait
   WaitUntilTrue([&] { return pool.queued() == 2; });
   // The only worker is free although two coroutines wait for room: it runs this one.
-  auto other = []() -> Task<int> { co_return 7; };
+  auto other = []() -> Lazy<int> { co_return 7; };
   EXPECT_EQ(Spawn(sched, other()).Get(), 7);
   std::this_thread::sleep_for(milliseconds(10));
   EXPECT_EQ(pool.queued(), 2u);  // the bound holds
@@ -114,7 +114,7 @@ TEST(BlockingPoolTest, StopRunsEveryQueuedCallAndRefusesNewOnes) {
   BlockingPool pool({.threads = 1, .queue_bound = 64});
   Gate gate;
   std::atomic<int> ran{0};
-  auto job = [&]() -> Task<int> {
+  auto job = [&]() -> Lazy<int> {
     auto call = [&] {
       gate.Pass();
       return ran.fetch_add(1) + 1;
@@ -132,7 +132,7 @@ TEST(BlockingPoolTest, StopRunsEveryQueuedCallAndRefusesNewOnes) {
   int sum = 0;
   for (JoinHandle<int>& handle : handles) sum += handle.Get();
   EXPECT_EQ(sum, 20 * 21 / 2);  // and every awaiter got its own result
-  auto late = [&]() -> Task<std::string> {
+  auto late = [&]() -> Lazy<std::string> {
     auto call = [] { return 1; };
     try {
       co_await RunBlocking(pool, call);
@@ -150,7 +150,7 @@ TEST(BlockingPoolTest, CancelBeforeTheCallStartsNeverRunsIt) {
   BlockingPool pool({.threads = 1, .queue_bound = 8});
   Gate gate;
   std::atomic<int> ran{0};
-  auto job = [&](bool blocks) -> Task<std::string> {
+  auto job = [&](bool blocks) -> Lazy<std::string> {
     auto call = [&, blocks] {
       if (blocks) gate.Pass();
       ran.fetch_add(1);
@@ -182,7 +182,7 @@ TEST(BlockingPoolTest, CancelAfterTheCallStartedWaitsForItsResult) {
   BlockingPool pool({.threads = 1, .queue_bound = 8});
   Gate gate;
   std::atomic<bool> started{false};
-  auto job = [&]() -> Task<std::string> {
+  auto job = [&]() -> Lazy<std::string> {
     auto call = [&] {
       started.store(true);
       gate.Pass();
@@ -205,7 +205,7 @@ TEST(BlockingPoolTest, CancelWhileWaitingForRoom) {
   BlockingPool pool({.threads = 1, .queue_bound = 1});
   Gate gate;
   std::atomic<int> started{0}, ran{0};
-  auto job = [&]() -> Task<std::string> {
+  auto job = [&]() -> Lazy<std::string> {
     auto call = [&] {
       started.fetch_add(1);
       gate.Pass();
@@ -239,7 +239,7 @@ TEST(BlockingPoolStressTest, EveryCallRunsOnceOrIsReportedCancelled) {
   sched.Start(2);
   BlockingPool pool({.threads = 3, .queue_bound = 4});
   std::atomic<int> ran{0}, got_result{0}, got_cancelled{0}, wrong{0};
-  auto job = [&](int i) -> Task<void> {
+  auto job = [&](int i) -> Lazy<void> {
     for (int k = 0; k < 5; ++k) {
       auto call = [&, i, k] {
         ran.fetch_add(1);

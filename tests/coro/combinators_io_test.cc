@@ -13,7 +13,7 @@
 
 #include "coro/combinators.h"
 #include "coro/runtime.h"
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "io/tcp.h"
 #include "tests/io/io_test_util.h"
 
@@ -35,7 +35,7 @@ struct ReadSteps {
 };
 
 template <typename Sched>
-coro::Task<void> ReadThreeTimes(Sched* scheduler, SocketAddress address, coro::CancelToken token,
+coro::Lazy<void> ReadThreeTimes(Sched* scheduler, SocketAddress address, coro::CancelToken token,
                                 ReadSteps* steps) {
   IoResult<TcpStream<Sched>> connected =
       co_await TcpStream<Sched>::Connect(*scheduler, address, coro::DeadlineAfter(seconds(10)));
@@ -64,12 +64,12 @@ coro::Task<void> ReadThreeTimes(Sched* scheduler, SocketAddress address, coro::C
 }
 
 template <typename Sched>
-coro::Task<IoResult<TcpStream<Sched>>> AcceptOne(TcpListener<Sched>* listener) {
+coro::Lazy<IoResult<TcpStream<Sched>>> AcceptOne(TcpListener<Sched>* listener) {
   co_return co_await listener->Accept(coro::DeadlineAfter(seconds(10)));
 }
 
 template <typename Sched>
-coro::Task<IoError> SendOneByte(TcpStream<Sched>* stream) {
+coro::Lazy<IoError> SendOneByte(TcpStream<Sched>* stream) {
   const std::string byte = "x";
   co_return co_await stream->Write(byte, coro::DeadlineAfter(seconds(10)));
 }

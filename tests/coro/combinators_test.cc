@@ -34,32 +34,32 @@ constexpr auto kLongTime = seconds(60);  // "never" for a test that must not hit
 
 using testing::Alive;  // counts a child's live locals and parameters
 
-Task<int> ValueAfterYields(int value, int yields) {
+Lazy<int> ValueAfterYields(int value, int yields) {
   for (int i = 0; i < yields; ++i) co_await Yield();
   co_return value;
 }
 
-Task<int> ValueAfterSleep(int value, std::chrono::nanoseconds sleep) {
+Lazy<int> ValueAfterSleep(int value, std::chrono::nanoseconds sleep) {
   co_await SleepFor(sleep);
   co_return value;
 }
 
-Task<std::string> Text(std::string text) {
+Lazy<std::string> Text(std::string text) {
   co_await Yield();
   co_return text;
 }
 
-Task<void> Nothing() { co_await Yield(); }
+Lazy<void> Nothing() { co_await Yield(); }
 
 // Sleeps up to `sleep`; counts itself in `*live` (a parameter and a local) meanwhile.
 // Returns why the sleep ended.
-Task<WakeReason> Sleeper(std::chrono::nanoseconds sleep, [[maybe_unused]] Alive parameter,
+Lazy<WakeReason> Sleeper(std::chrono::nanoseconds sleep, [[maybe_unused]] Alive parameter,
                          std::atomic<int>* live) {
   Alive local(live);
   co_return co_await SleepFor(sleep);
 }
 
-Task<int> ThrowAfterSleep(milliseconds sleep, std::string what) {
+Lazy<int> ThrowAfterSleep(milliseconds sleep, std::string what) {
   co_await SleepFor(sleep);
   throw std::runtime_error(what);
   co_return 0;
@@ -67,7 +67,7 @@ Task<int> ThrowAfterSleep(milliseconds sleep, std::string what) {
 
 // --- WhenAll ---
 
-Task<std::tuple<int, std::string, std::monostate>> AllThree() {
+Lazy<std::tuple<int, std::string, std::monostate>> AllThree() {
   co_return co_await WhenAll(ValueAfterYields(7, 3), Text("seven"), Nothing());
 }
 
@@ -81,12 +81,12 @@ TEST(WhenAllTest, VariadicReturnsEveryResultInArgumentOrder) {
 }
 
 // Each of two children waits for the other's event: finishes only if they run concurrently.
-Task<int> SetThenWait(Event* mine, Event* other, int value) {
+Lazy<int> SetThenWait(Event* mine, Event* other, int value) {
   mine->Set();
   const WaitStatus status = co_await other->Wait(DeadlineAfter(kLongTime));
   co_return status == WaitStatus::kOk ? value : -1;
 }
-Task<std::tuple<int, int>> Handshake() {
+Lazy<std::tuple<int, int>> Handshake() {
   Event a, b;
   co_return co_await WhenAll(SetThenWait(&a, &b, 1), SetThenWait(&b, &a, 2));
 }
@@ -97,17 +97,17 @@ TEST(WhenAllTest, ChildrenRunConcurrentlyEvenOnOneWorker) {
   EXPECT_EQ(Spawn(sched, Handshake()).Get(), std::make_tuple(1, 2));
 }
 
-Task<std::vector<int>> AllOfHundred() {
-  std::vector<Task<int>> tasks;
+Lazy<std::vector<int>> AllOfHundred() {
+  std::vector<Lazy<int>> tasks;
   for (int i = 0; i < 100; ++i) tasks.push_back(ValueAfterYields(i, i % 4));
   co_return co_await WhenAll(std::move(tasks));
 }
-Task<std::size_t> AllOfNone() {
-  std::vector<int> values = co_await WhenAll(std::vector<Task<int>>());
+Lazy<std::size_t> AllOfNone() {
+  std::vector<int> values = co_await WhenAll(std::vector<Lazy<int>>());
   co_return values.size();
 }
-Task<int> AllVoids(std::atomic<int>* ran) {
-  std::vector<Task<void>> tasks;
+Lazy<int> AllVoids(std::atomic<int>* ran) {
+  std::vector<Lazy<void>> tasks;
   for (int i = 0; i < 10; ++i) tasks.push_back(Nothing());
   co_await WhenAll(std::move(tasks));
   ran->fetch_add(1);
@@ -131,12 +131,12 @@ struct FailFastRecord {
   WakeReason sleeper_reason = WakeReason::kWakeup;
   int live_when_caught = -1;
 };
-Task<WakeReason> RecordingSleeper(FailFastRecord* record) {
+Lazy<WakeReason> RecordingSleeper(FailFastRecord* record) {
   const WakeReason why = co_await Sleeper(kLongTime, Alive(&record->live), &record->live);
   record->sleeper_reason = why;
   co_return why;
 }
-Task<std::string> FailFast(FailFastRecord* record) {
+Lazy<std::string> FailFast(FailFastRecord* record) {
   try {
     co_await WhenAll(RecordingSleeper(record), ThrowAfterSleep(milliseconds(5), "first"),
                      ThrowAfterSleep(milliseconds(200), "second"));
@@ -160,7 +160,7 @@ TEST(WhenAllTest, FirstExceptionCancelsTheOthersWhichAreAwaitedThenItIsRethrown)
 
 // The caller is cancelled: its children are cancelled with it (they report it as their
 // value), awaited, and WhenAll returns what they produced.
-Task<std::tuple<WakeReason, WakeReason>> TwoSleepers(std::atomic<int>* live, Event* started) {
+Lazy<std::tuple<WakeReason, WakeReason>> TwoSleepers(std::atomic<int>* live, Event* started) {
   started->Set();
   co_return co_await WhenAll(Sleeper(kLongTime, Alive(live), live),
                              Sleeper(kLongTime, Alive(live), live));
@@ -187,10 +187,10 @@ struct AnyRecord {
   int live_after = -1;
   std::size_t index = 99;
 };
-Task<int> AnyWithLoser(AnyRecord* record) {
+Lazy<int> AnyWithLoser(AnyRecord* record) {
   auto token = std::make_shared<int>(0);
   auto loser = []([[maybe_unused]] std::shared_ptr<int> held,
-                  std::atomic<int>* live) -> Task<std::string> {
+                  std::atomic<int>* live) -> Lazy<std::string> {
     Alive local(live);
     co_await SleepFor(kLongTime);
     co_return "loser";
@@ -214,14 +214,14 @@ TEST(WhenAnyTest, ReturnsTheFirstAndTheLoserIsDestroyedBeforeItReturns) {
 }
 
 // Same types twice: the variant's index says which one won.
-Task<std::size_t> SameTypeRace() {
+Lazy<std::size_t> SameTypeRace() {
   std::variant<int, int> result =
       co_await WhenAny(ValueAfterSleep(1, kLongTime), ValueAfterYields(2, 0));
   co_return result.index() * 10 + static_cast<std::size_t>(std::get<1>(result));
 }
 
-Task<std::size_t> VectorRace(std::atomic<int>* live) {
-  std::vector<Task<WakeReason>> tasks;
+Lazy<std::size_t> VectorRace(std::atomic<int>* live) {
+  std::vector<Lazy<WakeReason>> tasks;
   for (int i = 0; i < 8; ++i) {
     tasks.push_back(Sleeper(i == 5 ? milliseconds(1) : kLongTime, Alive(live), live));
   }
@@ -230,9 +230,9 @@ Task<std::size_t> VectorRace(std::atomic<int>* live) {
   co_return result.index;
 }
 
-Task<std::string> EmptyRace() {
+Lazy<std::string> EmptyRace() {
   try {
-    co_await WhenAny(std::vector<Task<int>>());
+    co_await WhenAny(std::vector<Lazy<int>>());
   } catch (const std::invalid_argument& e) {
     co_return e.what();
   }
@@ -248,7 +248,7 @@ TEST(WhenAnyTest, IndexOfTheWinnerForSameTypesAndVectors) {
   EXPECT_EQ(Spawn(sched, EmptyRace()).Get(), "coro::WhenAny of an empty vector of tasks");
 }
 
-Task<std::string> WinnerThrows(std::atomic<int>* live) {
+Lazy<std::string> WinnerThrows(std::atomic<int>* live) {
   try {
     co_await WhenAny(ThrowAfterSleep(milliseconds(1), "winner failed"),
                      Sleeper(kLongTime, Alive(live), live));
@@ -267,12 +267,12 @@ TEST(WhenAnyTest, TheWinnersExceptionIsRethrownAfterTheLosersEnded) {
 }
 
 // A loser that never waits, only polls IsCancelled(): WhenAny still waits for it.
-Task<int> PollUntilCancelled(std::atomic<bool>* saw_cancel) {
+Lazy<int> PollUntilCancelled(std::atomic<bool>* saw_cancel) {
   while (!IsCancelled()) co_await Yield();
   saw_cancel->store(true);
   co_return -1;
 }
-Task<bool> PollingLoser() {
+Lazy<bool> PollingLoser() {
   std::atomic<bool> saw_cancel{false};
   co_await WhenAny(PollUntilCancelled(&saw_cancel), ValueAfterYields(3, 5));
   co_return saw_cancel.load();
@@ -286,7 +286,7 @@ TEST(WhenAnyTest, ALoserThatOnlyPollsIsCancelledAndAwaited) {
 
 // --- WithTimeout ---
 
-Task<int> TimeoutNotFiring() {
+Lazy<int> TimeoutNotFiring() {
   TimeoutOr<int> fast = co_await WithTimeout(ValueAfterYields(9, 3), DeadlineAfter(kLongTime));
   TimeoutOr<void> done = co_await WithTimeout(Nothing(), seconds(60));
   if (!done) co_return -1;
@@ -305,13 +305,13 @@ struct TimeoutRecord {
   int live_after = -1;
   bool caller_cancelled = true;
 };
-Task<int> ReportCancelReason(TimeoutRecord* record) {
+Lazy<int> ReportCancelReason(TimeoutRecord* record) {
   Alive local(&record->live);
   co_await SleepFor(kLongTime);
   record->child_reason = CurrentCancelReason();
   co_return 1;
 }
-Task<bool> TimeoutFiring(TimeoutRecord* record) {
+Lazy<bool> TimeoutFiring(TimeoutRecord* record) {
   TimeoutOr<int> result = co_await WithTimeout(ReportCancelReason(record), milliseconds(10));
   record->live_after = record->live.load();
   record->caller_cancelled = IsCancelled();
@@ -332,7 +332,7 @@ TEST(WithTimeoutTest, OnTimeoutTheTaskIsCancelledWithDeadlineAndAwaited) {
 
 // A task that returns a value when the deadline cancels it still timed out, whichever of
 // its end and the deadline the caller hears of first (each round races the two).
-Task<int> CountTimeouts(std::atomic<int>* live) {
+Lazy<int> CountTimeouts(std::atomic<int>* live) {
   int timeouts = 0;
   for (int i = 0; i < 20; ++i) {
     TimeoutOr<WakeReason> result =
@@ -354,7 +354,7 @@ TEST(WithTimeoutTest, ATaskThatReturnsAValueWhenCancelledAtTheDeadlineTimedOut) 
   EXPECT_EQ(live.load(), 0);
 }
 
-Task<std::string> TimeoutRethrows() {
+Lazy<std::string> TimeoutRethrows() {
   try {
     co_await WithTimeout(ThrowAfterSleep(milliseconds(1), "inner"), seconds(60));
   } catch (const std::runtime_error& e) {
@@ -380,12 +380,12 @@ TEST(WithTimeoutTest, ValueOfATimeoutAbortsWithAMessage) {
 
 // --- Nested: WhenAll of WithTimeout and WhenAny, inside WithTimeout. ---
 
-Task<int> AnyOfTwo() {
+Lazy<int> AnyOfTwo() {
   std::variant<int, int> result =
       co_await WhenAny(ValueAfterYields(4, 1), ValueAfterSleep(8, kLongTime));
   co_return std::get<0>(result);
 }
-Task<int> Nested(std::atomic<int>* live) {
+Lazy<int> Nested(std::atomic<int>* live) {
   auto [slow, any] = co_await WhenAll(
       WithTimeout(Sleeper(kLongTime, Alive(live), live), milliseconds(5)), AnyOfTwo());
   TimeoutOr<int> outer = co_await WithTimeout(ValueAfterYields(any, 1), seconds(60));
@@ -401,12 +401,12 @@ TEST(CombinatorsTest, NestedCombinators) {
 
 // --- JoinUntil / JoinFor / Finished ---
 
-Task<int> WaitForEvent(Event* event, std::atomic<bool>* cancelled) {
+Lazy<int> WaitForEvent(Event* event, std::atomic<bool>* cancelled) {
   co_await event->Wait();
   cancelled->store(IsCancelled());
   co_return 11;
 }
-Task<int> TimedJoin(TaskScheduler* sched, Event* event, std::atomic<bool>* cancelled) {
+Lazy<int> TimedJoin(TaskScheduler* sched, Event* event, std::atomic<bool>* cancelled) {
   JoinHandle<int> handle = Spawn(*sched, WaitForEvent(event, cancelled));
   TimeoutOr<int> first = co_await JoinFor(handle, milliseconds(10));
   if (!first.timed_out() || !handle.IsValid() || handle.IsDone()) co_return -1;
@@ -427,7 +427,7 @@ TEST(JoinUntilTest, TimesOutWithoutCancellingThenJoins) {
   EXPECT_FALSE(cancelled.load());
 }
 
-Task<int> JoinFinished(TaskScheduler* sched) {
+Lazy<int> JoinFinished(TaskScheduler* sched) {
   JoinHandle<int> handle = Spawn(*sched, ValueAfterYields(6, 0));
   while (!handle.IsDone()) co_await Yield();
   const bool finished = co_await handle.Finished(DeadlineAfter(milliseconds(0)));
@@ -449,8 +449,8 @@ struct CancelOneRecord {
   WakeReason second = WakeReason::kWakeup;
   bool caller_cancelled = true;
 };
-Task<WakeReason> SleepLong() { co_return co_await SleepFor(kLongTime); }
-Task<void> CancelOne(CancelOneRecord* record, CancelToken token, Event* started) {
+Lazy<WakeReason> SleepLong() { co_return co_await SleepFor(kLongTime); }
+Lazy<void> CancelOne(CancelOneRecord* record, CancelToken token, Event* started) {
   started->Set();
   record->first = co_await WithCancel(SleepLong(), token);
   record->caller_cancelled = IsCancelled();
@@ -477,7 +477,7 @@ TEST(WithCancelTest, CancelsOneOperationNotItsCaller) {
   EXPECT_FALSE(CancelToken().IsCancelled());
 }
 
-Task<int> UnderDefaultToken() {
+Lazy<int> UnderDefaultToken() {
   co_return co_await WithCancel(ValueAfterYields(3, 2), CancelToken());
 }
 
@@ -489,7 +489,7 @@ TEST(WithCancelTest, ADefaultTokenNeverCancels) {
 
 // --- Stop ---
 
-Task<std::tuple<WakeReason, WakeReason>> SleepersUntilStop(std::atomic<int>* live) {
+Lazy<std::tuple<WakeReason, WakeReason>> SleepersUntilStop(std::atomic<int>* live) {
   co_return co_await WhenAll(Sleeper(kLongTime, Alive(live), live),
                              Sleeper(kLongTime, Alive(live), live));
 }
@@ -512,12 +512,12 @@ TEST(CombinatorsTest, StopEndsTheChildrenAndTheCaller) {
 // --- Stress: completion racing cancellation and deadlines ---
 
 // Finishes after `yields` yields, unless cancelled first (then it stops yielding).
-Task<int> Racer(int value, int yields, [[maybe_unused]] Alive parameter) {
+Lazy<int> Racer(int value, int yields, [[maybe_unused]] Alive parameter) {
   for (int i = 0; i < yields && !IsCancelled(); ++i) co_await Yield();
   co_return value;
 }
 
-Task<void> CancelAfterYields(CancelSource source, int yields) {
+Lazy<void> CancelAfterYields(CancelSource source, int yields) {
   for (int i = 0; i < yields; ++i) co_await Yield();
   source.Cancel();
 }
@@ -527,7 +527,7 @@ Task<void> CancelAfterYields(CancelSource source, int yields) {
 // a timed join racing the end. After each combinator and after the join, no child may be
 // alive: its frame, parameters included, is gone before the call returns (a parameter
 // that points into this frame is safe; ASan checks it).
-Task<int> StressRound(int seed, std::atomic<int>* failures) {
+Lazy<int> StressRound(int seed, std::atomic<int>* failures) {
   std::atomic<int> live{0};
   const int a = seed % 5, b = (seed / 5) % 5;
   std::variant<int, int, int> any = co_await WhenAny(

@@ -32,7 +32,7 @@ TEST(EventTest, SetWakesAllWaitersAndLaterWaitsReturnAtOnce) {
   Event event;
   int payload = 0;  // written before Set, read by the woken waiters
   std::atomic<int> started{0};
-  auto waiter = [&]() -> Task<int> {
+  auto waiter = [&]() -> Lazy<int> {
     started.fetch_add(1);
     EXPECT_EQ(co_await event.Wait(), WaitStatus::kOk);
     co_return payload;
@@ -56,11 +56,11 @@ TEST(EventTest, DeadlineCancelAndStop) {
     TaskScheduler sched;
     sched.Start(2);
     Event event;
-    auto timed = [&]() -> Task<WaitStatus> {
+    auto timed = [&]() -> Lazy<WaitStatus> {
       co_return co_await event.Wait(DeadlineAfter(milliseconds(10)));
     };
     EXPECT_EQ(Spawn(sched, timed()).Get(), WaitStatus::kDeadline);
-    auto forever = [&]() -> Task<WaitStatus> {
+    auto forever = [&]() -> Lazy<WaitStatus> {
       started.fetch_add(1);
       co_return co_await event.Wait();
     };
@@ -86,7 +86,7 @@ TEST(EventStressTest, SetRacesWithDeadlinesAndCancellation) {
     auto event = std::make_unique<Event>();
     int payload = 0;
     std::atomic<int> statuses[4] = {};
-    auto waiter = [&](unsigned seed) -> Task<> {
+    auto waiter = [&](unsigned seed) -> Lazy<> {
       std::minstd_rand local(seed);
       const TaskDeadline deadline =
           local() % 4 == 0 ? kTaskDeadlineInfinite : DeadlineAfter(microseconds(local() % 200));
@@ -130,9 +130,9 @@ TEST(EventDeathTest, DestroyingAnEventWithWaitersDies) {
     TaskScheduler sched;
     sched.Start(1);
     auto* event = new Event();
-    auto waiter = [event]() -> Task<> { co_await event->Wait(); };
+    auto waiter = [event]() -> Lazy<> { co_await event->Wait(); };
     // Runs after the waiter has queued: one worker, posted in this order.
-    auto destroyer = [event]() -> Task<> {
+    auto destroyer = [event]() -> Lazy<> {
       delete event;
       co_return;
     };

@@ -53,7 +53,7 @@ std::int64_t ResidentBytes() {
 #endif
 }
 
-Task<> Finish(std::atomic<std::int64_t>* finished) {
+Lazy<> Finish(std::atomic<std::int64_t>* finished) {
   finished->fetch_add(1, std::memory_order_relaxed);
   co_return;
 }

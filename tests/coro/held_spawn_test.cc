@@ -24,12 +24,12 @@ namespace {
 
 using std::chrono::seconds;
 
-Task<int> Child(std::atomic<std::int64_t>* yields, std::atomic<std::int64_t>* yields_at_start) {
+Lazy<int> Child(std::atomic<std::int64_t>* yields, std::atomic<std::int64_t>* yields_at_start) {
   *yields_at_start = yields->load();
   co_return 7;
 }
 
-Task<void> YieldLoop(std::atomic<bool>* stop, std::atomic<std::int64_t>* yields) {
+Lazy<void> YieldLoop(std::atomic<bool>* stop, std::atomic<std::int64_t>* yields) {
   while (!stop->load(std::memory_order_relaxed)) {
     yields->fetch_add(1, std::memory_order_relaxed);
     co_await Yield();

@@ -30,7 +30,7 @@ TEST(MutexTest, TryLockUnlockAndGuard) {
   TaskScheduler sched;
   sched.Start(1);
   Mutex mutex;
-  auto body = [&]() -> Task<> {
+  auto body = [&]() -> Lazy<> {
     EXPECT_FALSE(mutex.IsLocked());
     EXPECT_TRUE(mutex.TryLock());
     EXPECT_TRUE(mutex.IsLocked());
@@ -58,7 +58,7 @@ TEST(MutexTest, TryLockUnlockAndGuard) {
 // Starts `waiter` and lets it run until it suspends: on a one-worker scheduler the spawned
 // coroutine is ahead of us in the ready queue, so after our Yield it has queued.
 template <typename T>
-Task<JoinHandle<T>> SpawnAndLetItQueue(TaskScheduler* sched, Task<T> waiter) {
+Lazy<JoinHandle<T>> SpawnAndLetItQueue(TaskScheduler* sched, Lazy<T> waiter) {
   JoinHandle<T> handle = Spawn(*sched, std::move(waiter), {.child_of_current = false});
   co_await Yield();
   co_return handle;
@@ -70,7 +70,7 @@ TEST(MutexTest, WaitersAreGrantedInFifoOrder) {
   sched.Start(1);
   Mutex mutex;
   std::vector<int> order;  // guarded by mutex
-  auto waiter = [&](int i) -> Task<> {
+  auto waiter = [&](int i) -> Lazy<> {
     // Alternate the three ways of waiting: all of them queue in one FIFO.
     if (i % 3 == 0) {
       co_await mutex.Lock();
@@ -82,7 +82,7 @@ TEST(MutexTest, WaitersAreGrantedInFifoOrder) {
     order.push_back(i);
     mutex.Unlock();
   };
-  auto holder = [&]() -> Task<> {
+  auto holder = [&]() -> Lazy<> {
     co_await mutex.Lock();
     std::vector<JoinHandle<void>> waiters;
     for (int i = 0; i < kWaiters; ++i) {
@@ -103,12 +103,12 @@ TEST(MutexTest, UnlockHandsOffDirectlyToTheOldestWaiter) {
   sched.Start(1);
   Mutex mutex;
   std::vector<char> order;  // guarded by mutex
-  auto waiter = [&]() -> Task<> {
+  auto waiter = [&]() -> Lazy<> {
     co_await mutex.Lock();
     order.push_back('w');
     mutex.Unlock();
   };
-  auto holder = [&]() -> Task<> {
+  auto holder = [&]() -> Lazy<> {
     co_await mutex.Lock();
     JoinHandle<void> w = co_await SpawnAndLetItQueue(&sched, waiter());
     mutex.Unlock();
@@ -130,9 +130,9 @@ TEST(MutexTest, TryLockUntilTimesOutAndLeavesTheQueue) {
   TaskScheduler sched;
   sched.Start(2);
   Mutex mutex;
-  auto body = [&]() -> Task<> {
+  auto body = [&]() -> Lazy<> {
     co_await mutex.Lock();
-    auto waiter = [&]() -> Task<WaitStatus> {
+    auto waiter = [&]() -> Lazy<WaitStatus> {
       co_return co_await mutex.TryLockUntil(DeadlineAfter(milliseconds(20)));
     };
     const auto start = TaskClock::now();
@@ -150,18 +150,18 @@ TEST(MutexTest, CancelEndsTryLockUntilButNotLock) {
   TaskScheduler sched;
   sched.Start(1);
   Mutex mutex;
-  auto try_waiter = [&]() -> Task<WaitStatus> {
+  auto try_waiter = [&]() -> Lazy<WaitStatus> {
     const WaitStatus status = co_await mutex.TryLockUntil(kTaskDeadlineInfinite);
     if (status == WaitStatus::kOk) mutex.Unlock();
     co_return status;
   };
-  auto lock_waiter = [&]() -> Task<bool> {
+  auto lock_waiter = [&]() -> Lazy<bool> {
     co_await mutex.Lock();
     const bool cancelled = IsCancelled();
     mutex.Unlock();
     co_return cancelled;
   };
-  auto holder = [&]() -> Task<> {
+  auto holder = [&]() -> Lazy<> {
     co_await mutex.Lock();
     JoinHandle<WaitStatus> a = co_await SpawnAndLetItQueue(&sched, try_waiter());
     JoinHandle<bool> b = co_await SpawnAndLetItQueue(&sched, lock_waiter());
@@ -185,7 +185,7 @@ TEST(MutexTest, MutuallyCancellingWaitersDoNotDeadlock) {
   Mutex mutex;
   CoroutineRef refs[2];
   std::atomic<int> registered{0};
-  auto waiter = [&](int i) -> Task<WaitStatus> {
+  auto waiter = [&](int i) -> Lazy<WaitStatus> {
     auto cancel_other = [&, i](CancelReason) { refs[1 - i].Cancel(); };
     CancelCallback callback(cancel_other);
     registered.fetch_add(1);
@@ -193,7 +193,7 @@ TEST(MutexTest, MutuallyCancellingWaitersDoNotDeadlock) {
     if (status == WaitStatus::kOk) mutex.Unlock();
     co_return status;
   };
-  auto holder = [&]() -> Task<> {
+  auto holder = [&]() -> Lazy<> {
     co_await mutex.Lock();
     JoinHandle<WaitStatus> a = Spawn(sched, waiter(0), {.child_of_current = false});
     JoinHandle<WaitStatus> b = Spawn(sched, waiter(1), {.child_of_current = false});
@@ -220,7 +220,7 @@ TEST(MutexTest, StopEndsCancellableWaitsWithShutdownAndLockWaitsGetTheLock) {
     TaskScheduler sched;
     sched.Start(2);
     Mutex mutex;
-    auto owner_body = [&]() -> Task<> {
+    auto owner_body = [&]() -> Lazy<> {
       co_await mutex.Lock();
       queued.fetch_add(1);
       // Holds the lock until the scheduler stops (shutdown ends this wait), and until the
@@ -229,13 +229,13 @@ TEST(MutexTest, StopEndsCancellableWaitsWithShutdownAndLockWaitsGetTheLock) {
       while (!try_done.load()) co_await Yield();
       mutex.Unlock();
     };
-    auto try_body = [&]() -> Task<> {
+    auto try_body = [&]() -> Lazy<> {
       queued.fetch_add(1);
       try_status = co_await mutex.TryLockUntil(kTaskDeadlineInfinite);
       if (try_status == WaitStatus::kOk) mutex.Unlock();
       try_done.store(true);
     };
-    auto lock_body = [&]() -> Task<> {
+    auto lock_body = [&]() -> Lazy<> {
       queued.fetch_add(1);
       co_await mutex.Lock();
       lock_waiter_ran = true;
@@ -269,7 +269,7 @@ TEST(MutexStressTest, MutualExclusionOnFourWorkers) {
   std::int64_t counter = 0;  // guarded by mutex
   std::int64_t shadow = 0;   // guarded by mutex; read-modify-written across a Yield
   int inside = 0;            // guarded by mutex
-  auto body = [&](int c) -> Task<std::int64_t> {
+  auto body = [&](int c) -> Lazy<std::int64_t> {
     std::minstd_rand random(c + 1);
     std::int64_t mine = 0;
     for (int r = 0; r < kRounds; ++r) {
@@ -321,7 +321,7 @@ TEST(MutexStressTest, HandOffRacesWithDeadlinesAndCancellation) {
   for (int round = 0; round < kRounds; ++round) {
     std::minstd_rand random(round + 1);
     std::atomic<int> statuses[4] = {};
-    auto waiter = [&](unsigned seed) -> Task<> {
+    auto waiter = [&](unsigned seed) -> Lazy<> {
       std::minstd_rand local(seed);
       const TaskDeadline deadline =
           local() % 4 == 0 ? kTaskDeadlineInfinite : DeadlineAfter(microseconds(local() % 200));
@@ -333,7 +333,7 @@ TEST(MutexStressTest, HandOffRacesWithDeadlinesAndCancellation) {
       --inside;
       mutex.Unlock();
     };
-    auto holder = [&]() -> Task<> {
+    auto holder = [&]() -> Lazy<> {
       co_await mutex.Lock();
       std::vector<JoinHandle<void>> waiters;
       for (int i = 0; i < kWaiters; ++i) {
@@ -370,13 +370,13 @@ TEST(MutexStressTest, HandOffRacesWithDeadlinesAndCancellation) {
 coro::Mutex readme_mutex;
 std::map<std::string, int> readme_table;  // guarded by readme_mutex
 
-Task<> Add(std::string key) {
+Lazy<> Add(std::string key) {
   MutexGuard guard = co_await readme_mutex.LockGuard();
   ++readme_table[key];
   co_await Yield();
 }
 
-Task<bool> AddWithin(std::string key, std::chrono::milliseconds budget) {
+Lazy<bool> AddWithin(std::string key, std::chrono::milliseconds budget) {
   const WaitStatus locked = co_await readme_mutex.TryLockUntil(DeadlineAfter(budget));
   if (locked != WaitStatus::kOk) co_return false;
   MutexGuard guard(readme_mutex, std::adopt_lock);
@@ -408,7 +408,7 @@ void RunInCoroutine(Body body) {
 }
 
 TEST(MutexDeathTest, UnlockOfAnUnlockedMutexDies) {
-  auto body = []() -> Task<> {
+  auto body = []() -> Lazy<> {
     Mutex mutex;
     mutex.Unlock();
     co_return;
@@ -421,14 +421,14 @@ TEST(MutexDeathTest, UnlockByANonOwnerDies) {
     TaskScheduler sched;
     sched.Start(1);
     Mutex mutex;
-    auto owner = [&]() -> Task<> {
+    auto owner = [&]() -> Lazy<> {
       co_await mutex.Lock();
       co_return;
     };
     // Keep the owner's state alive (unjoined handle), so its address is not reused.
     JoinHandle<void> owner_handle = Spawn(sched, owner());
     owner_handle.WaitFor(seconds(60));
-    auto other = [&]() -> Task<> {
+    auto other = [&]() -> Lazy<> {
       mutex.Unlock();
       co_return;
     };
@@ -438,7 +438,7 @@ TEST(MutexDeathTest, UnlockByANonOwnerDies) {
 }
 
 TEST(MutexDeathTest, LockingAMutexTwiceDies) {
-  auto body = []() -> Task<> {
+  auto body = []() -> Lazy<> {
     Mutex mutex;
     co_await mutex.Lock();
     co_await mutex.Lock();
@@ -447,7 +447,7 @@ TEST(MutexDeathTest, LockingAMutexTwiceDies) {
 }
 
 TEST(MutexDeathTest, DestroyingALockedMutexDies) {
-  auto body = []() -> Task<> {
+  auto body = []() -> Lazy<> {
     Mutex mutex;
     co_await mutex.Lock();
   };

@@ -24,10 +24,10 @@ namespace {
 using fairsched::testing::StressIterations;
 using std::chrono::microseconds;
 
-Task<std::int64_t> Short(std::int64_t i) { co_return i; }
+Lazy<std::int64_t> Short(std::int64_t i) { co_return i; }
 
 // Spawns `count` children in windows and joins each.
-Task<std::int64_t> Spawner(TaskScheduler* sched, std::int64_t first, std::int64_t count) {
+Lazy<std::int64_t> Spawner(TaskScheduler* sched, std::int64_t first, std::int64_t count) {
   constexpr std::int64_t kWindow = 256;
   std::int64_t sum = 0;
   std::vector<JoinHandle<std::int64_t>> window;
@@ -120,7 +120,7 @@ struct StackSpread {
 };
 
 // Each worker has its own stack: record per thread, compare spreads within one thread.
-Task<std::int64_t> Nested(int depth, StackSpread* spreads, std::thread::id* ids) {
+Lazy<std::int64_t> Nested(int depth, StackSpread* spreads, std::thread::id* ids) {
   const std::thread::id me = std::this_thread::get_id();
   spreads[me == ids[0] ? 0 : 1].Record();
   if (depth == 0) co_return 0;
@@ -135,7 +135,7 @@ TEST(RuntimeStressTest, MillionDeepChainOnWorkersKeepsTheStackFlat) {
   StackSpread spreads[2];
   std::thread::id ids[2];
   // Learn one worker's id so the records split by thread.
-  auto who = []() -> Task<std::thread::id> { co_return std::this_thread::get_id(); };
+  auto who = []() -> Lazy<std::thread::id> { co_return std::this_thread::get_id(); };
   ids[0] = Spawn(sched, who()).Get();
   EXPECT_EQ(Spawn(sched, Nested(kDepth, spreads, ids)).Get(), kDepth);
   for (const StackSpread& spread : spreads) {
@@ -162,7 +162,7 @@ TEST(RuntimeStressTest, WakersDeadlinesAndCancelEndEachWaitExactlyOnce) {
   struct Counts {
     std::int64_t woken = 0, deadline = 0, cancelled = 0, other = 0;
   };
-  auto body = [&](int c) -> Task<Counts> {
+  auto body = [&](int c) -> Lazy<Counts> {
     Counts counts;
     std::minstd_rand random(c + 1);
     for (int w = 0; w < kWaits; ++w) {
@@ -253,7 +253,7 @@ TEST(RuntimeStressTest, CancelCallbackDestructionRacesWithItsInvocation) {
     std::atomic<int> running{0};
     std::atomic<bool> ran_after_destruction{false};
     std::atomic<bool> destroyed{false};
-    auto body = [&]() -> Task<> {
+    auto body = [&]() -> Lazy<> {
       {
         CancelCallback callback([&](CancelReason) {
           running.fetch_add(1);
@@ -284,7 +284,7 @@ TEST(RuntimeStressTest, ExternalSignalsRaceWithWaitSignalAndCancel) {
   TaskScheduler sched;
   sched.Start(2);
   for (int round = 0; round < kRounds; ++round) {
-    auto body = [](int waits) -> Task<int> {
+    auto body = [](int waits) -> Lazy<int> {
       int after_cancel_not_cancelled = 0;
       for (int i = 0; i < waits; ++i) {
         const bool was_cancelled = IsCancelled();

@@ -25,7 +25,7 @@ using std::chrono::seconds;
 
 constexpr auto kLongTime = seconds(60);  // "never" for a test that must not hit it
 
-Task<int> Answer() { co_return 42; }
+Lazy<int> Answer() { co_return 42; }
 
 TEST(RuntimeTest, SpawnRunsAndGetReturnsTheValue) {
   TaskScheduler sched;
@@ -41,7 +41,7 @@ TEST(RuntimeTest, SpawnRunsAndGetReturnsTheValue) {
 struct [[nodiscard]] MustUse {
   int value;
 };
-Task<MustUse> MustUseAnswer() { co_return MustUse{7}; }
+Lazy<MustUse> MustUseAnswer() { co_return MustUse{7}; }
 
 TEST(RuntimeTest, SpawnOfANodiscardResultCompilesAndReturnsIt) {
   TaskScheduler sched;
@@ -58,7 +58,7 @@ TEST(RuntimeTest, SpawnBeforeStartRunsAfterStart) {
   EXPECT_EQ(handle.Get(), 42);
 }
 
-Task<int> ThrowAfterYield() {
+Lazy<int> ThrowAfterYield() {
   co_await Yield();
   throw std::runtime_error("from a coroutine");
   co_return 0;
@@ -75,7 +75,7 @@ TEST(RuntimeTest, ExceptionReachesAPlainThreadWaiter) {
 TEST(RuntimeTest, AwaitingAJoinHandleReturnsValueAndException) {
   TaskScheduler sched;
   sched.Start(2);
-  auto parent = [](TaskScheduler* s) -> Task<std::string> {
+  auto parent = [](TaskScheduler* s) -> Lazy<std::string> {
     JoinHandle<int> value = Spawn(*s, Answer());
     JoinHandle<int> failing = Spawn(*s, ThrowAfterYield());
     const int v = co_await std::move(value);
@@ -95,12 +95,12 @@ TEST(RuntimeTest, JoiningAChildThatWaitsForASignal) {
   std::atomic<bool> child_waiting{false};
   CoroutineRef child_ref;
   std::atomic<bool> ref_ready{false};
-  auto child = [&]() -> Task<WakeReason> {
+  auto child = [&]() -> Lazy<WakeReason> {
     child_ref = ThisCoroutine();
     ref_ready.store(true);
     co_return co_await WaitSignal();
   };
-  auto parent = [&](TaskScheduler* s) -> Task<WakeReason> {
+  auto parent = [&](TaskScheduler* s) -> Lazy<WakeReason> {
     co_return co_await Spawn(*s, child());
   };
   JoinHandle<WakeReason> handle = Spawn(sched, parent(&sched));
@@ -112,7 +112,7 @@ TEST(RuntimeTest, JoiningAChildThatWaitsForASignal) {
 }
 
 // `parameter` must have been destroyed by the time the join returns.
-Task<int> HoldsAParameter(testing::Alive parameter, int value) {
+Lazy<int> HoldsAParameter(testing::Alive parameter, int value) {
   (void)parameter;
   co_return value;
 }
@@ -138,7 +138,7 @@ TEST(RuntimeTest, AJoinDestroysTheParametersBeforeItReturns) {
   EXPECT_EQ(alive_after_get, 0) << "of " << kRounds << " plain-thread joins";
 
   // The same through co_await in a coroutine: the counter lives in the joiner's frame.
-  auto joiner = [](TaskScheduler* s, int rounds) -> Task<int> {
+  auto joiner = [](TaskScheduler* s, int rounds) -> Lazy<int> {
     int alive_after_join = 0;
     for (int round = 0; round < rounds; ++round) {
       std::atomic<int> live{0};
@@ -159,7 +159,7 @@ TEST(RuntimeTest, AJoinDestroysTheParametersBeforeItReturns) {
 TEST(RuntimeTest, YieldGoesToTheBackOfTheReadyQueue) {
   TaskScheduler sched;
   std::vector<std::string> log;  // one worker: no data race
-  auto body = [&]() -> Task<> {
+  auto body = [&]() -> Lazy<> {
     log.push_back("coro 1");
     co_await Yield();
     log.push_back("coro 2");
@@ -175,7 +175,7 @@ TEST(RuntimeTest, YieldGoesToTheBackOfTheReadyQueue) {
 TEST(RuntimeTest, SleepForWaitsAtLeastItsDuration) {
   TaskScheduler sched;
   sched.Start(2);
-  auto body = []() -> Task<WakeReason> {
+  auto body = []() -> Lazy<WakeReason> {
     const auto start = TaskClock::now();
     const WakeReason reason = co_await SleepFor(milliseconds(30));
     EXPECT_GE(TaskClock::now() - start, milliseconds(30));
@@ -188,7 +188,7 @@ TEST(RuntimeTest, WaitSignalReportsEachReason) {
   TaskScheduler sched;
   sched.Start(2);
   std::atomic<int> stage{0};
-  auto body = [&]() -> Task<std::vector<WakeReason>> {
+  auto body = [&]() -> Lazy<std::vector<WakeReason>> {
     std::vector<WakeReason> reasons;
     reasons.push_back(co_await WaitSignal(DeadlineAfter(milliseconds(5))));  // deadline
     stage.store(1);
@@ -220,7 +220,7 @@ TEST(RuntimeTest, PrepareWaitWakerAndStaleWaker) {
   std::atomic<int> stage{0};
   std::atomic<bool> second_ready{false};
   Waker second;
-  auto body = [&]() -> Task<std::vector<WakeReason>> {
+  auto body = [&]() -> Lazy<std::vector<WakeReason>> {
     std::vector<WakeReason> reasons;
     first = PrepareWait();
     reasons.push_back(co_await WaitWoken(DeadlineAfter(milliseconds(5))));  // times out
@@ -245,7 +245,7 @@ TEST(RuntimeTest, PrepareWaitWakerAndStaleWaker) {
 TEST(RuntimeTest, WakerFiredBeforeSuspendingIsNotLost) {
   TaskScheduler sched;
   sched.Start(1);
-  auto body = []() -> Task<WakeReason> {
+  auto body = []() -> Lazy<WakeReason> {
     Waker waker = PrepareWait();
     EXPECT_TRUE(waker.Signal());
     EXPECT_FALSE(waker.Wakeup());  // one wake per wait
@@ -259,7 +259,7 @@ TEST(RuntimeTest, CancelEndsACancellableWaitOnly) {
   sched.Start(2);
   std::atomic<int> stage{0};
   Waker uncancellable;
-  auto body = [&]() -> Task<std::vector<WakeReason>> {
+  auto body = [&]() -> Lazy<std::vector<WakeReason>> {
     std::vector<WakeReason> reasons;
     EXPECT_FALSE(IsCancelled());
     uncancellable = PrepareWait(WaitMode::kUncancellable);
@@ -285,7 +285,7 @@ TEST(RuntimeTest, CancelWakesASleepingCoroutine) {
   TaskScheduler sched;
   sched.Start(2);
   std::atomic<bool> sleeping{false};
-  auto body = [&]() -> Task<WakeReason> {
+  auto body = [&]() -> Lazy<WakeReason> {
     sleeping.store(true);
     co_return co_await SleepFor(kLongTime);
   };
@@ -299,13 +299,13 @@ TEST(RuntimeTest, CancellingAParentCancelsItsChildren) {
   TaskScheduler sched;
   sched.Start(2);
   std::atomic<int> children_waiting{0};
-  auto child = [&]() -> Task<CancelReason> {
+  auto child = [&]() -> Lazy<CancelReason> {
     children_waiting.fetch_add(1);
     const WakeReason reason = co_await WaitSignal();
     EXPECT_EQ(reason, WakeReason::kCancelled);
     co_return CurrentCancelReason();
   };
-  auto parent = [&](TaskScheduler* s) -> Task<int> {
+  auto parent = [&](TaskScheduler* s) -> Lazy<int> {
     JoinHandle<CancelReason> a = Spawn(*s, child());
     JoinHandle<CancelReason> b = Spawn(*s, child());
     JoinHandle<CancelReason> independent = Spawn(*s, child(), {.child_of_current = false});
@@ -327,12 +327,12 @@ TEST(RuntimeTest, CancellingAParentCancelsItsChildren) {
 TEST(RuntimeTest, ParentDeadlineBoundsChildren) {
   TaskScheduler sched;
   sched.Start(2);
-  auto child = []() -> Task<CancelReason> {
+  auto child = []() -> Lazy<CancelReason> {
     const WakeReason reason = co_await SleepFor(kLongTime);
     EXPECT_EQ(reason, WakeReason::kCancelled);
     co_return CurrentCancelReason();
   };
-  auto parent = [&](TaskScheduler* s) -> Task<CancelReason> {
+  auto parent = [&](TaskScheduler* s) -> Lazy<CancelReason> {
     co_return co_await Spawn(*s, child());
   };
   const auto start = TaskClock::now();
@@ -346,7 +346,7 @@ TEST(RuntimeTest, ParentDeadlineBoundsChildren) {
 TEST(RuntimeTest, CancellationDeadlineIsSeenByPollingCode) {
   TaskScheduler sched;
   sched.Start(1);
-  auto body = []() -> Task<CancelReason> {
+  auto body = []() -> Lazy<CancelReason> {
     while (!IsCancelled()) co_await Yield();
     co_return CurrentCancelReason();
   };
@@ -359,7 +359,7 @@ TEST(RuntimeTest, CancelCallbacksRunAndMayReenter) {
   sched.Start(2);
   std::atomic<int> stage{0};
   std::atomic<int> calls{0};
-  auto body = [&]() -> Task<int> {
+  auto body = [&]() -> Lazy<int> {
     CoroutineRef self = ThisCoroutine();
     // Re-entrant: cancelling the coroutine that is being cancelled returns at once.
     CancelCallback reenter([&, self](CancelReason reason) {
@@ -389,7 +389,7 @@ TEST(RuntimeTest, MutuallyCancellingCallbacksDoNotDeadlock) {
   for (int round = 0; round < 50; ++round) {
     CoroutineRef refs[2];
     std::atomic<int> ready{0};
-    auto body = [&](int me) -> Task<CancelReason> {
+    auto body = [&](int me) -> Lazy<CancelReason> {
       refs[me] = ThisCoroutine();
       ready.fetch_add(1);
       while (ready.load() < 3) co_await Yield();
@@ -420,7 +420,7 @@ TEST(RuntimeTest, StopWakesWaitingCoroutinesWithShutdown) {
   {
     TaskScheduler sched;
     sched.Start(2);
-    auto sleeper = [&](int i) -> Task<> {
+    auto sleeper = [&](int i) -> Lazy<> {
       waiting.fetch_add(1);
       if (i == 0 || i == 3) reasons[i] = co_await SleepFor(kLongTime);
       if (i == 1) reasons[i] = co_await WaitSignal();
@@ -456,7 +456,7 @@ TEST(RuntimeTest, SpawnDeadlineRequestsCancellationDuringAnUncancellableWait) {
   Waker waker;
   std::atomic<bool> waiting{false}, callback_ran{false}, cancelled_seen{false};
   std::atomic<int> reason{-1};
-  auto body = [&]() -> Task<void> {
+  auto body = [&]() -> Lazy<void> {
     CancelCallback on_cancel([&](CancelReason why) {
       callback_ran = true;
       reason = static_cast<int>(why);
@@ -492,7 +492,7 @@ TEST(RuntimeTest, StopDoesNotSpinOnAnUncancellableWait) {
   sched.Start(2);
   Waker waker;
   std::atomic<bool> waiting{false};
-  auto body = [&]() -> Task<void> {
+  auto body = [&]() -> Lazy<void> {
     waker = PrepareWait(WaitMode::kUncancellable);
     waiting = true;
     EXPECT_EQ(co_await WaitWoken(), WakeReason::kWakeup);
@@ -520,7 +520,7 @@ TEST(RuntimeTest, StopDoesNotSpinOnAnUncancellableWait) {
 TEST(RuntimeTest, CoroutinesRunOnAnyBasicTaskScheduler) {
   TrivialPolicyTaskScheduler sched;
   sched.Start(2);
-  auto body = []() -> Task<int> {
+  auto body = []() -> Lazy<int> {
     co_await Yield();
     co_await SleepFor(milliseconds(1));
     co_return co_await Answer();
@@ -529,14 +529,14 @@ TEST(RuntimeTest, CoroutinesRunOnAnyBasicTaskScheduler) {
 }
 
 // The example of coro/README.md, verbatim.
-Task<int> Download(int id) {
+Lazy<int> Download(int id) {
   // Waits up to 5 s for someone to call Signal() on this coroutine (e.g. an IO callback).
   WakeReason why = co_await WaitSignal(DeadlineAfter(std::chrono::seconds(5)));
   if (why != WakeReason::kSignal) co_return -1;  // deadline, cancelled or shutdown
   co_return id;
 }
 
-Task<int> Job(TaskScheduler* sched) {
+Lazy<int> Job(TaskScheduler* sched) {
   JoinHandle<int> a = Spawn(*sched, Download(1));  // children of Job:
   JoinHandle<int> b = Spawn(*sched, Download(2));  // cancelled with it
   a.Signal();
@@ -564,7 +564,7 @@ TEST(RuntimeDeathTest, MisuseOfAnEmptyHandleDies) {
 TEST(RuntimeDeathTest, PrepareWaitTwiceDies) {
   auto run = [] {
     TaskScheduler sched;
-    auto body = []() -> Task<> {
+    auto body = []() -> Lazy<> {
       Waker first = PrepareWait();
       Waker second = PrepareWait();
       co_return;
@@ -577,7 +577,7 @@ TEST(RuntimeDeathTest, PrepareWaitTwiceDies) {
 }
 
 TEST(RuntimeDeathTest, RuntimeAwaitablesOutsideASpawnedCoroutineDie) {
-  auto body = []() -> Task<> { co_await Yield(); };
+  auto body = []() -> Lazy<> { co_await Yield(); };
   EXPECT_DEATH(RunSync(body()), "Yield outside a spawned coroutine");
   EXPECT_DEATH((void)PrepareWait(), "PrepareWait outside a spawned coroutine");
 }
@@ -586,7 +586,7 @@ TEST(RuntimeDeathTest, RuntimeAwaitablesOutsideASpawnedCoroutineDie) {
 TEST(RuntimeDeathTest, ForeignAwaitableInASpawnedCoroutineDies) {
   auto run = [] {
     TaskScheduler sched;
-    auto body = []() -> Task<> { co_await std::suspend_always{}; };
+    auto body = []() -> Lazy<> { co_await std::suspend_always{}; };
     Spawn(sched, body()).Detach();
     sched.Start(1);
     sched.Stop();
@@ -600,7 +600,7 @@ TEST(RuntimeDeathTest, HandleDroppedAfterTheCoroutineThrewAborts) {
   auto run = [] {
     TaskScheduler sched;
     sched.Start(1);
-    auto body = []() -> Task<int> {
+    auto body = []() -> Lazy<int> {
       throw std::runtime_error("thrown before the handle went");
       co_return 0;
     };
@@ -616,7 +616,7 @@ TEST(RuntimeDeathTest, DetachedCoroutineThatThrowsAborts) {
   auto run = [] {
     TaskScheduler sched;
     std::atomic<bool> go{false};
-    auto body = [&]() -> Task<int> {
+    auto body = [&]() -> Lazy<int> {
       while (!go.load()) co_await Yield();
       throw std::runtime_error("nobody is listening");
     };

@@ -26,7 +26,7 @@ using testing::StressIterations;
 
 // See mutex_test.cc: on one worker, the spawned coroutine runs (and queues) during our Yield.
 template <typename T>
-Task<JoinHandle<T>> SpawnAndLetItQueue(TaskScheduler* sched, Task<T> waiter) {
+Lazy<JoinHandle<T>> SpawnAndLetItQueue(TaskScheduler* sched, Lazy<T> waiter) {
   JoinHandle<T> handle = Spawn(*sched, std::move(waiter), {.child_of_current = false});
   co_await Yield();
   co_return handle;
@@ -36,7 +36,7 @@ TEST(SemaphoreTest, CountsPermits) {
   TaskScheduler sched;
   sched.Start(1);
   Semaphore semaphore(3);
-  auto body = [&]() -> Task<> {
+  auto body = [&]() -> Lazy<> {
     EXPECT_EQ(semaphore.Available(), 3);
     EXPECT_TRUE(semaphore.TryAcquire(2));
     EXPECT_FALSE(semaphore.TryAcquire(2));
@@ -59,11 +59,11 @@ TEST(SemaphoreTest, FifoWithoutBargingAndHandOffOnRelease) {
   sched.Start(1);
   Semaphore semaphore(0);
   std::vector<int> order;  // touched only on the single worker
-  auto waiter = [&](int id, std::int64_t n) -> Task<> {
+  auto waiter = [&](int id, std::int64_t n) -> Lazy<> {
     co_await semaphore.Acquire(n);
     order.push_back(id);
   };
-  auto driver = [&]() -> Task<> {
+  auto driver = [&]() -> Lazy<> {
     JoinHandle<void> big = co_await SpawnAndLetItQueue(&sched, waiter(0, 3));
     JoinHandle<void> small = co_await SpawnAndLetItQueue(&sched, waiter(1, 1));
     semaphore.Release(2);
@@ -85,13 +85,13 @@ TEST(SemaphoreTest, AWaiterThatLeavesUnblocksTheOnesBehindIt) {
   TaskScheduler sched;
   sched.Start(1);
   Semaphore semaphore(2);
-  auto big = [&]() -> Task<WaitStatus> {
+  auto big = [&]() -> Lazy<WaitStatus> {
     co_return co_await semaphore.AcquireUntil(DeadlineAfter(milliseconds(20)), 5);
   };
-  auto small = [&]() -> Task<WaitStatus> {
+  auto small = [&]() -> Lazy<WaitStatus> {
     co_return co_await semaphore.AcquireUntil(kTaskDeadlineInfinite, 2);
   };
-  auto driver = [&]() -> Task<> {
+  auto driver = [&]() -> Lazy<> {
     EXPECT_TRUE(semaphore.TryAcquire(2));
     JoinHandle<WaitStatus> b = co_await SpawnAndLetItQueue(&sched, big());
     JoinHandle<WaitStatus> s = co_await SpawnAndLetItQueue(&sched, small());
@@ -111,7 +111,7 @@ TEST(SemaphoreTest, CancelCallbackThatReleasesDoesNotDeadlock) {
   sched.Start(2);
   Semaphore semaphore(0);
   std::atomic<bool> registered{false};
-  auto waiter = [&]() -> Task<WaitStatus> {
+  auto waiter = [&]() -> Lazy<WaitStatus> {
     auto release = [&](CancelReason) { semaphore.Release(); };
     CancelCallback callback(release);
     registered.store(true);
@@ -139,7 +139,7 @@ TEST(SemaphoreTest, StopEndsCancellableWaitsWithShutdown) {
     TaskScheduler sched;
     sched.Start(2);
     Semaphore semaphore(0);
-    auto waiter = [&]() -> Task<WaitStatus> {
+    auto waiter = [&]() -> Lazy<WaitStatus> {
       started.fetch_add(1);
       co_return co_await semaphore.AcquireUntil(kTaskDeadlineInfinite, 2);
     };
@@ -164,7 +164,7 @@ TEST(SemaphoreStressTest, BoundsConcurrencyWithRacingTimeoutsAndCancellation) {
   Semaphore semaphore(kPermits);
   std::atomic<std::int64_t> in_use{0};
   std::atomic<std::int64_t> max_in_use{0};
-  auto body = [&](int c) -> Task<std::int64_t> {
+  auto body = [&](int c) -> Lazy<std::int64_t> {
     std::minstd_rand random(c + 7);
     std::int64_t served = 0;
     for (int r = 0; r < kRounds; ++r) {
@@ -218,9 +218,9 @@ TEST(SemaphoreDeathTest, DestroyingASemaphoreWithWaitersDies) {
     TaskScheduler sched;
     sched.Start(1);
     auto* semaphore = new Semaphore(0);
-    auto waiter = [semaphore]() -> Task<> { co_await semaphore->Acquire(); };
+    auto waiter = [semaphore]() -> Lazy<> { co_await semaphore->Acquire(); };
     // Runs after the waiter has queued: one worker, posted in this order.
-    auto destroyer = [semaphore]() -> Task<> {
+    auto destroyer = [semaphore]() -> Lazy<> {
       delete semaphore;
       co_return;
     };

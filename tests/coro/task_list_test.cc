@@ -26,7 +26,7 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 // The blog's task: does some work, suspends once (back of the queue), finishes.
-Task<void> BlogTask(std::atomic<int>* started, std::atomic<int>* finished,
+Lazy<void> BlogTask(std::atomic<int>* started, std::atomic<int>* finished,
                     std::atomic<int>* on_waiting_thread, std::thread::id waiting_thread) {
   started->fetch_add(1);
   if (std::this_thread::get_id() == waiting_thread) on_waiting_thread->fetch_add(1);
@@ -62,7 +62,7 @@ TEST(TaskListTest, PlainThreadRunsEveryTaskWhenTheWorkersAreBusy) {
   while (!worker_blocked.load()) std::this_thread::sleep_for(milliseconds(1));
   std::atomic<int> on_waiting_thread{0};
   const std::thread::id me = std::this_thread::get_id();
-  auto task = [](std::atomic<int>* count, std::thread::id waiting) -> Task<void> {
+  auto task = [](std::atomic<int>* count, std::thread::id waiting) -> Lazy<void> {
     if (std::this_thread::get_id() == waiting) count->fetch_add(1);
     co_return;
   };
@@ -87,7 +87,7 @@ TEST(TaskListTest, PlainThreadRunsReadyContinuationsWhenTheWorkersAreBusy) {
   while (!worker_blocked.load()) std::this_thread::sleep_for(milliseconds(1));
   std::atomic<int> finished_on_waiting_thread{0};
   const std::thread::id me = std::this_thread::get_id();
-  auto task = [](std::atomic<int>* count, std::thread::id waiting) -> Task<void> {
+  auto task = [](std::atomic<int>* count, std::thread::id waiting) -> Lazy<void> {
     for (int step = 0; step < 3; ++step) co_await Yield();
     if (std::this_thread::get_id() == waiting) count->fetch_add(1);
   };
@@ -111,7 +111,7 @@ TEST(TaskListStressTest, WaitingThreadAndWorkersShareContinuationsExactlyOnce) {
   for (int round = 0; round < rounds; ++round) {
     constexpr int kTasks = 24, kSteps = 20;
     std::vector<std::atomic<int>> steps(kTasks);
-    auto task = [](std::atomic<int>* count) -> Task<void> {
+    auto task = [](std::atomic<int>* count) -> Lazy<void> {
       for (int step = 0; step < kSteps; ++step) {
         count->fetch_add(1);
         if (step % 3 == 2) {
@@ -130,12 +130,12 @@ TEST(TaskListStressTest, WaitingThreadAndWorkersShareContinuationsExactlyOnce) {
 }
 
 // The blog's nested example: 100 outer tasks, each waits for a list of 20 inner ones.
-Task<void> InnerTask(std::atomic<int>* inner_done) {
+Lazy<void> InnerTask(std::atomic<int>* inner_done) {
   co_await Yield();
   inner_done->fetch_add(1);
 }
 template <typename Scheduler>
-Task<void> OuterTask(Scheduler* sched, std::atomic<int>* inner_done, std::atomic<int>* outer_done,
+Lazy<void> OuterTask(Scheduler* sched, std::atomic<int>* inner_done, std::atomic<int>* outer_done,
                      std::atomic<int>* inner_missing) {
   TaskList<void> inner(*sched);
   for (int j = 0; j < 20; ++j) inner.Add(InnerTask(inner_done));
@@ -165,7 +165,7 @@ TEST(TaskListTest, CoroutineJoinDoesNotBlockItsOnlyWorker) {
   TaskScheduler sched;
   sched.Start(1);  // a blocking join would deadlock: the tasks need this worker
   std::atomic<int> done{0};
-  auto job = [](TaskScheduler* s, std::atomic<int>* count) -> Task<int> {
+  auto job = [](TaskScheduler* s, std::atomic<int>* count) -> Lazy<int> {
     TaskList<void> list(*s, TaskListOptions{.max_parallel = 4});
     for (int i = 0; i < 50; ++i) list.Add(InnerTask(count));
     co_await list.Join();
@@ -179,12 +179,12 @@ TEST(TaskListTest, FinishingTaskEagerlyRunsTheNextOneInTheSameSlot) {
   sched.Start(2);
   std::mutex mu;
   std::set<const void*> coroutines;  // the spawned coroutine each task ran in
-  auto task = [](std::mutex* m, std::set<const void*>* seen) -> Task<void> {
+  auto task = [](std::mutex* m, std::set<const void*>* seen) -> Lazy<void> {
     std::lock_guard<std::mutex> lock(*m);
     seen->insert(internal::CurrentState());
     co_return;
   };
-  auto job = [&]() -> Task<void> {
+  auto job = [&]() -> Lazy<void> {
     TaskList<void> list(sched, TaskListOptions{.max_parallel = 1});
     for (int i = 0; i < 30; ++i) list.Add(task(&mu, &coroutines));
     co_await list.Join();
@@ -197,7 +197,7 @@ TEST(TaskListTest, FinishingTaskEagerlyRunsTheNextOneInTheSameSlot) {
 TEST(TaskListTest, ResultsComeBackInAddOrder) {
   TaskScheduler sched;
   sched.Start(2);
-  auto square = [](int i) -> Task<int> {
+  auto square = [](int i) -> Lazy<int> {
     if (i % 3 == 0) co_await Yield();
     co_return i* i;
   };
@@ -214,7 +214,7 @@ TEST(TaskListTest, FirstExceptionIsRethrownOthersCountedAndTheRestRun) {
   TaskScheduler sched;
   sched.Start(2);
   std::atomic<int> ok{0};
-  auto task = [](int i, std::atomic<int>* ok_count) -> Task<void> {
+  auto task = [](int i, std::atomic<int>* ok_count) -> Lazy<void> {
     co_await Yield();
     if (i % 10 == 3) throw std::runtime_error("task " + std::to_string(i));
     ok_count->fetch_add(1);
@@ -236,11 +236,11 @@ TEST(TaskListTest, FirstExceptionIsRethrownOthersCountedAndTheRestRun) {
 TEST(TaskListTest, CoroutineJoinRethrows) {
   TaskScheduler sched;
   sched.Start(2);
-  auto failing = []() -> Task<int> {
+  auto failing = []() -> Lazy<int> {
     throw std::logic_error("inner failure");
     co_return 0;
   };
-  auto job = [&]() -> Task<std::string> {
+  auto job = [&]() -> Lazy<std::string> {
     TaskList<int> list(sched);
     list.Add(failing());
     try {
@@ -257,12 +257,12 @@ TEST(TaskListTest, CancellingTheWaiterCancelsRunningTasksAndDropsTheRest) {
   TaskScheduler sched;
   sched.Start(2);
   std::atomic<int> started{0}, saw_cancelled{0};
-  auto sleeper = [](std::atomic<int>* s, std::atomic<int>* c) -> Task<void> {
+  auto sleeper = [](std::atomic<int>* s, std::atomic<int>* c) -> Lazy<void> {
     s->fetch_add(1);
     const WakeReason woke = co_await SleepFor(seconds(60));
     if (woke == WakeReason::kCancelled) c->fetch_add(1);
   };
-  auto job = [&]() -> Task<std::size_t> {
+  auto job = [&]() -> Lazy<std::size_t> {
     TaskList<void> list(sched, TaskListOptions{.max_parallel = 2});
     for (int i = 0; i < 10; ++i) list.Add(sleeper(&started, &saw_cancelled));
     try {
@@ -287,7 +287,7 @@ TEST(TaskListTest, WaitForTimesOutThenCompletes) {
   sched.Start(2);
   std::mutex mu;
   std::vector<CoroutineRef> waiting;
-  auto task = [](std::mutex* m, std::vector<CoroutineRef>* refs) -> Task<void> {
+  auto task = [](std::mutex* m, std::vector<CoroutineRef>* refs) -> Lazy<void> {
     {
       std::lock_guard<std::mutex> lock(*m);
       refs->push_back(ThisCoroutine());
@@ -310,7 +310,7 @@ TEST(TaskListTest, EmptyListWaitsReturnAtOnce) {
   sched.Start(1);
   TaskList<void> list(sched);
   list.Wait();
-  auto job = [&]() -> Task<void> {
+  auto job = [&]() -> Lazy<void> {
     TaskList<int> inner(sched);
     co_await inner.Join();
   };
@@ -335,7 +335,7 @@ TEST(TaskListDeathTest, PlainWaitInsideACoroutineAborts) {
       {
         TaskScheduler sched;
         sched.Start(1);
-        auto job = [&]() -> Task<void> {
+        auto job = [&]() -> Lazy<void> {
           TaskList<void> list(sched);
           list.Wait();
           co_return;

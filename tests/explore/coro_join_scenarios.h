@@ -30,7 +30,7 @@ class FrameParameter {
   bool in_frame_ = false;
 };
 
-Task<int> Child(FrameParameter parameter, bool yield) {
+Lazy<int> Child(FrameParameter parameter, bool yield) {
   (void)parameter;
   if (yield) co_await Yield();  // the join then waits for it (SetJoinWaker)
   co_return 7;
@@ -65,7 +65,7 @@ void CoroutineJoin(bool yield) {
   explore::Data<int> destroyed{0};
   TaskScheduler scheduler(fairsched::testing::ExploreSchedulerOptions());
   scheduler.Start(2);
-  auto joiner = [](explore::Data<int>* destroyed, bool yield) -> Task<int> {
+  auto joiner = [](explore::Data<int>* destroyed, bool yield) -> Lazy<int> {
     const int value = co_await SpawnHere(Child(FrameParameter(destroyed), yield));
     explore::Check(destroyed->Read() == 1,
                    "the join returned before the coroutine's frame was destroyed");

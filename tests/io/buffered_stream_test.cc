@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "coro/runtime.h"
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "io/byte_stream.h"
 #include "io/tcp.h"
 #include "tests/io/io_test_util.h"
@@ -41,7 +41,7 @@ class ScriptedStream {
                           std::size_t max_write = kUnlimited)
       : input_(std::move(input)), max_read_(max_read), max_write_(max_write) {}
 
-  coro::Task<IoResult<std::size_t>> ReadSome(std::span<char> into, TaskDeadline) {
+  coro::Lazy<IoResult<std::size_t>> ReadSome(std::span<char> into, TaskDeadline) {
     EXPECT_FALSE(into.empty());
     if (read_ == input_.size()) co_return IoError(IoErrorCode::kEndOfStream);
     const std::size_t n = std::min({into.size(), max_read_, input_.size() - read_});
@@ -49,7 +49,7 @@ class ScriptedStream {
     read_ += n;
     co_return n;
   }
-  coro::Task<IoResult<std::size_t>> WriteSome(std::span<const char> data, TaskDeadline) {
+  coro::Lazy<IoResult<std::size_t>> WriteSome(std::span<const char> data, TaskDeadline) {
     EXPECT_FALSE(data.empty());
     if (!write_error.ok()) co_return write_error;
     const std::size_t n = std::min(data.size(), max_write_);
@@ -80,7 +80,7 @@ static_assert(ByteStream<BufferedStream<ScriptedStream>>);  // layers stack
 using Buffered = BufferedStream<ScriptedStream>;
 
 // ReadLine results until the first error, each as "line", then the error's code name.
-coro::Task<std::vector<std::string>> AllLines(Buffered* in, std::size_t max) {
+coro::Lazy<std::vector<std::string>> AllLines(Buffered* in, std::size_t max) {
   std::vector<std::string> lines;
   while (true) {
     IoResult<std::string_view> line = co_await in->ReadLine(max, kTaskDeadlineInfinite);
@@ -142,7 +142,7 @@ TEST(BufferedStreamTest, EndOfStreamMidLineKeepsThePartialLine) {
   EXPECT_EQ(in.Buffered(), "partial");
 }
 
-coro::Task<IoError> ReadInto(Buffered* in, std::string* out) {
+coro::Lazy<IoError> ReadInto(Buffered* in, std::string* out) {
   co_return co_await in->ReadExactly(*out, kTaskDeadlineInfinite);
 }
 
@@ -161,7 +161,7 @@ TEST(BufferedStreamTest, ReadExactlyAcrossTheBufferAndBeyondIt) {
   EXPECT_EQ(coro::RunSync(ReadInto(&in, &more)).code(), IoErrorCode::kEndOfStream);
 }
 
-coro::Task<IoError> WriteEach(Buffered* out, std::vector<std::string> pieces, bool flush) {
+coro::Lazy<IoError> WriteEach(Buffered* out, std::vector<std::string> pieces, bool flush) {
   for (const std::string& piece : pieces) {
     IoError written = co_await out->Write(piece, kTaskDeadlineInfinite);
     if (!written.ok()) co_return written;
@@ -228,18 +228,18 @@ class BufferedTcpTest : public ::testing::Test {
 TYPED_TEST_SUITE(BufferedTcpTest, testing::IoBackends);
 
 template <typename Sched>
-coro::Task<IoResult<TcpStream<Sched>>> ConnectTo(Sched* scheduler, SocketAddress address) {
+coro::Lazy<IoResult<TcpStream<Sched>>> ConnectTo(Sched* scheduler, SocketAddress address) {
   co_return co_await TcpStream<Sched>::Connect(*scheduler, address,
                                                coro::DeadlineAfter(seconds(10)));
 }
 
 template <typename Sched>
-coro::Task<IoError> SendPiece(TcpStream<Sched>* stream, std::string piece) {
+coro::Lazy<IoError> SendPiece(TcpStream<Sched>* stream, std::string piece) {
   co_return co_await stream->Write(piece, coro::DeadlineAfter(seconds(10)));
 }
 
 template <typename Sched>
-coro::Task<std::string> ReceiveBytes(TcpStream<Sched>* stream, std::size_t size) {
+coro::Lazy<std::string> ReceiveBytes(TcpStream<Sched>* stream, std::size_t size) {
   std::string bytes(size, '\0');
   IoError read = co_await stream->ReadExactly(bytes, coro::DeadlineAfter(seconds(10)));
   co_return read.ok() ? bytes : "read failed: " + read.Message();
@@ -249,7 +249,7 @@ coro::Task<std::string> ReceiveBytes(TcpStream<Sched>* stream, std::size_t size)
 // answers "<line1>|<line2>|<bytes>\n" with one Flush; then reads one more line with a
 // bound of 16 and returns how that ended.
 template <typename Sched>
-coro::Task<IoError> ServeOne(TcpListener<Sched> listener) {
+coro::Lazy<IoError> ServeOne(TcpListener<Sched> listener) {
   IoResult<TcpStream<Sched>> accepted = co_await listener.Accept(coro::DeadlineAfter(seconds(10)));
   if (!accepted.ok()) co_return accepted.error();
   BufferedStream in_out(std::move(accepted).value(), {.read_buffer = 32});

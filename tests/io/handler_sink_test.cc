@@ -15,7 +15,7 @@
 #include <utility>
 
 #include "coro/runtime.h"
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "io/epoll_backend.h"
 #include "io/io_uring_backend.h"
 #include "io/tcp.h"
@@ -73,7 +73,7 @@ TYPED_TEST_SUITE(HandlerSinkTest, Backends);
 TaskDeadline Soon() { return coro::DeadlineAfter(seconds(10)); }
 
 template <typename Sched>
-coro::Task<int> Serve(TcpListener<Sched>* listener, int rounds) {
+coro::Lazy<int> Serve(TcpListener<Sched>* listener, int rounds) {
   IoResult<TcpStream<Sched>> accepted = co_await listener->Accept(Soon());
   if (!accepted.ok()) co_return -1;
   TcpStream<Sched> stream = std::move(accepted).value();
@@ -91,7 +91,7 @@ coro::Task<int> Serve(TcpListener<Sched>* listener, int rounds) {
 }
 
 template <typename Sched>
-coro::Task<int> Ask(Sched* scheduler, SocketAddress address, int rounds) {
+coro::Lazy<int> Ask(Sched* scheduler, SocketAddress address, int rounds) {
   IoResult<TcpStream<Sched>> connected =
       co_await TcpStream<Sched>::Connect(*scheduler, address, Soon());
   if (!connected.ok()) co_return -1;

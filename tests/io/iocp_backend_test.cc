@@ -23,7 +23,7 @@
 #include <thread>
 
 #include "coro/runtime.h"
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "io/io_op.h"
 #include "io/tcp.h"
 #include "sched/task_scheduler.h"
@@ -177,7 +177,7 @@ TEST_F(IocpBackendTest, ByteCountsPeerAddressOptionsAndIdleTimeout) {
       TcpListener<Sched>::Listen(scheduler_, SocketAddress::Parse("127.0.0.1:0").value());
   ASSERT_TRUE(listener.ok());
   const SocketAddress address = listener.value().LocalAddress().value();
-  auto session = [&]() -> coro::Task<std::string> {
+  auto session = [&]() -> coro::Lazy<std::string> {
     IoResult<TcpStream<Sched>> client =
         co_await TcpStream<Sched>::Connect(scheduler_, address, coro::DeadlineAfter(seconds(10)));
     if (!client.ok()) co_return client.error().Message();

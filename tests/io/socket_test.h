@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "coro/runtime.h"
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "io/tcp.h"
 #include "tests/io/io_test_util.h"
 
@@ -34,7 +34,7 @@ class SocketTest : public ::testing::Test {
   }
   // Runs `task` on the scheduler and returns its result.
   template <typename T>
-  T Run(coro::Task<T> task) {
+  T Run(coro::Lazy<T> task) {
     return coro::Spawn(scheduler(), std::move(task)).Get();
   }
 
@@ -63,7 +63,7 @@ struct TcpPair {
 // Listens on 127.0.0.1 (a free port), connects and accepts; every wait ends by `deadline`.
 // The kernel completes the handshake from the backlog, so connect comes first.
 template <typename Sched>
-coro::Task<IoResult<TcpPair<Sched>>> ConnectTcpPair(Sched* scheduler, TaskDeadline deadline) {
+coro::Lazy<IoResult<TcpPair<Sched>>> ConnectTcpPair(Sched* scheduler, TaskDeadline deadline) {
   IoResult<TcpListener<Sched>> listener =
       TcpListener<Sched>::Listen(*scheduler, SocketAddress::Parse("127.0.0.1:0").value());
   if (!listener.ok()) co_return listener.error();

@@ -19,7 +19,7 @@
 
 #include "coro/combinators.h"
 #include "coro/runtime.h"
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "io/byte_stream.h"
 #include "io/epoll_backend.h"
 #include "io/io_uring_backend.h"
@@ -52,7 +52,7 @@ using Connection = testing::TcpPair<Sched>;
 
 // The client's local address and the peer address AcceptWithPeer reported.
 template <typename Sched>
-coro::Task<std::vector<std::string>> AddressesSeen(Sched* scheduler) {
+coro::Lazy<std::vector<std::string>> AddressesSeen(Sched* scheduler) {
   IoResult<Connection<Sched>> connection = co_await testing::ConnectTcpPair(scheduler, Soon());
   if (!connection.ok()) co_return std::vector<std::string>{connection.error().Message()};
   co_return std::vector<std::string>{connection.value().client.LocalAddress().value().ToString(),
@@ -69,7 +69,7 @@ TYPED_TEST(TcpApiTest, AcceptWithPeerReturnsTheClientsAddress) {
 // WriteSome through WriteAll (the ByteStream helper) one way, ReadSome the other; returns
 // what arrived, or the error.
 template <typename Sched>
-coro::Task<std::string> ByteStreamRoundTrip(Sched* scheduler, std::string message) {
+coro::Lazy<std::string> ByteStreamRoundTrip(Sched* scheduler, std::string message) {
   IoResult<Connection<Sched>> connection = co_await testing::ConnectTcpPair(scheduler, Soon());
   if (!connection.ok()) co_return connection.error().Message();
   TcpStream<Sched>& client = connection.value().client;
@@ -100,7 +100,7 @@ constexpr std::size_t kMoreThanTheBuffers = 32 << 20;  // far beyond loopback so
 // One WriteSome of more than the socket buffers hold, to a peer that does not read yet:
 // returns its count, or -1 after a failure.
 template <typename Sched>
-coro::Task<std::ptrdiff_t> OneWriteSomeIntoAFullPipe(Sched* scheduler) {
+coro::Lazy<std::ptrdiff_t> OneWriteSomeIntoAFullPipe(Sched* scheduler) {
   IoResult<Connection<Sched>> connection = co_await testing::ConnectTcpPair(scheduler, Soon());
   if (!connection.ok()) co_return -1;
   const std::string data(kMoreThanTheBuffers, 'x');
@@ -122,7 +122,7 @@ struct FailedWrite {
 // Writes more than the buffers hold to a peer that does not read, with a short deadline;
 // then half-closes and lets the peer read everything that was sent.
 template <typename Sched>
-coro::Task<FailedWrite> WriteUntilTheDeadline(Sched* scheduler) {
+coro::Lazy<FailedWrite> WriteUntilTheDeadline(Sched* scheduler) {
   FailedWrite outcome;
   IoResult<Connection<Sched>> connection = co_await testing::ConnectTcpPair(scheduler, Soon());
   if (!connection.ok()) {
@@ -164,7 +164,7 @@ int IntOption(int fd, int level, int name) {
 // SO_SNDBUF after asking for 32 KiB and then 64 KiB; then the error code name of a negative
 // probe count.
 template <typename Sched>
-coro::Task<std::vector<std::string>> OptionsSeen(Sched* scheduler) {
+coro::Lazy<std::vector<std::string>> OptionsSeen(Sched* scheduler) {
   std::vector<std::string> seen;
   IoResult<Connection<Sched>> connection = co_await testing::ConnectTcpPair(scheduler, Soon());
   if (!connection.ok()) co_return std::vector<std::string>{connection.error().Message()};
@@ -260,7 +260,7 @@ struct IdleOutcome {
 // Reads single bytes with no deadline of its own but an idle timeout of `idle`, until a
 // read fails.
 template <typename Sched>
-coro::Task<IdleOutcome> ReadUntilIdle(TcpStream<Sched>* stream, std::chrono::nanoseconds idle) {
+coro::Lazy<IdleOutcome> ReadUntilIdle(TcpStream<Sched>* stream, std::chrono::nanoseconds idle) {
   IdleOutcome outcome;
   const TaskDeadline start = TaskClock::now();
   stream->SetIdleTimeout(idle);
@@ -280,7 +280,7 @@ coro::Task<IdleOutcome> ReadUntilIdle(TcpStream<Sched>* stream, std::chrono::nan
 
 // Sends `count` bytes, one per `gap`, then stays silent (the connection stays open).
 template <typename Sched>
-coro::Task<void> Trickle(TcpStream<Sched>* stream, int count, std::chrono::nanoseconds gap) {
+coro::Lazy<void> Trickle(TcpStream<Sched>* stream, int count, std::chrono::nanoseconds gap) {
   for (int i = 0; i < count; ++i) {
     co_await coro::SleepFor(gap);
     const IoError written = co_await stream->Write(std::string_view("x"), Soon());
@@ -289,7 +289,7 @@ coro::Task<void> Trickle(TcpStream<Sched>* stream, int count, std::chrono::nanos
 }
 
 template <typename Sched>
-coro::Task<IdleOutcome> IdleWhileTrickling(Sched* scheduler, int count,
+coro::Lazy<IdleOutcome> IdleWhileTrickling(Sched* scheduler, int count,
                                            std::chrono::nanoseconds gap,
                                            std::chrono::nanoseconds idle) {
   IoResult<Connection<Sched>> connection = co_await testing::ConnectTcpPair(scheduler, Soon());

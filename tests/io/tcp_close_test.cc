@@ -23,7 +23,7 @@
 #include <utility>
 
 #include "coro/runtime.h"
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "io/socket_platform.h"
 #include "io/tcp.h"
 #ifdef _WIN32
@@ -64,7 +64,7 @@ struct Pair {
 
 // Connects to `listener` and accepts the connection.
 template <typename Sched>
-coro::Task<IoResult<Pair<Sched>>> Connected(Sched* scheduler, TcpListener<Sched>* listener) {
+coro::Lazy<IoResult<Pair<Sched>>> Connected(Sched* scheduler, TcpListener<Sched>* listener) {
   IoResult<SocketAddress> address = listener->LocalAddress();
   if (!address.ok()) co_return address.error();
   IoResult<TcpStream<Sched>> client =
@@ -77,7 +77,7 @@ coro::Task<IoResult<Pair<Sched>>> Connected(Sched* scheduler, TcpListener<Sched>
 
 // One Read of up to 16 bytes; what it read as a string, or its error.
 template <typename Sched>
-coro::Task<IoResult<std::string>> ReadOnce(TcpStream<Sched>* stream, TaskDeadline deadline) {
+coro::Lazy<IoResult<std::string>> ReadOnce(TcpStream<Sched>* stream, TaskDeadline deadline) {
   char buffer[16];
   IoResult<std::size_t> n = co_await stream->Read(buffer, deadline);
   if (!n.ok()) co_return n.error();
@@ -85,24 +85,24 @@ coro::Task<IoResult<std::string>> ReadOnce(TcpStream<Sched>* stream, TaskDeadlin
 }
 
 template <typename Sched>
-coro::Task<IoError> ReadExactlyInto(TcpStream<Sched>* stream, std::span<char> buffer) {
+coro::Lazy<IoError> ReadExactlyInto(TcpStream<Sched>* stream, std::span<char> buffer) {
   co_return co_await stream->ReadExactly(buffer, Soon());
 }
 
 template <typename Sched>
-coro::Task<IoError> WriteAllOf(TcpStream<Sched>* stream, const std::string* data) {
+coro::Lazy<IoError> WriteAllOf(TcpStream<Sched>* stream, const std::string* data) {
   co_return co_await stream->Write(*data, kTaskDeadlineInfinite);
 }
 
 template <typename Sched>
-coro::Task<IoError> AcceptOnce(TcpListener<Sched>* listener) {
+coro::Lazy<IoError> AcceptOnce(TcpListener<Sched>* listener) {
   IoResult<TcpStream<Sched>> accepted = co_await listener->Accept(kTaskDeadlineInfinite);
   co_return accepted.ok() ? IoError() : accepted.error();
 }
 
 #ifndef _WIN32
 template <typename Sched>
-coro::Task<IoError> ReceiveOnce(UdpSocket<Sched>* socket) {
+coro::Lazy<IoError> ReceiveOnce(UdpSocket<Sched>* socket) {
   char buffer[64];
   IoResult<UdpDatagram> got = co_await socket->ReceiveFrom(buffer, kTaskDeadlineInfinite);
   co_return got.ok() ? IoError() : got.error();
@@ -111,7 +111,7 @@ coro::Task<IoError> ReceiveOnce(UdpSocket<Sched>* socket) {
 
 // Closes `socket` from inside a coroutine (another one than the operation's).
 template <typename Socket>
-coro::Task<void> CloseFromCoroutine(Socket* socket) {
+coro::Lazy<void> CloseFromCoroutine(Socket* socket) {
   socket->Close();
   co_return;
 }
@@ -136,7 +136,7 @@ bool SendRaw(int fd, std::string_view data) {
 
 // The error of a connect to `address` (kRefused once nobody listens there).
 template <typename Sched>
-coro::Task<IoError> ConnectError(Sched* scheduler, SocketAddress address) {
+coro::Lazy<IoError> ConnectError(Sched* scheduler, SocketAddress address) {
   IoResult<TcpStream<Sched>> stream =
       co_await TcpStream<Sched>::Connect(*scheduler, address, Soon());
   co_return stream.ok() ? IoError() : stream.error();
@@ -271,7 +271,7 @@ TYPED_TEST(TcpCloseTest, UdpCloseReleasesAPendingReceive) {
 
 // Every operation on a closed stream fails at once with kClosed; Close again is a no-op.
 template <typename Sched>
-coro::Task<std::string> OperationsAfterClose(TcpStream<Sched>* stream) {
+coro::Lazy<std::string> OperationsAfterClose(TcpStream<Sched>* stream) {
   stream->Close();
   stream->Close();
   char buffer[4];

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "coro/runtime.h"
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "examples/echo_server.h"
 #include "io/epoll_backend.h"
 #include "sched/task_scheduler.h"
@@ -100,7 +100,7 @@ TYPED_TEST_SUITE(TcpSignalTest, testing::IoBackends, testing::BackendNames);
 // MSG_NOSIGNAL now: the process's SIGPIPE disposition stays what it was (here the
 // default, which would kill the process), and the write fails with kResetByPeer.
 template <typename Sched>
-coro::Task<IoError> WriteUntilFailure(Sched* scheduler, SocketAddress address) {
+coro::Lazy<IoError> WriteUntilFailure(Sched* scheduler, SocketAddress address) {
   IoResult<TcpStream<Sched>> connected =
       co_await TcpStream<Sched>::Connect(*scheduler, address, coro::DeadlineAfter(seconds(10)));
   if (!connected.ok()) co_return connected.error();
@@ -162,7 +162,7 @@ TYPED_TEST(TcpSignalTest, WritingToAResetConnectionFailsWithoutSigpipe) {
 // Regression test: a standing watch the kernel refused (epoll_ctl failed) made every operation
 // fail with kShutdown, hiding the reason. The errno is kept: a regular file, which epoll
 // cannot watch (EPERM), here.
-coro::Task<IoError> WaitForReadable(internal::SocketCore<Scheduler<EpollBackend>>* core) {
+coro::Lazy<IoError> WaitForReadable(internal::SocketCore<Scheduler<EpollBackend>>* core) {
   co_return co_await core->WaitReady(internal::SocketCore<Scheduler<EpollBackend>>::kReadSide,
                                      coro::DeadlineAfter(seconds(10)));
 }

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "coro/runtime.h"
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "io/io_uring_backend.h"
 #include "io/tcp.h"
 #include "queues/binary_heap.h"
@@ -42,7 +42,7 @@ using testing::RawClient;
 
 // Accepts `count` connections and reads one byte from each; returns those bytes (sorted)
 // or the first error's message.
-coro::Task<std::string> AcceptAndReadOneByteEach(Listener* listener, int count) {
+coro::Lazy<std::string> AcceptAndReadOneByteEach(Listener* listener, int count) {
   std::string seen;
   for (int i = 0; i < count; ++i) {
     IoResult<TcpStream<Sched>> stream = co_await listener->Accept(coro::DeadlineAfter(seconds(10)));
@@ -58,7 +58,7 @@ coro::Task<std::string> AcceptAndReadOneByteEach(Listener* listener, int count) 
 }
 
 // One Accept with `deadline`: "ok", or the error's code as a name.
-coro::Task<std::string> AcceptOnce(Listener* listener, TaskDeadline deadline) {
+coro::Lazy<std::string> AcceptOnce(Listener* listener, TaskDeadline deadline) {
   IoResult<TcpStream<Sched>> stream = co_await listener->Accept(deadline);
   if (stream.ok()) co_return "ok";
   switch (stream.error().code()) {
@@ -101,7 +101,7 @@ class TcpMultishotAcceptTest : public ::testing::TestWithParam<bool> {
   }
   bool multishot() const { return GetParam(); }
   template <typename T>
-  T Run(coro::Task<T> task) {
+  T Run(coro::Lazy<T> task) {
     return coro::Spawn(*scheduler_, std::move(task)).Get();
   }
 

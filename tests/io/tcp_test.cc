@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "coro/runtime.h"
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "examples/echo_server.h"
 #include "sched/task_scheduler.h"
 #include "tests/io/echo_frames.h"
@@ -44,7 +44,7 @@ using testing::WaitUntilTrue;
 
 // A coroutine client: connects, sends `rounds` frames of `size` bytes and checks each echo.
 template <typename Sched>
-coro::Task<IoError> EchoClient(Sched* scheduler, SocketAddress address, int rounds,
+coro::Lazy<IoError> EchoClient(Sched* scheduler, SocketAddress address, int rounds,
                                std::size_t size) {
   IoResult<TcpStream<Sched>> connected =
       co_await TcpStream<Sched>::Connect(*scheduler, address, coro::DeadlineAfter(seconds(10)));
@@ -186,7 +186,7 @@ TYPED_TEST(TcpTest, ConnectRefusedIsAClearError) {
 // `then_send` as it is, and then either closes at once or waits (10 s at most) for the
 // server to close the connection: ok if the server did (end of stream or reset).
 template <typename Sched>
-coro::Task<IoError> ScriptedPeer(Sched* scheduler, SocketAddress address, std::string first,
+coro::Lazy<IoError> ScriptedPeer(Sched* scheduler, SocketAddress address, std::string first,
                                  std::string then_send, bool wait_for_close) {
   IoResult<TcpStream<Sched>> connected =
       co_await TcpStream<Sched>::Connect(*scheduler, address, coro::DeadlineAfter(seconds(10)));
@@ -232,7 +232,7 @@ TYPED_TEST(TcpTest, PeerDisconnectingMidMessageIsClosed) {
 // Sends three frames, shuts its sending side down, and must still get every answer, then
 // the end of the stream.
 template <typename Sched>
-coro::Task<IoError> HalfClosingPeer(Sched* scheduler, SocketAddress address) {
+coro::Lazy<IoError> HalfClosingPeer(Sched* scheduler, SocketAddress address) {
   IoResult<TcpStream<Sched>> connected =
       co_await TcpStream<Sched>::Connect(*scheduler, address, coro::DeadlineAfter(seconds(10)));
   if (!connected.ok()) co_return connected.error();
@@ -267,7 +267,7 @@ TYPED_TEST(TcpTest, HalfClosedPeerGetsEveryAnswer) {
 // until the server drops it (or 20 s pass). Each write waits at most 100 ms, so the peer
 // notices the drop while its sends are blocked.
 template <typename Sched>
-coro::Task<IoError> NeverReadingPeer(Sched* scheduler, SocketAddress address,
+coro::Lazy<IoError> NeverReadingPeer(Sched* scheduler, SocketAddress address,
                                      const EchoServer<Sched>* server) {
   IoResult<TcpStream<Sched>> connected =
       co_await TcpStream<Sched>::Connect(*scheduler, address, coro::DeadlineAfter(seconds(10)));
@@ -331,7 +331,7 @@ TYPED_TEST(TcpTest, OversizedFrameDisconnects) {
 // Sends numbered frames and reads each answer until the connection ends. Counts the
 // answers it got complete; `clean_end` tells whether the end came between two answers.
 template <typename Sched>
-coro::Task<IoError> CountingClient(Sched* scheduler, SocketAddress address, int id,
+coro::Lazy<IoError> CountingClient(Sched* scheduler, SocketAddress address, int id,
                                    std::atomic<int>* answers, bool* clean_end) {
   IoResult<TcpStream<Sched>> connected =
       co_await TcpStream<Sched>::Connect(*scheduler, address, coro::DeadlineAfter(seconds(10)));
@@ -394,7 +394,7 @@ TYPED_TEST(TcpTest, StopClosesOpenConnectionsAndLosesNoAnsweredRequest) {
 // Stop). Fails with EBUSY if the backend still holds more operations after Read returned
 // than before it started.
 template <typename Sched>
-coro::Task<IoError> BlockedRead(Sched* scheduler, SocketAddress address, TaskDeadline deadline,
+coro::Lazy<IoError> BlockedRead(Sched* scheduler, SocketAddress address, TaskDeadline deadline,
                                 std::atomic<bool>* reading) {
   IoResult<TcpStream<Sched>> connected =
       co_await TcpStream<Sched>::Connect(*scheduler, address, coro::DeadlineAfter(seconds(10)));
@@ -476,7 +476,7 @@ TYPED_TEST(TcpTest, SchedulerStopEndsABlockedReadWithShutdown) {
 }
 
 template <typename Sched>
-coro::Task<IoError> AcceptOnce(TcpListener<Sched>* listener) {
+coro::Lazy<IoError> AcceptOnce(TcpListener<Sched>* listener) {
   IoResult<TcpStream<Sched>> accepted = co_await listener->Accept(kTaskDeadlineInfinite);
   co_return accepted.ok() ? IoError() : accepted.error();
 }
@@ -498,7 +498,7 @@ TYPED_TEST(TcpTest, SchedulerStopEndsABlockedAcceptWithShutdown) {
 // SetNoDelay's value as the socket reports it (getsockopt) after each of SetNoDelay(true),
 // (false).
 template <typename Sched>
-coro::Task<std::vector<int>> NoDelayAfterEachSet(Sched* scheduler, SocketAddress address) {
+coro::Lazy<std::vector<int>> NoDelayAfterEachSet(Sched* scheduler, SocketAddress address) {
   std::vector<int> seen;
   IoResult<TcpStream<Sched>> connected =
       co_await TcpStream<Sched>::Connect(*scheduler, address, coro::DeadlineAfter(seconds(10)));
@@ -531,7 +531,7 @@ TYPED_TEST(TcpTest, SetNoDelayReachesTheSocket) {
 // of these coroutines at random points. Every coroutine ends cleanly (ok, or kCancelled
 // when cancelled), no data is mixed up, and the backend ends with no live operation.
 template <typename Sched>
-coro::Task<IoError> RacingClient(Sched* scheduler, SocketAddress address, int rounds, int seed) {
+coro::Lazy<IoError> RacingClient(Sched* scheduler, SocketAddress address, int rounds, int seed) {
   IoResult<TcpStream<Sched>> connected =
       co_await TcpStream<Sched>::Connect(*scheduler, address, coro::DeadlineAfter(seconds(10)));
   if (!connected.ok()) co_return connected.error();

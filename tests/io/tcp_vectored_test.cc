@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "coro/runtime.h"
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "io/io_op.h"
 #include "io/tcp.h"
 #include "queues/binary_heap.h"
@@ -97,7 +97,7 @@ std::vector<ConstIoSlice> ReversedSlices(const std::string& source,
 // Reads until `size` bytes came (or an error), through a ReadSome of `chunk` bytes, pausing
 // 1 ms every `pause_every` reads (0: never) so that a writer meets full buffers.
 template <typename Sched>
-coro::Task<std::string> ReadCount(TcpStream<Sched>* stream, std::size_t size, std::size_t chunk,
+coro::Lazy<std::string> ReadCount(TcpStream<Sched>* stream, std::size_t size, std::size_t chunk,
                                   int pause_every) {
   std::string received;
   std::vector<char> buffer(chunk);
@@ -111,7 +111,7 @@ coro::Task<std::string> ReadCount(TcpStream<Sched>* stream, std::size_t size, st
 }
 
 template <typename Sched>
-coro::Task<IoError> WriteAllV(TcpStream<Sched>* stream, const std::vector<ConstIoSlice>* slices) {
+coro::Lazy<IoError> WriteAllV(TcpStream<Sched>* stream, const std::vector<ConstIoSlice>* slices) {
   co_return co_await stream->WriteV(*slices, Soon());
 }
 
@@ -124,7 +124,7 @@ struct GatherOutcome {
 };
 
 template <typename Sched>
-coro::Task<GatherOutcome> GatherRead(Connection<Sched>* connection, std::string message) {
+coro::Lazy<GatherOutcome> GatherRead(Connection<Sched>* connection, std::string message) {
   GatherOutcome outcome;
   const IoError written = co_await connection->client.Write(message, Soon());
   if (!written.ok()) {
@@ -195,7 +195,7 @@ TYPED_TEST(TcpVectoredTest, WriteVResumesPartialSendsInsideAndAcrossSlices) {
 // ---- zero-length slices ----
 
 template <typename Sched>
-coro::Task<std::string> ZeroLengthSlices(Connection<Sched>* connection) {
+coro::Lazy<std::string> ZeroLengthSlices(Connection<Sched>* connection) {
   std::string report;
   const std::string ab = "ab";
   const std::string c = "c";
@@ -241,7 +241,7 @@ struct ManyOutcome {
 };
 
 template <typename Sched>
-coro::Task<ManyOutcome> ManySlices(Connection<Sched>* connection, const std::string* source,
+coro::Lazy<ManyOutcome> ManySlices(Connection<Sched>* connection, const std::string* source,
                                    std::size_t one_byte_slices) {
   ManyOutcome outcome;
   std::vector<ConstIoSlice> slices;
@@ -302,7 +302,7 @@ struct FailedWriteV {
 // A WriteV of more than the (small) buffers hold to a peer that does not read, with a short
 // deadline; then a half-close, and the peer reads everything that was sent.
 template <typename Sched>
-coro::Task<FailedWriteV> WriteVUntilTheDeadline(Connection<Sched>* connection,
+coro::Lazy<FailedWriteV> WriteVUntilTheDeadline(Connection<Sched>* connection,
                                                 const std::vector<ConstIoSlice>* slices) {
   FailedWriteV outcome;
   outcome.error = co_await connection->client.WriteV(*slices, coro::DeadlineAfter(milliseconds(200)));
@@ -340,7 +340,7 @@ TYPED_TEST(TcpVectoredTest, ATimedOutWriteVReportsTheBytesSentAcrossSlices) {
 }
 
 template <typename Sched>
-coro::Task<std::string> ReadSomeVTimesOut(Connection<Sched>* connection) {
+coro::Lazy<std::string> ReadSomeVTimesOut(Connection<Sched>* connection) {
   char room[8];
   const std::vector<IoSlice> into = {IoSlice(room, 3), IoSlice(room + 3, 5)};
   IoResult<std::size_t> silent =

@@ -21,7 +21,7 @@
 #include <utility>
 
 #include "coro/runtime.h"
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "io/buffered_stream.h"
 #include "io/byte_stream.h"
 #include "io/epoll_backend.h"
@@ -105,10 +105,10 @@ TEST(TlsContextTest, ReportsWhyItCannotBeCreated) {
 
 // A ByteStream for the misuse checks, which fire before any IO.
 struct NoStream {
-  coro::Task<IoResult<std::size_t>> ReadSome(std::span<char>, TaskDeadline) {
+  coro::Lazy<IoResult<std::size_t>> ReadSome(std::span<char>, TaskDeadline) {
     co_return IoError(IoErrorCode::kEndOfStream);
   }
-  coro::Task<IoResult<std::size_t>> WriteSome(std::span<const char>, TaskDeadline) {
+  coro::Lazy<IoResult<std::size_t>> WriteSome(std::span<const char>, TaskDeadline) {
     co_return IoError(IoErrorCode::kEndOfStream);
   }
   void Close() {}
@@ -135,14 +135,14 @@ using EpollSched = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, EpollBa
 
 // (Spawned tasks return IoError and TcpStream, not an IoResult: coro/runtime.h's report of a
 // detached coroutine's exception does not compile for a [[nodiscard]] result type.)
-coro::Task<IoError> ReadOnce(TlsStream<TcpStream<EpollSched>>* tls) {
+coro::Lazy<IoError> ReadOnce(TlsStream<TcpStream<EpollSched>>* tls) {
   char byte;
   IoResult<std::size_t> read =
       co_await tls->ReadSome(std::span<char>(&byte, 1), coro::DeadlineAfter(seconds(10)));
   co_return read.ok() ? IoError() : read.error();
 }
 
-coro::Task<TcpStream<EpollSched>> AcceptOne(TcpListener<EpollSched>* listener) {
+coro::Lazy<TcpStream<EpollSched>> AcceptOne(TcpListener<EpollSched>* listener) {
   IoResult<TcpStream<EpollSched>> accepted =
       co_await listener->Accept(coro::DeadlineAfter(seconds(10)));
   co_return std::move(accepted).value();
@@ -191,7 +191,7 @@ using Tls = TlsStream<TcpStream<Sched>>;
 // answers with its own; any failure ends it, except a first read that times out (the session
 // survives it).
 template <typename Sched>
-coro::Task<Ending> ServeEcho(TcpListener<Sched>* listener, const TlsContext* context,
+coro::Lazy<Ending> ServeEcho(TcpListener<Sched>* listener, const TlsContext* context,
                              ServerLimits limits) {
   IoResult<TcpStream<Sched>> accepted = co_await listener->Accept(coro::DeadlineAfter(seconds(10)));
   if (!accepted.ok()) co_return Ending{accepted.error(), "accept"};
@@ -239,7 +239,7 @@ enum class ClientScript {
 };
 
 template <typename Sched>
-coro::Task<Ending> RunClient(Sched* scheduler, SocketAddress address, const TlsContext* context,
+coro::Lazy<Ending> RunClient(Sched* scheduler, SocketAddress address, const TlsContext* context,
                              ClientScript script) {
   const TaskDeadline deadline = coro::DeadlineAfter(seconds(20));
   IoResult<TcpStream<Sched>> connected =

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "coro/runtime.h"
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "io/socket_platform.h"
 #include "queues/binary_heap.h"
 #include "queues/mcsp_queue.h"
@@ -127,7 +127,7 @@ TYPED_TEST_SUITE(UdpTest, testing::IoBackends);
 
 // Receives `rounds` datagrams on `socket` and sends each back to its sender.
 template <typename Socket>
-coro::Task<IoError> Echo(Socket* socket, int rounds) {
+coro::Lazy<IoError> Echo(Socket* socket, int rounds) {
   char buffer[2048];
   for (int i = 0; i < rounds; ++i) {
     IoResult<UdpDatagram> got = co_await socket->ReceiveFrom(buffer, Soon());
@@ -145,7 +145,7 @@ coro::Task<IoError> Echo(Socket* socket, int rounds) {
 // Sends `rounds` distinct datagrams to `to` and checks that each comes back unchanged, from
 // `to`.
 template <typename Socket>
-coro::Task<IoError> PingPong(Socket* socket, SocketAddress to, int rounds, std::string tag) {
+coro::Lazy<IoError> PingPong(Socket* socket, SocketAddress to, int rounds, std::string tag) {
   char buffer[2048];
   for (int i = 0; i < rounds; ++i) {
     const std::string message = tag + ":" + std::to_string(i);
@@ -182,7 +182,7 @@ TYPED_TEST(UdpTest, PingPongOverIpv4AndIpv6) {
 // receive buffer never overflows and loopback drops nothing): every datagram arrives once,
 // whole, with the sender's address.
 template <typename Socket>
-coro::Task<IoError> SendBursts(Socket* socket, SocketAddress to, int bursts, int per_burst) {
+coro::Lazy<IoError> SendBursts(Socket* socket, SocketAddress to, int bursts, int per_burst) {
   char ack[16];
   for (int b = 0; b < bursts; ++b) {
     for (int i = 0; i < per_burst; ++i) {
@@ -198,7 +198,7 @@ coro::Task<IoError> SendBursts(Socket* socket, SocketAddress to, int bursts, int
   co_return IoError();
 }
 template <typename Socket>
-coro::Task<IoError> ReceiveBursts(Socket* socket, int bursts, int per_burst,
+coro::Lazy<IoError> ReceiveBursts(Socket* socket, int bursts, int per_burst,
                                   std::vector<int>* seen) {
   char buffer[2048];
   for (int b = 0; b < bursts; ++b) {
@@ -242,7 +242,7 @@ TYPED_TEST(UdpTest, ManyDatagramsArriveWholeAndOnce) {
 // A receive whose deadline passes reports kTimeout, and the socket stays usable: the next
 // receive gets the datagram that comes later.
 template <typename Socket>
-coro::Task<IoError> TimeOutThenReceive(Socket* socket, std::atomic<bool>* timed_out) {
+coro::Lazy<IoError> TimeOutThenReceive(Socket* socket, std::atomic<bool>* timed_out) {
   char buffer[64];
   IoResult<UdpDatagram> first =
       co_await socket->ReceiveFrom(buffer, coro::DeadlineAfter(milliseconds(100)));
@@ -270,7 +270,7 @@ TYPED_TEST(UdpTest, ReceiveDeadlineIsATimeoutAndTheSocketStaysUsable) {
 
 // Waits in a receive that gets nothing (until a cancel or Stop).
 template <typename Socket>
-coro::Task<IoError> BlockedReceive(Socket* socket, std::atomic<bool>* receiving) {
+coro::Lazy<IoError> BlockedReceive(Socket* socket, std::atomic<bool>* receiving) {
   char buffer[64];
   receiving->store(true);
   IoResult<UdpDatagram> got = co_await socket->ReceiveFrom(buffer, kTaskDeadlineInfinite);
@@ -311,7 +311,7 @@ TYPED_TEST(UdpTest, SchedulerStopEndsABlockedReceiveWithShutdown) {
 // (Windows: with size + 1, all it knows); the rest of it is gone, and the next datagram is
 // received whole.
 template <typename Socket>
-coro::Task<std::vector<UdpDatagram>> ReceiveTwo(Socket* socket, std::string* first,
+coro::Lazy<std::vector<UdpDatagram>> ReceiveTwo(Socket* socket, std::string* first,
                                                 std::string* second) {
   std::vector<UdpDatagram> got;
   char small[10];
@@ -354,7 +354,7 @@ TYPED_TEST(UdpTest, TruncatedDatagramIsReported) {
 }
 
 template <typename Socket>
-coro::Task<IoError> SendOnce(Socket* socket, std::string data, SocketAddress to) {
+coro::Lazy<IoError> SendOnce(Socket* socket, std::string data, SocketAddress to) {
   IoResult<std::size_t> sent = co_await socket->SendTo(data, to, Soon());
   co_return sent.ok() ? IoError() : sent.error();
 }
@@ -374,7 +374,7 @@ TYPED_TEST(UdpTest, OversizedDatagramFailsWithEmsgsize) {
 // kRefused from the next operation (here a receive, which also wakes up for it): Linux's
 // ECONNREFUSED, Windows' WSAECONNRESET.
 template <typename Socket>
-coro::Task<IoError> SendThenReceive(Socket* socket, TaskDeadline receive_deadline) {
+coro::Lazy<IoError> SendThenReceive(Socket* socket, TaskDeadline receive_deadline) {
   IoResult<std::size_t> sent = co_await socket->Send(std::string_view("anyone?"), Soon());
   if (!sent.ok()) co_return sent.error();
   char buffer[64];
@@ -400,7 +400,7 @@ TYPED_TEST(UdpTest, ConnectedSocketReportsAClosedPortAsRefused) {
 // An unconnected socket hears nothing about it (Linux: no IP_RECVERR; Windows:
 // SIO_UDP_CONNRESET off): the send succeeds and a receive just times out.
 template <typename Socket>
-coro::Task<IoError> SendToThenReceive(Socket* socket, SocketAddress to) {
+coro::Lazy<IoError> SendToThenReceive(Socket* socket, SocketAddress to) {
   for (int i = 0; i < 2; ++i) {
     IoResult<std::size_t> sent = co_await socket->SendTo(std::string_view("anyone?"), to, Soon());
     if (!sent.ok()) co_return sent.error();

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "coro/runtime.h"
-#include "coro/task.h"
+#include "coro/lazy.h"
 #include "io/epoll_backend.h"
 #include "io/io_uring_backend.h"
 #include "queues/binary_heap.h"
@@ -84,7 +84,7 @@ TYPED_TEST_SUITE(UnixStreamTest, Backends);
 
 // Accepts `clients` connections and echoes each one's bytes until it ends.
 template <typename Sched>
-coro::Task<void> EchoOne(UnixStream<Sched> stream) {
+coro::Lazy<void> EchoOne(UnixStream<Sched> stream) {
   char buffer[256];
   while (true) {
     IoResult<std::size_t> n = co_await stream.Read(buffer, Soon());
@@ -95,7 +95,7 @@ coro::Task<void> EchoOne(UnixStream<Sched> stream) {
   }
 }
 template <typename Sched>
-coro::Task<IoError> AcceptAndEcho(Sched* scheduler, UnixListener<Sched>* listener, int clients) {
+coro::Lazy<IoError> AcceptAndEcho(Sched* scheduler, UnixListener<Sched>* listener, int clients) {
   std::vector<coro::JoinHandle<void>> echoes;
   for (int i = 0; i < clients; ++i) {
     IoResult<UnixStream<Sched>> accepted = co_await listener->Accept(Soon());
@@ -108,7 +108,7 @@ coro::Task<IoError> AcceptAndEcho(Sched* scheduler, UnixListener<Sched>* listene
 
 // Connects, sends `rounds` messages, reads each back whole.
 template <typename Sched>
-coro::Task<IoError> Client(Sched* scheduler, SocketAddress address, int id, int rounds) {
+coro::Lazy<IoError> Client(Sched* scheduler, SocketAddress address, int id, int rounds) {
   IoResult<UnixStream<Sched>> connected =
       co_await UnixStream<Sched>::Connect(*scheduler, address, Soon());
   if (!connected.ok()) co_return connected.error();
@@ -232,7 +232,7 @@ TYPED_TEST(UnixStreamTest, AnExistingPathIsInUseUnlessAStaleSocketRemovalIsAsked
 }
 
 template <typename Sched>
-coro::Task<IoError> ConnectOnce(Sched* scheduler, SocketAddress address) {
+coro::Lazy<IoError> ConnectOnce(Sched* scheduler, SocketAddress address) {
   IoResult<UnixStream<Sched>> connected =
       co_await UnixStream<Sched>::Connect(*scheduler, address, Soon());
   co_return connected.ok() ? Mismatch() : connected.error();
@@ -253,7 +253,7 @@ TYPED_TEST(UnixStreamTest, ConnectToAStaleSocketIsRefusedAndToNoFileIsENOENT) {
 // Accepts one connection and reads from it with a short deadline (the peer sends nothing),
 // then reads again until the peer's Close ends the stream.
 template <typename Sched>
-coro::Task<IoError> TimeOutThenSeeTheEnd(UnixListener<Sched>* listener, PeerCredentials* peer) {
+coro::Lazy<IoError> TimeOutThenSeeTheEnd(UnixListener<Sched>* listener, PeerCredentials* peer) {
   IoResult<UnixStream<Sched>> accepted = co_await listener->Accept(Soon());
   if (!accepted.ok()) co_return accepted.error();
   UnixStream<Sched> stream = std::move(accepted).value();
@@ -270,7 +270,7 @@ coro::Task<IoError> TimeOutThenSeeTheEnd(UnixListener<Sched>* listener, PeerCred
 }
 
 template <typename Sched>
-coro::Task<IoError> ConnectWaitClose(Sched* scheduler, SocketAddress address) {
+coro::Lazy<IoError> ConnectWaitClose(Sched* scheduler, SocketAddress address) {
   IoResult<UnixStream<Sched>> connected =
       co_await UnixStream<Sched>::Connect(*scheduler, address, Soon());
   if (!connected.ok()) co_return connected.error();
@@ -303,7 +303,7 @@ struct OptionResults {
   IoError receive_buffer;
 };
 template <typename Sched>
-coro::Task<IoResult<OptionResults>> TryOptions(Sched* scheduler, UnixListener<Sched>* listener,
+coro::Lazy<IoResult<OptionResults>> TryOptions(Sched* scheduler, UnixListener<Sched>* listener,
                                                SocketAddress address) {
   IoResult<UnixStream<Sched>> connected =
       co_await UnixStream<Sched>::Connect(*scheduler, address, Soon());

@@ -1,7 +1,7 @@
-// Tests for coro::Task<T> (coro/task.h): laziness, values and exceptions crossing awaits,
+// Tests for coro::Lazy<T> (coro/lazy.h): laziness, values and exceptions crossing awaits,
 // ownership, and the resume loop that keeps a 10^6-deep chain of nested awaits (and 10^6
 // synchronously completing awaits in a row) from growing the stack, in every build config.
-#include "coro/task.h"
+#include "coro/lazy.h"
 
 #include <gtest/gtest.h>
 
@@ -14,9 +14,9 @@
 namespace fairsched::coro {
 namespace {
 
-Task<int> Constant(int value) { co_return value; }
+Lazy<int> Constant(int value) { co_return value; }
 
-Task<int> Add(int a, int b) {
+Lazy<int> Add(int a, int b) {
   const int x = co_await Constant(a);
   const int y = co_await Constant(b);
   co_return x + y;
@@ -26,7 +26,7 @@ TEST(TaskTest, ReturnsValuesThroughAwaits) { EXPECT_EQ(RunSync(Add(2, 40)), 42);
 
 TEST(TaskTest, VoidTaskRunsItsBody) {
   int calls = 0;
-  auto body = [&]() -> Task<> {
+  auto body = [&]() -> Lazy<> {
     ++calls;
     co_return;
   };
@@ -35,10 +35,10 @@ TEST(TaskTest, VoidTaskRunsItsBody) {
 }
 
 TEST(TaskTest, MoveOnlyResult) {
-  auto make = []() -> Task<std::unique_ptr<std::string>> {
+  auto make = []() -> Lazy<std::unique_ptr<std::string>> {
     co_return std::make_unique<std::string>("frame");
   };
-  auto outer = [&]() -> Task<std::string> {
+  auto outer = [&]() -> Lazy<std::string> {
     std::unique_ptr<std::string> p = co_await make();
     co_return *p + "!";
   };
@@ -47,11 +47,11 @@ TEST(TaskTest, MoveOnlyResult) {
 
 TEST(TaskTest, IsLazyUntilAwaited) {
   bool started = false;
-  auto body = [&]() -> Task<int> {
+  auto body = [&]() -> Lazy<int> {
     started = true;
     co_return 1;
   };
-  Task<int> task = body();
+  Lazy<int> task = body();
   EXPECT_FALSE(started);
   EXPECT_FALSE(task.IsDone());
   EXPECT_EQ(RunSync(std::move(task)), 1);
@@ -61,27 +61,27 @@ TEST(TaskTest, IsLazyUntilAwaited) {
 TEST(TaskTest, DestroyingAnUnstartedTaskNeverRunsIt) {
   bool started = false;
   {
-    auto body = [&]() -> Task<> {
+    auto body = [&]() -> Lazy<> {
       started = true;
       co_return;
     };
-    Task<> task = body();
-    Task<> moved = std::move(task);
+    Lazy<> task = body();
+    Lazy<> moved = std::move(task);
     EXPECT_FALSE(task.IsValid());
     EXPECT_TRUE(moved.IsValid());
   }
   EXPECT_FALSE(started);
 }
 
-Task<int> Throws() {
+Lazy<int> Throws() {
   throw std::runtime_error("deep failure");
   co_return 0;
 }
 
-Task<int> Middle() { co_return 1 + co_await Throws(); }
+Lazy<int> Middle() { co_return 1 + co_await Throws(); }
 
 TEST(TaskTest, ExceptionsCrossAwaits) {
-  auto catcher = []() -> Task<std::string> {
+  auto catcher = []() -> Lazy<std::string> {
     try {
       co_await Middle();
     } catch (const std::runtime_error& e) {
@@ -105,7 +105,7 @@ struct StackSpread {
   std::uintptr_t Spread() const { return high - low; }
 };
 
-Task<std::int64_t> Nested(int depth, StackSpread* spread) {
+Lazy<std::int64_t> Nested(int depth, StackSpread* spread) {
   spread->Record();
   if (depth == 0) co_return 0;
   co_return 1 + co_await Nested(depth - 1, spread);
@@ -122,14 +122,14 @@ TEST(TaskTest, MillionDeepNestedChainDoesNotGrowTheStack) {
   EXPECT_LT(spread.Spread(), kMaxSpread);
 }
 
-Task<int> Leaf(int value, StackSpread* spread) {
+Lazy<int> Leaf(int value, StackSpread* spread) {
   spread->Record();
   co_return value & 1;
 }
 
 TEST(TaskTest, MillionSynchronousAwaitsInARowDoNotGrowTheStack) {
   StackSpread spread;
-  auto loop = [](StackSpread* s) -> Task<std::int64_t> {
+  auto loop = [](StackSpread* s) -> Lazy<std::int64_t> {
     std::int64_t sum = 0;
     for (int i = 0; i < kChain; ++i) sum += co_await Leaf(i, s);
     co_return sum;
@@ -148,13 +148,13 @@ TEST(TaskTest, FramesComeFromTheRecyclingAllocator) {
 
 #ifndef NDEBUG
 TEST(TaskDeathTest, AwaitingAFinishedTaskDies) {
-  auto twice = []() -> Task<int> {
-    Task<int> inner = Constant(1);
-    Task<int>& ref = inner;
+  auto twice = []() -> Lazy<int> {
+    Lazy<int> inner = Constant(1);
+    Lazy<int>& ref = inner;
     co_await std::move(ref);
     co_return co_await std::move(ref);
   };
-  EXPECT_DEATH(RunSync(twice()), "co_await of an empty or finished coro::Task");
+  EXPECT_DEATH(RunSync(twice()), "co_await of an empty or finished coro::Lazy");
 }
 #endif
 
