@@ -1,4 +1,4 @@
-// coro::TaskList<T>: fork-join over lazy coroutines. Add not-yet-started coro::Lazy<T>s to a
+// coro::TaskList<T>: fork-join over lazy coroutines. Add not-yet-started coroutines (coro::Lazy<T>) to a
 // list, then wait for all of them: a plain thread with list.Wait() / WaitFor(timeout) (it
 // runs tasks of the list itself while it waits), a coroutine with `co_await list.Join()`
 // (it suspends; its worker stays free).

@@ -19,6 +19,10 @@
 #                 '-yield/asio/' (Asio's rows are ~27 s of each round)
 #   SKIP_SCHED=1  no sched_bench runs: --all copies its own interleaved sched_bench rounds,
 #                 which hold the same w2 rows, into OUT_DIR/runs.jsonl as sched_bench_r<round>
+#   ONLY_YIELD=1  only yield_bench (current and before, YIELD_FILTER applied to both): a
+#                 focused before/after check of some yield rows with more rounds; render it
+#                 with tools/bench_report/compare.py OUT_DIR/runs.jsonl:yield_bench_before_r*
+#                 OUT_DIR/runs.jsonl:yield_bench_r* (not with hot_path_report.py)
 #
 # Interleaving: every round runs each binary once, one repetition each, in a fixed order
 # (current, before, peers), so that slow phases of a noisy machine hit every contestant
@@ -49,9 +53,11 @@ if [[ -n "$before" ]]; then
   before_bin=$(cd "$before" && ./bazelw info --config=opt bazel-bin 2>/dev/null)
 fi
 # The peers' build goes outside OUT_DIR (OUT_DIR holds only raw files, to be committed).
-mapfile -t peers < <(bench/coro/peers/build.sh "${TMPDIR:-/tmp}/fairsched_peers_build" | tail -n 2)
-tokio=${peers[0]}
-go_yield=${peers[1]}
+if [[ ${ONLY_YIELD:-0} != 1 ]]; then
+  mapfile -t peers < <(bench/coro/peers/build.sh "${TMPDIR:-/tmp}/fairsched_peers_build" | tail -n 2)
+  tokio=${peers[0]}
+  go_yield=${peers[1]}
+fi
 
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -87,6 +93,11 @@ coro_filter='spawn_complete|memory|signal_round_trip|yield_round_trip'
 for ((r = 1; r <= reps; ++r)); do
   echo "==== round $r of $reps"
   gbench "yield_bench_r$r" "$bin/bench/coro/yield_bench" "${YIELD_FILTER:-.}"
+  if [[ ${ONLY_YIELD:-0} == 1 ]]; then
+    [[ -n "$before" ]] && gbench "yield_bench_before_r$r" "$before_bin/bench/coro/yield_bench" \
+      "${YIELD_FILTER:-.}"
+    continue
+  fi
   [[ -n "$before" ]] && gbench "yield_bench_before_r$r" "$before_bin/bench/coro/yield_bench" 'fairsched'
   run "tokio_yield_r$r" "$tokio" --out="$tmp/tokio_yield_r$r.json"
   run "go_yield_r$r" "$go_yield" --out="$tmp/go_yield_r$r.json"

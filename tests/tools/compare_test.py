@@ -1,5 +1,6 @@
 """Tests tools/bench_report/compare.py on two tiny fixtures: medians and ranges over
-repetitions, aggregates ignored, only names present in both files, ratios, and the load line."""
+repetitions, aggregates ignored, only names present in both files, ratios, the load line,
+and pooling the runs whose names share a prefix (PREFIX*)."""
 
 import io
 import os
@@ -11,11 +12,11 @@ from tools.bench_report import compare
 FIXTURE = os.path.join(os.environ.get("TEST_SRCDIR", ""), "fairsched", "tests/tools/testdata/compare")
 
 
-def run(*args):
+def run(*args, before="before", after="after"):
     out = io.StringIO()
     with redirect_stdout(out):
-        code = compare.main([os.path.join(FIXTURE, "runs.jsonl:before"),
-                             os.path.join(FIXTURE, "runs.jsonl:after"), *args])
+        code = compare.main([os.path.join(FIXTURE, "runs.jsonl:" + before),
+                             os.path.join(FIXTURE, "runs.jsonl:" + after), *args])
     return code, out.getvalue()
 
 
@@ -33,6 +34,20 @@ class CompareTest(unittest.TestCase):
         self.assertNotIn("stop/heap", text)
         self.assertIn("before: 2026-11-25T10:00:00, 2 CPUs, load average 0.10, 0.20, 0.30", text)
         self.assertIn("after: 2026-11-25T11:00:00, 2 CPUs, load average 0.00, 0.10, 0.20", text)
+
+    def test_pooled_runs(self):
+        # "*" pools both runs of the fixture: before's three repetitions and after's one.
+        _, text = run("--metrics", "real_time", before="*")
+        self.assertIn("| stop/heap/waiting:1000/manual_time | real_time (ms) | 15 (2-30) | 2 | 0.133 |",
+                      text)
+        self.assertIn("before: 2026-11-25T10:00:00 (the first of 2 pooled runs), 2 CPUs", text)
+        _, text = run("--metrics", "real_time", before="bef*")
+        self.assertIn("| 20 (10-30) | 2 | 0.1 |", text)
+
+    def test_pool_without_a_match_is_an_error(self):
+        with self.assertRaises(Exception) as raised:
+            run("--metrics", "real_time", before="nothing_like_this*")
+        self.assertIn("no run starting with 'nothing_like_this'", str(raised.exception))
 
 
 if __name__ == "__main__":

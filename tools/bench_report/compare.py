@@ -8,7 +8,8 @@ gets one row per requested metric; a metric is a counter name, or "real_time" /
 and the min-max range over them. Nothing is typed by hand: the markdown comes from the runs.
 
 Usage (a run is RUNS.jsonl:RUN, one line of a recording's runs.jsonl (runs.py), or a JSON
-file):
+file; RUNS.jsonl:PREFIX* pools every run whose name starts with PREFIX, e.g. the rounds of
+an interleaved recording, each round's values counting as repetitions):
   tools/bench_report/compare.py RUNS.jsonl:BEFORE RUNS.jsonl:AFTER \\
       --metrics real_time,rss_growth_kib [--filter REGEX]
 """
@@ -27,8 +28,18 @@ except ImportError:  # run as a script: the module next to this file
 
 
 def load(spec):
-    """{benchmark name: {metric: [values over repetitions]}}, plus the run's context."""
-    data = raw_runs.load(spec)
+    """{benchmark name: {metric: [values over repetitions]}}, plus the run's context (of
+    the first run, when several are pooled)."""
+    path, sep, run = spec.rpartition(":")
+    if sep and path.endswith(".jsonl") and run.endswith("*"):
+        pooled = [data for name, data in raw_runs.read(path) if name.startswith(run[:-1])]
+        if not pooled:
+            raise raw_runs.RunsError(f"{path} has no run starting with {run[:-1]!r}")
+        data = {"context": pooled[0].get("context", {}),
+                "benchmarks": [b for d in pooled for b in d.get("benchmarks", [])]}
+        data["context"]["pooled_runs"] = len(pooled)
+    else:
+        data = raw_runs.load(spec)
     runs = {}
     for bench in data.get("benchmarks", []):
         if bench.get("run_type") == "aggregate":
@@ -76,7 +87,9 @@ def main(argv):
     for label, context in (("before", before_context), ("after", after_context)):
         load_avg = context.get("load_avg", [])
         loads = ", ".join(f"{x:.2f}" for x in load_avg) if load_avg else "not recorded"
-        print(f"\n{label}: {context.get('date', '?')}, {context.get('num_cpus', '?')} CPUs, "
+        pooled = context.get("pooled_runs")
+        first = f" (the first of {pooled} pooled runs)" if pooled else ""
+        print(f"\n{label}: {context.get('date', '?')}{first}, {context.get('num_cpus', '?')} CPUs, "
               f"load average {loads}")
     return 0
 
