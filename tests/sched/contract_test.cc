@@ -184,7 +184,12 @@ TEST(ContractTest, TimersStayOnTimeWhileEveryWorkerRunsLongTasks) {
   std::vector<TaskDeadline> due(kTimers), started(kTimers);
   std::vector<std::unique_ptr<Task>> timers;
   for (int i = 0; i < kTimers; ++i) {
-    due[i] = TaskClock::now() + microseconds(1500 + 137 * i);  // at varied points of a pass
+    // At varied points of a pass, and far enough ahead that the worker has received the
+    // timer (at a role take, once per pass of about 4 ms) before it is due: a timer still
+    // in the front queue at its deadline is not known yet, so the hogs of the rest of that
+    // pass would start before it whatever the time check does (seen under ASan with a
+    // 1.5 ms lead: 19 hogs).
+    due[i] = TaskClock::now() + microseconds(10000 + 137 * i);
     timers.push_back(std::make_unique<Task>([&, i](Task*) { started[i] = TaskClock::now(); }));
     sched.PostDeadline(timers.back().get(), due[i]);
     std::this_thread::sleep_for(milliseconds(12));
