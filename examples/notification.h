@@ -1,6 +1,6 @@
 // Notification: a one-shot "it happened" flag another thread can wait for. Notify() holds
 // the mutex while it sets the flag and wakes the waiter, so the waiter may destroy the
-// Notification as soon as WaitForNotification() returns (a Signal is not meant for that:
+// Notification as soon as WaitForNotification() returns (an AutoResetEvent is not meant for that:
 // its Send may still be touching it after the receiver saw the bit).
 #ifndef FAIRSCHED_EXAMPLES_NOTIFICATION_H_
 #define FAIRSCHED_EXAMPLES_NOTIFICATION_H_

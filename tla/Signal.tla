@@ -1,7 +1,8 @@
 ------------------------------- MODULE Signal -------------------------------
 (***************************************************************************)
-(* Signal (sync/auto_reset_event.h, sync/auto_reset_event.cc): a one-bit event whose Send and  *)
-(* Receive avoid the mutex on their fast paths. Send exchanges the flag    *)
+(* AutoResetEvent (sync/auto_reset_event.h, sync/auto_reset_event.cc): a *)
+(* one-bit event whose Send and Receive avoid the mutex on their fast      *)
+(* paths (the module keeps the class's old name, Signal). Send exchanges the flag    *)
 (* and, if it set it and sees a registered receiver, passes through the    *)
 (* mutex and notifies one waiter. Receive clears a set flag without the    *)
 (* mutex; otherwise it takes the mutex, registers in `waiters`, and loops: *)

@@ -94,7 +94,7 @@ inline bool BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Park(Worker
   // Register first, then re-check everything that could need us. A publisher (role
   // holder, poster, chain waker) first makes its work visible and then reads parked_:
   // either our re-check sees its work (we do not sleep) or its read sees our registration
-  // (it sends the signal, which Receive cannot miss because the Signal is a flag). Which
+  // (it sends the signal, which Receive cannot miss because the AutoResetEvent is a flag). Which
   // ordering makes that so depends on the work: the front queue, the role lock and the
   // nearest deadline are written and re-checked with seq_cst accesses (one total order);
   // the ready queue is published with a release store and re-checked with relaxed loads,

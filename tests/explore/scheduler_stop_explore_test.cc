@@ -15,7 +15,7 @@
 #include "tests/explore/explore_test_util.h"
 #include "tests/explore/scheduler_scenarios.h"
 
-static_assert(FAIRSCHED_AUTO_RESET_EVENT_USES_FUTEX, "the scheduler is checked on Signal's futex path");
+static_assert(FAIRSCHED_AUTO_RESET_EVENT_USES_FUTEX, "the scheduler is checked on AutoResetEvent's futex path");
 
 namespace fairsched {
 namespace {

@@ -15,7 +15,7 @@
  *
  * Atomicity: every access to shared memory (tail, the links) is its own step, so the model
  * explores every sequentially consistent interleaving of them; private computations are
- * merged into the neighbouring step. The notify channel is the Signal of sync/auto_reset_event.h,
+ * merged into the neighbouring step. The notify channel is the AutoResetEvent of sync/auto_reset_event.h,
  * abstracted to its contract (a flag: Notify sets it, the sleep waits for it and clears it),
  * which signal.pml checks on its own.
  *

@@ -1,4 +1,4 @@
-/* signal.pml: Signal (sync/auto_reset_event.h, sync/auto_reset_event.cc) on its portable path (mutex and
+/* signal.pml: AutoResetEvent (sync/auto_reset_event.h, sync/auto_reset_event.cc) on its portable path (mutex and
  * condition variable: builds without futex, and the interleaving explorer's; the Linux futex
  * path is signal_futex.pml), a one-bit event with lock-free fast paths: Send exchanges the flag and takes the mutex only when it set the flag and sees a
  * registered receiver; Receive clears a set flag without the mutex and otherwise registers

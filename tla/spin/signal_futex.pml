@@ -1,4 +1,4 @@
-/* signal_futex.pml: Signal's Linux path (sync/auto_reset_event.h, sync/auto_reset_event.cc with
+/* signal_futex.pml: AutoResetEvent's Linux path (sync/auto_reset_event.h, sync/auto_reset_event.cc with
  * FAIRSCHED_AUTO_RESET_EVENT_USES_FUTEX), the one production builds use: no mutex and no condition
  * variable; a receiver sleeps on the flag word itself with futex(2).
  *
@@ -47,7 +47,7 @@
 #ifndef SPURIOUS
 #define SPURIOUS 1
 #endif
-/* FUTEX_WAKE's count in Signal::WakeOne. */
+/* FUTEX_WAKE's count in AutoResetEvent::WakeOne. */
 #define WAKE_N 1
 
 byte flag;                     /* flag_: the futex word, 0 or 1 */
