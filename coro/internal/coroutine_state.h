@@ -183,12 +183,7 @@ class alignas(64) CoroutineState {
   // scheduler (else through the scheduler's Wakeup, as above).
   bool WakeEpochFromRole(std::uint64_t epoch, WakeReason reason, IoReadySink& sink) {
     if (!word_.CloseEpoch(epoch, reason)) return false;
-    if (!sink.Serves(scheduler_)) {
-      WakeTask();
-      return true;
-    }
-    if (ContinuationHelper* helper = Helper()) helper->Woken(this);
-    sink.Wake(&task_, IoWake::kWakeup);
+    WakeTask(sink.Serves(scheduler_) ? &sink : nullptr);
     return true;
   }
 
@@ -446,9 +441,15 @@ class alignas(64) CoroutineState {
   }
 
   // A wait was closed by someone else: the task must run. The caller holds a reference.
-  void WakeTask() {
+  // With `role_sink` (a sink that serves this coroutine's scheduler, on the role holder) the
+  // task goes through it, else through the scheduler's Wakeup.
+  void WakeTask(IoReadySink* role_sink = nullptr) {
     if (ContinuationHelper* helper = Helper()) helper->Woken(this);
-    ops_->wakeup(scheduler_, &task_);
+    if (role_sink != nullptr) {
+      role_sink->Wake(&task_, IoWake::kWakeup);
+    } else {
+      ops_->wakeup(scheduler_, &task_);
+    }
   }
 
   // The task ran while a wait is pending: decide whether the wait is over. Returns false if
