@@ -98,6 +98,17 @@ class RawClient {
     data.resize(done);
     return data;
   }
+  // One receive: up to `max` bytes, whatever has arrived (waits for at least one); empty at
+  // the end of the stream, on an error or at the timeout.
+  std::string ReceiveAvailable(std::size_t max) {
+    std::string data(max, '\0');
+    long n;
+    do {
+      n = ReceiveSome(data.data(), max);
+    } while (n < 0 && Interrupted());
+    data.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+    return data;
+  }
   // True if the server closed the connection (end of stream or reset) within the timeout.
   bool SeesClose() {
     char byte;
