@@ -174,6 +174,12 @@ class TcpStream : public internal::SocketHandle<Scheduler, internal::kTcpStreamN
   }
   coro::Lazy<IoError> WriteV(std::span<const ConstIoSlice> data, TaskDeadline deadline);
 
+  // Closes the socket: any thread, idempotent, also while another coroutine's Read /
+  // Write / ReadSome / WriteSome is pending: that operation then returns kClosed (or its
+  // real result, if it completed first), exactly once. Operations started afterwards fail
+  // at once with kClosed; the fd is closed once the backend has handed back every operation
+  // that refers to it (see the file comment).
+  void Close() { this->CloseCore(); }
   // The calls below use the socket at once (no coroutine). On a closed socket (Close, from
   // any thread, also one racing the call) each returns kClosed and does nothing; the fd is
   // held open while the call uses it (internal::SocketHandle::WithFd).
@@ -194,12 +200,6 @@ class TcpStream : public internal::SocketHandle<Scheduler, internal::kTcpStreamN
   IoError SetSendBufferSize(int bytes) {
     return SetOption(internal::SocketOption::kSendBuffer, bytes);
   }
-  // Closes the socket: any thread, idempotent, also while another coroutine's Read /
-  // Write / ReadSome / WriteSome is pending: that operation then returns kClosed (or its
-  // real result, if it completed first), exactly once. Operations started afterwards fail
-  // at once with kClosed; the fd is closed once the backend has handed back every operation
-  // that refers to it (see the file comment).
-  void Close() { this->CloseCore(); }
   // A per-connection idle deadline: from now on every Read / Write / *Some also ends
   // (kTimeout) when no byte has moved in either direction for `idle` (counted from the last
   // bytes moved, or from this call), if that comes before its own deadline. Bytes moved by
@@ -287,6 +287,7 @@ class TcpListener : public internal::SocketHandle<Scheduler, internal::kTcpListe
   // like any Accept failure, it does not end the listener.
   coro::Lazy<IoResult<AcceptedConnection<Scheduler>>> AcceptWithPeer(TaskDeadline deadline);
 
+  // kClosed on a closed listener (also one that races with Close).
   IoResult<SocketAddress> LocalAddress() const;
   // (IsOpen(), fd() and WithFd() come from internal::SocketHandle.)
   // As TcpStream::Close: a pending Accept in another coroutine returns kClosed. With a
