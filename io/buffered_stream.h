@@ -23,7 +23,13 @@
 //     buffer is full (data larger than the buffer goes straight through, after what was
 //     buffered). Flush writes everything buffered. Nothing is sent until Flush or a full
 //     buffer. After a failed write or flush the stream is broken: close it.
-//   - Close() closes the underlying stream and drops unflushed bytes (Flush first).
+//   - Close() closes the underlying stream and drops unflushed bytes (Flush first). It
+//     touches neither buffer, so it may run on any thread while the reader and the writer
+//     are inside calls, and concurrently with another Close or with stream().Close(), when
+//     the underlying stream's Close allows that (TcpStream, UnixStream: any thread). Every
+//     call that starts after it (also one that would be served from the read buffer, and
+//     Write, which would only buffer) fails with kClosed; a call in progress ends with the
+//     underlying stream's kClosed. Unflushed() is 0 from then on.
 //   - BufferedStream is itself a ByteStream (ReadSome/WriteSome/Close), so layers stack.
 //   - Concurrency as for the underlying stream: one reader and one writer coroutine may
 //     use it at the same time (the two buffers are disjoint); not two readers or writers.
@@ -45,6 +51,7 @@
 #include "io/byte_stream.h"
 #include "io/io_error.h"
 #include "sched/task.h"
+#include "sync/primitives.h"
 
 namespace fairsched {
 
@@ -81,6 +88,7 @@ class BufferedStream {
                                                    TaskDeadline deadline) {
     FAIRSCHED_DCHECK(!delimiter.empty(), "ReadUntil with an empty delimiter");
     FAIRSCHED_DCHECK(max <= kMaxLine, "ReadUntil: max is a memory bound; this one bounds nothing");
+    if (IsClosed()) co_return IoError(IoErrorCode::kClosed);
     std::size_t searched = 0;  // bytes after begin_ known not to start the delimiter
     while (true) {
       const std::string_view buffered = Buffered();
@@ -109,6 +117,7 @@ class BufferedStream {
   }
 
   coro::Lazy<IoError> ReadExactly(std::span<char> out, TaskDeadline deadline) {
+    if (IsClosed()) co_return IoError(IoErrorCode::kClosed);
     while (!out.empty()) {
       if (begin_ == end_) {
         if (out.size() >= read_.size()) {  // large: straight into `out`, no copy
@@ -127,6 +136,7 @@ class BufferedStream {
 
   coro::Lazy<IoResult<std::size_t>> ReadSome(std::span<char> into, TaskDeadline deadline) {
     FAIRSCHED_DCHECK(!into.empty(), "ReadSome into an empty buffer");
+    if (IsClosed()) co_return IoError(IoErrorCode::kClosed);
     if (begin_ == end_) {
       if (into.size() >= read_.size()) co_return co_await stream_.ReadSome(into, deadline);
       const IoError filled = co_await Fill(read_.size(), deadline);
@@ -142,6 +152,7 @@ class BufferedStream {
 
   // ---- writing ----
   coro::Lazy<IoError> Write(std::string_view data, TaskDeadline deadline) {
+    if (IsClosed()) co_return DropWrites();
     if (write_.size() + data.size() > write_capacity_) {
       const IoError flushed = co_await Flush(deadline);
       if (!flushed.ok()) co_return flushed;
@@ -158,16 +169,18 @@ class BufferedStream {
   }
 
   coro::Lazy<IoError> Flush(TaskDeadline deadline) {
+    if (IsClosed()) co_return DropWrites();
     const IoError written = co_await WriteAll(stream_, write_, deadline);
     write_.clear();  // sent, or the stream is broken (see the contract)
     co_return written;
   }
 
   // Bytes written but not flushed yet.
-  std::size_t Unflushed() const { return write_.size(); }
+  std::size_t Unflushed() const { return IsClosed() ? 0 : write_.size(); }
 
+  // Any thread; see the contract.
   void Close() {
-    write_.clear();
+    closed_.value.store(true, std::memory_order_relaxed);  // (see closed_)
     stream_.Close();
   }
 
@@ -194,6 +207,13 @@ class BufferedStream {
     co_return IoError();
   }
 
+  bool IsClosed() const { return closed_.value.load(std::memory_order_relaxed); }
+  // The writer, on a closed stream: the buffered bytes are dropped; kClosed.
+  IoError DropWrites() {
+    write_.clear();
+    return IoError(IoErrorCode::kClosed);
+  }
+
   // Copies buffered bytes into `into` (as many as fit), consumes them, returns how many.
   std::size_t TakeBuffered(std::span<char> into) {
     const std::size_t n = std::min(into.size(), end_ - begin_);
@@ -208,6 +228,20 @@ class BufferedStream {
   std::size_t end_ = 0;
   std::vector<char> write_;  // buffered, not yet written
   std::size_t write_capacity_;
+  // Close was called. Relaxed everywhere: the flag publishes no other data (Close touches
+  // no buffer; the underlying stream orders its own state), and a call that misses a Close
+  // that just happened fails with the underlying stream's kClosed instead.
+  struct ClosedFlag {
+    ClosedFlag() = default;
+    // Moves copy the value: a move is never concurrent with a Close of either object.
+    ClosedFlag(ClosedFlag&& other) noexcept
+        : value(other.value.load(std::memory_order_relaxed)) {}
+    ClosedFlag& operator=(ClosedFlag&& other) noexcept {
+      value.store(other.value.load(std::memory_order_relaxed), std::memory_order_relaxed);
+      return *this;
+    }
+    Atomic<bool> value{false};
+  } closed_;
 };
 
 }  // namespace fairsched

@@ -36,8 +36,11 @@
 //     so a new socket that reuses the fd number never sees an old operation's completion.
 //     This takes up to one sched-role step after Close (at once if nothing was pending and,
 //     with epoll, Stop already ended the watch). The calls that use the fd directly
-//     (Shutdown, the options, LocalAddress, fd()) abort on a closed socket: they must not race
-//     with Close. The destructor closes too; it may run while an operation of another
+//     (Shutdown, the options, SetIdleTimeout, the addresses, WithFd) return kClosed too,
+//     also when they race with Close: each holds the fd open while it uses it. Only fd(),
+//     the raw number, aborts on a closed socket, and any use of a moved-from object is
+//     misuse (checked in debug builds; release builds return kClosed). The destructor
+//     closes too; it may run while an operation of another
 //     coroutine is still returning (the state lives until it has), but not while
 //     another coroutine is still inside a call on the object (ReadExactly re-enters Read).
 //   - Sockets must be closed before the scheduler is destroyed.
@@ -111,7 +114,7 @@ class TcpStream : public internal::SocketHandle<Scheduler, internal::kTcpStreamN
   TcpStream(TcpStream&&) noexcept = default;
   TcpStream& operator=(TcpStream&&) noexcept = default;
 
-  // (IsOpen() and fd() come from internal::SocketHandle.)
+  // (IsOpen(), fd() and WithFd() come from internal::SocketHandle.)
 
   // Connects to `address` (IPv4 or IPv6) from inside a coroutine on `scheduler`.
   static coro::Lazy<IoResult<TcpStream>> Connect(Scheduler& scheduler, SocketAddress address,
@@ -173,32 +176,41 @@ class TcpStream : public internal::SocketHandle<Scheduler, internal::kTcpStreamN
   }
   coro::Lazy<IoError> WriteV(std::span<const ConstIoSlice> data, TaskDeadline deadline);
 
-  // shutdown(2): kWrite sends FIN after the data already written; kRead makes this side's
-  // reads (also one waiting in another coroutine) end with kEndOfStream.
-  IoError Shutdown(ShutdownHow how);
-  // TCP_NODELAY: `true` sends small writes at once instead of coalescing them (Nagle).
-  IoError SetNoDelay(bool on);
-  // Keepalive on with `settings` (see KeepAlive), or off. The first failing setsockopt's
-  // error (e.g. a zero-or-negative timer the kernel refuses: kSystem, EINVAL).
-  IoError EnableKeepAlive(const KeepAlive& settings = {});
-  IoError DisableKeepAlive();
-  // SO_RCVBUF / SO_SNDBUF in bytes (a request: Linux doubles it for its bookkeeping and
-  // clamps it to net.core.rmem_max / wmem_max; setting it turns off autotuning).
-  IoError SetReceiveBufferSize(int bytes);
-  IoError SetSendBufferSize(int bytes);
   // Closes the socket: any thread, idempotent, also while another coroutine's Read /
   // Write / ReadSome / WriteSome is pending: that operation then returns kClosed (or its
   // real result, if it completed first), exactly once. Operations started afterwards fail
   // at once with kClosed; the fd is closed once the backend has handed back every operation
   // that refers to it (see the file comment).
   void Close() { this->CloseCore(); }
+  // The calls below use the socket at once (no coroutine). On a closed socket (Close, from
+  // any thread, also one racing the call) each returns kClosed and does nothing; the fd is
+  // held open while the call uses it (internal::SocketHandle::WithFd).
+  // shutdown(2): kWrite sends FIN after the data already written; kRead makes this side's
+  // reads (also one waiting in another coroutine) end with kEndOfStream.
+  IoError Shutdown(ShutdownHow how);
+  // TCP_NODELAY: `true` sends small writes at once instead of coalescing them (Nagle).
+  IoError SetNoDelay(bool on) { return SetOption(internal::SocketOption::kNoDelay, on ? 1 : 0); }
+  // Keepalive on with `settings` (see KeepAlive), or off. The first failing setsockopt's
+  // error (e.g. a zero-or-negative timer the kernel refuses: kSystem, EINVAL).
+  IoError EnableKeepAlive(const KeepAlive& settings = {});
+  IoError DisableKeepAlive() { return SetOption(internal::SocketOption::kKeepAlive, 0); }
+  // SO_RCVBUF / SO_SNDBUF in bytes (a request: Linux doubles it for its bookkeeping and
+  // clamps it to net.core.rmem_max / wmem_max; setting it turns off autotuning).
+  IoError SetReceiveBufferSize(int bytes) {
+    return SetOption(internal::SocketOption::kReceiveBuffer, bytes);
+  }
+  IoError SetSendBufferSize(int bytes) {
+    return SetOption(internal::SocketOption::kSendBuffer, bytes);
+  }
   // A per-connection idle deadline: from now on every Read / Write / *Some also ends
-  // (kTimeout) at the time of the last bytes moved in either direction (or of this call)
-  // plus `idle`, when that comes before its own deadline. Each operation that moves bytes
-  // starts the idle time again (a long Write that keeps moving never idles out). A wait
-  // already in progress keeps the bound it computed when it began. 0 turns it off. Any
-  // thread.
-  void SetIdleTimeout(std::chrono::nanoseconds idle) { this->Checked()->SetIdleTimeout(idle); }
+  // (kTimeout) when no byte has moved in either direction for `idle` (counted from the last
+  // bytes moved, or from this call), if that comes before its own deadline. Bytes moved by
+  // any operation refresh it for every operation, also one already waiting: a Read that
+  // waits while a Write keeps moving bytes is not ended (a listen-only peer stays
+  // connected). A waiting operation notices a longer or removed timeout when its current
+  // bound passes; a new or shorter one applies to waits that begin afterwards. 0 turns it
+  // off. Any thread. kClosed on a closed socket.
+  IoError SetIdleTimeout(std::chrono::nanoseconds idle);
 
   IoResult<SocketAddress> LocalAddress() const;
   IoResult<SocketAddress> PeerAddress() const;
@@ -207,6 +219,8 @@ class TcpStream : public internal::SocketHandle<Scheduler, internal::kTcpStreamN
   template <typename, bool>
   friend class internal::SocketIo;  // Connect and Accept make streams
   explicit TcpStream(Core* core) : Handle(core) {}
+  // One setsockopt on the held fd (see WithFd).
+  IoError SetOption(internal::SocketOption option, int value);
   // The vectored forms' one transfer of `window` (from internal::SliceWindow, `bytes` > 0 in
   // it): a receive (IoSlice) or a send (ConstIoSlice). Bytes moved (a receive's 0: end of
   // stream), or the error.
@@ -275,8 +289,9 @@ class TcpListener : public internal::SocketHandle<Scheduler, internal::kTcpListe
   // like any Accept failure, it does not end the listener.
   coro::Lazy<IoResult<AcceptedConnection<Scheduler>>> AcceptWithPeer(TaskDeadline deadline);
 
+  // kClosed on a closed listener (also one that races with Close).
   IoResult<SocketAddress> LocalAddress() const;
-  // (IsOpen() and fd() come from internal::SocketHandle.)
+  // (IsOpen(), fd() and WithFd() come from internal::SocketHandle.)
   // As TcpStream::Close: a pending Accept in another coroutine returns kClosed. With a
   // multishot accept armed, the socket and the connections accepted but not taken are
   // closed when the backend hands the op back, within one sched-role step.
@@ -360,61 +375,55 @@ coro::Lazy<IoError> TcpStream<Scheduler>::WriteV(std::span<const ConstIoSlice> d
 
 template <typename Scheduler>
 IoError TcpStream<Scheduler>::Shutdown(ShutdownHow how) {
-  const int result = internal::ShutdownSocket(this->Checked()->fd(), how);
-  return result < 0 ? IoError::FromErrno(-result) : IoError();
+  return this->WithFd([how](int fd) {
+    const int result = internal::ShutdownSocket(fd, how);
+    return result < 0 ? IoError::FromErrno(-result) : IoError();
+  });
 }
 
 template <typename Scheduler>
-IoError TcpStream<Scheduler>::SetNoDelay(bool on) {
-  return internal::ErrorOfStatus(
-      internal::SetSocketOption(this->Checked()->fd(), internal::SocketOption::kNoDelay, on ? 1 : 0));
+IoError TcpStream<Scheduler>::SetOption(internal::SocketOption option, int value) {
+  return this->WithFd([option, value](int fd) {
+    return internal::ErrorOfStatus(internal::SetSocketOption(fd, option, value));
+  });
 }
 
 template <typename Scheduler>
 IoError TcpStream<Scheduler>::EnableKeepAlive(const KeepAlive& settings) {
   using internal::SocketOption;
-  const int fd = this->Checked()->fd();
-  const struct {
-    SocketOption option;
-    long long value;
-  } steps[] = {{SocketOption::kKeepIdleSeconds, settings.idle.count()},
-               {SocketOption::kKeepIntervalSeconds, settings.interval.count()},
-               {SocketOption::kKeepProbes, settings.probes}};
-  for (const auto& step : steps) {
-    const long long value = step.value;
-    if (value == 0) continue;  // the system default
-    if (value < 0 || value > INT32_MAX) return IoError(IoErrorCode::kSystem, EINVAL);
-    const int status = internal::SetSocketOption(fd, step.option, static_cast<int>(value));
-    if (status < 0) return IoError::FromErrno(-status);
-  }
-  return internal::ErrorOfStatus(internal::SetSocketOption(fd, SocketOption::kKeepAlive, 1));
+  return this->WithFd([&settings](int fd) {
+    const struct {
+      SocketOption option;
+      long long value;
+    } steps[] = {{SocketOption::kKeepIdleSeconds, settings.idle.count()},
+                 {SocketOption::kKeepIntervalSeconds, settings.interval.count()},
+                 {SocketOption::kKeepProbes, settings.probes}};
+    for (const auto& step : steps) {
+      const long long value = step.value;
+      if (value == 0) continue;  // the system default
+      if (value < 0 || value > INT32_MAX) return IoError(IoErrorCode::kSystem, EINVAL);
+      const int status = internal::SetSocketOption(fd, step.option, static_cast<int>(value));
+      if (status < 0) return IoError::FromErrno(-status);
+    }
+    return internal::ErrorOfStatus(internal::SetSocketOption(fd, SocketOption::kKeepAlive, 1));
+  });
 }
 
 template <typename Scheduler>
-IoError TcpStream<Scheduler>::DisableKeepAlive() {
-  return internal::ErrorOfStatus(
-      internal::SetSocketOption(this->Checked()->fd(), internal::SocketOption::kKeepAlive, 0));
-}
-
-template <typename Scheduler>
-IoError TcpStream<Scheduler>::SetReceiveBufferSize(int bytes) {
-  return internal::ErrorOfStatus(
-      internal::SetSocketOption(this->Checked()->fd(), internal::SocketOption::kReceiveBuffer, bytes));
-}
-
-template <typename Scheduler>
-IoError TcpStream<Scheduler>::SetSendBufferSize(int bytes) {
-  return internal::ErrorOfStatus(
-      internal::SetSocketOption(this->Checked()->fd(), internal::SocketOption::kSendBuffer, bytes));
+IoError TcpStream<Scheduler>::SetIdleTimeout(std::chrono::nanoseconds idle) {
+  Core* core = this->Live();
+  if (core == nullptr || core->IsClosed()) return IoError(IoErrorCode::kClosed);
+  core->SetIdleTimeout(idle);
+  return IoError();
 }
 
 template <typename Scheduler>
 IoResult<SocketAddress> TcpStream<Scheduler>::LocalAddress() const {
-  return internal::LocalAddressOf(this->Checked()->fd());
+  return this->WithFd([](int fd) { return internal::LocalAddressOf(fd); });
 }
 template <typename Scheduler>
 IoResult<SocketAddress> TcpStream<Scheduler>::PeerAddress() const {
-  return internal::PeerAddressOf(this->Checked()->fd());
+  return this->WithFd([](int fd) { return internal::PeerAddressOf(fd); });
 }
 
 template <typename Scheduler>
@@ -442,7 +451,7 @@ coro::Lazy<IoResult<AcceptedConnection<Scheduler>>> TcpListener<Scheduler>::Acce
 
 template <typename Scheduler>
 IoResult<SocketAddress> TcpListener<Scheduler>::LocalAddress() const {
-  return internal::LocalAddressOf(this->Checked()->fd());
+  return this->WithFd([](int fd) { return internal::LocalAddressOf(fd); });
 }
 
 }  // namespace fairsched

@@ -194,14 +194,15 @@ class UdpSocket : public internal::SocketHandle<Scheduler, internal::kUdpSocketN
     return Datagrams::ReceiveFrom(this->Live(), buffer, deadline);
   }
 
+  // The addresses; kClosed on a closed socket (also one that races with Close).
   IoResult<SocketAddress> LocalAddress() const {
-    return internal::LocalAddressOf(this->Checked()->fd());
+    return this->WithFd([](int fd) { return internal::LocalAddressOf(fd); });
   }
   // Connected sockets: the peer.
   IoResult<SocketAddress> PeerAddress() const {
-    return internal::PeerAddressOf(this->Checked()->fd());
+    return this->WithFd([](int fd) { return internal::PeerAddressOf(fd); });
   }
-  // (IsOpen() and fd() come from internal::SocketHandle.)
+  // (IsOpen(), fd() and WithFd() come from internal::SocketHandle.)
   // Closes the socket, as TcpStream::Close: any thread, idempotent; a pending receive or
   // send of another coroutine returns kClosed, later ones fail at once with kClosed.
   void Close() { this->CloseCore(); }

@@ -49,6 +49,7 @@
 #include "coro/lazy.h"
 #include "io/tcp.h"
 #include "sched/task.h"
+#include "sync/primitives.h"
 
 namespace fairsched {
 
@@ -93,9 +94,10 @@ void RemoveIfSame(const BoundFile& file);
 IoResult<PeerCredentials> PeerCredentialsOf(int fd);
 }  // namespace internal
 
+// kClosed on a closed stream (also one that races with Close).
 template <typename Scheduler>
 IoResult<PeerCredentials> PeerCredentialsOf(const UnixStream<Scheduler>& stream) {
-  return internal::PeerCredentialsOf(stream.fd());
+  return stream.WithFd([](int fd) { return internal::PeerCredentialsOf(fd); });
 }
 
 // A listening Unix stream socket: TcpListener's accept path, plus the socket file's
@@ -105,12 +107,18 @@ class UnixListener {
  public:
   UnixListener() = default;
   UnixListener(UnixListener&& other) noexcept
-      : listener_(std::move(other.listener_)), file_(std::exchange(other.file_, {})) {}
+      : listener_(std::move(other.listener_)), file_(std::exchange(other.file_, {})) {
+    file_claimed_.store(other.file_claimed_.load(std::memory_order_relaxed),
+                        std::memory_order_relaxed);
+  }
   UnixListener& operator=(UnixListener&& other) noexcept {
     if (this != &other) {
       Close();
       listener_ = std::move(other.listener_);
       file_ = std::exchange(other.file_, {});
+      // Relaxed: a move is not concurrent with anything on either object.
+      file_claimed_.store(other.file_claimed_.load(std::memory_order_relaxed),
+                          std::memory_order_relaxed);
     }
     return *this;
   }
@@ -139,14 +147,20 @@ class UnixListener {
     return listener_.Accept(deadline);
   }
 
+  // As TcpListener's (kClosed on a closed listener; fd() aborts there).
   IoResult<SocketAddress> LocalAddress() const { return listener_.LocalAddress(); }
   bool IsOpen() const { return listener_.IsOpen(); }
   int fd() const { return listener_.fd(); }
-  // Closes the socket (not while an Accept is in progress) and removes its file.
+  // Closes the socket and removes its file: any thread, idempotent, also while another
+  // coroutine's Accept is pending (it returns kClosed) or another thread closes it too (one
+  // of the calls removes the file).
   void Close() {
-    if (!listener_.IsOpen()) return;
     listener_.Close();
-    internal::RemoveIfSame(std::exchange(file_, {}));
+    // Acq_rel: the one call that claims the file is the only one that reads file_ after
+    // the claim; the other calls only see the flag. (The path string is written only by the
+    // constructors and the moves, which no Close runs concurrently with.)
+    if (file_.path.empty() || file_claimed_.exchange(true, std::memory_order_acq_rel)) return;
+    internal::RemoveIfSame(file_);
   }
 
  private:
@@ -155,6 +169,7 @@ class UnixListener {
 
   TcpListener<Scheduler> listener_;
   internal::BoundFile file_;
+  Atomic<bool> file_claimed_{false};  // a Close has removed (or is removing) file_
 };
 
 }  // namespace fairsched

@@ -217,37 +217,52 @@ class SocketCore final : public IoOpHandler {
 
   // Waits for the next readiness edge of `side` unless one came since the last wait.
   // Returns ok to try the syscall, or the error that ends the operation (timeout,
-  // cancelled, shutdown).
+  // cancelled, shutdown). `deadline` is the operation's own; the wait also ends at the idle
+  // bound (IdleBound), unless bytes moved meanwhile (see IdleExtends).
   coro::Lazy<IoError> WaitReady(Direction side, TaskDeadline deadline) {
     static_assert(!kCompletions);
     drained_[side] = false;
-    {
-      MutexLock lock(mu_);
-      FAIRSCHED_DCHECK(!waiting_[side], "two concurrent operations in one direction of a socket");
-      if (watch_ended_ || IsClosed()) co_return WatchEndedError();
-      // An edge since the last wait: the syscall may succeed now. (An edge that came after
-      // the syscall that drained the socket is recorded here, not lost.)
-      if (ready_[side]) {
-        ready_[side] = false;
-        co_return IoError();
+    while (true) {
+      {
+        MutexLock lock(mu_);
+        FAIRSCHED_DCHECK(!waiting_[side], "two concurrent operations in one direction of a socket");
+        if (watch_ended_ || IsClosed()) co_return WatchEndedError();
+        // An edge since the last wait: the syscall may succeed now. (An edge that came after
+        // the syscall that drained the socket is recorded here, not lost.)
+        if (ready_[side]) {
+          ready_[side] = false;
+          co_return IoError();
+        }
+        waiter_[side] = coro::PrepareWait(coro::WaitMode::kCancellable);
+        waiting_[side] = true;
       }
-      waiter_[side] = coro::PrepareWait(coro::WaitMode::kCancellable);
-      waiting_[side] = true;
+      const coro::WakeReason why = co_await coro::WaitWoken(IdleBound(deadline));
+      MutexLock lock(mu_);
+      waiting_[side] = false;
+      waiter_[side] = coro::Waker();  // drops a stale waker (the wait ended another way)
+      // The idle bound passed but bytes moved since it was computed: wait on (an edge that
+      // came meanwhile is in ready_, checked at the top).
+      if (why == coro::WakeReason::kDeadline && IdleExtends(deadline)) continue;
+      if (why != coro::WakeReason::kWakeup) co_return ErrorOfWake(why);
+      if (watch_ended_) co_return WatchEndedError();
+      ready_[side] = false;
+      co_return IoError();
     }
-    const coro::WakeReason why = co_await coro::WaitWoken(deadline);
-    MutexLock lock(mu_);
-    waiting_[side] = false;
-    waiter_[side] = coro::Waker();  // drops a stale waker (the wait ended another way)
-    if (why != coro::WakeReason::kWakeup) co_return ErrorOfWake(why);
-    if (watch_ended_) co_return WatchEndedError();
-    ready_[side] = false;
-    co_return IoError();
   }
 
   // ---- the idle deadline (TcpStream::SetIdleTimeout) ----
+  // Every wait of an operation (WaitReady, RunOp) ends at IdleBound(its deadline). When that
+  // bound passes before the operation's own deadline, the wait asks IdleExtends: if bytes
+  // moved in either direction since (Touch), or the setting changed, the bound lies in the
+  // future again and the wait goes on; otherwise the operation ends with kTimeout. So a
+  // read that waits while a writer keeps moving bytes is not dropped, and the hot path pays
+  // only a relaxed load per wait (a clock read only in Touch, and only when a timeout is
+  // set; and one when a bound passes).
   // Both atomics relaxed: a timestamp and a setting, read and written by the reader, the
   // writer and SetIdleTimeout's thread; each is a value by itself (no other data is
-  // published through them), and a slightly stale one only moves a deadline by that much.
+  // published through them). A stale one moves a bound by the age of the value: a Touch
+  // that an expiring wait does not see yet (it happened in the last instant before the
+  // bound) can still end that wait.
   void SetIdleTimeout(std::chrono::nanoseconds idle) {
     last_activity_.store(TaskClock::now().time_since_epoch().count(), std::memory_order_relaxed);
     idle_.store(std::chrono::duration_cast<TaskClock::duration>(idle).count(),
@@ -262,6 +277,9 @@ class SocketCore final : public IoOpHandler {
     const TaskDeadline bound(TaskClock::duration(last + idle));
     return bound < deadline ? bound : deadline;
   }
+  // After a wait with `deadline` ended at its bound: whether the bound has moved into the
+  // future since (activity, a longer or no idle timeout), so the wait should go on.
+  bool IdleExtends(TaskDeadline deadline) const { return IdleBound(deadline) > TaskClock::now(); }
   // An operation moved bytes: the idle deadline starts again (a clock read only when set).
   void Touch() {
     if (idle_.load(std::memory_order_relaxed) <= 0) return;
@@ -270,49 +288,66 @@ class SocketCore final : public IoOpHandler {
 
   // ---- io_uring: run the op of `side` (prepared by the caller) to its final completion ----
   // Returns the op's result (>= 0, or -errno), or the error that ended the wait first
-  // (cancelled, shutdown, timeout) once the op is released.
+  // (cancelled, shutdown, timeout) once the op is released. `deadline` is the operation's
+  // own; the wait also ends at the idle bound, unless bytes moved meanwhile (IdleExtends).
   coro::Lazy<IoResult<std::int32_t>> RunOp(Direction side, TaskDeadline deadline) {
     static_assert(kCompletions);
     IoOp& op = ops_[side];
-    {
-      MutexLock lock(mu_);
-      FAIRSCHED_DCHECK(!busy_[side], "two concurrent operations in one direction of a socket");
-      // CloseSocket sets its bit before it takes mu_ to cancel the busy ops, and we submit
-      // under mu_: either its critical section comes first, and we see the bit here, or
-      // ours does, and it finds busy_ set with the op already submitted, and cancels it.
-      if (IsClosed()) co_return IoError(IoErrorCode::kClosed);
-      busy_[side] = true;
-      // Uncancellable: the wait must see the final completion; cancellation reaches the op
-      // through the callback below, the deadline through io().Cancel after the wait.
-      waiter_[side] = coro::PrepareWait(coro::WaitMode::kUncancellable);
-      scheduler_->io().Submit(&op);
-    }
-    bool timed_out = false;
-    {
-      auto cancel_op = [this, &op](coro::CancelReason) { scheduler_->io().Cancel(&op); };
-      coro::CancelCallback on_cancel(cancel_op);
-      [[maybe_unused]] coro::WakeReason why = co_await coro::WaitWoken(deadline);
-      while (true) {
-        {
-          MutexLock lock(mu_);
-          if (!busy_[side]) break;  // OnIoFinished saw the final completion
-          // Only the deadline ends an uncancellable wait before the op: cancel it
-          // and wait (without deadline) for its final completion.
-          FAIRSCHED_DCHECK(why == coro::WakeReason::kDeadline, "unexpected wake of an IO wait");
-          timed_out = true;
-          waiter_[side] = coro::PrepareWait(coro::WaitMode::kUncancellable);
-        }
-        scheduler_->io().Cancel(&op);
-        why = co_await coro::WaitWoken();
+    while (true) {
+      {
+        MutexLock lock(mu_);
+        FAIRSCHED_DCHECK(!busy_[side], "two concurrent operations in one direction of a socket");
+        // CloseSocket sets its bit before it takes mu_ to cancel the busy ops, and we submit
+        // under mu_: either its critical section comes first, and we see the bit here, or
+        // ours does, and it finds busy_ set with the op already submitted, and cancels it.
+        if (IsClosed()) co_return IoError(IoErrorCode::kClosed);
+        busy_[side] = true;
+        // Uncancellable: the wait must see the final completion; cancellation reaches the op
+        // through the callback below, the deadline through io().Cancel after the wait.
+        waiter_[side] = coro::PrepareWait(coro::WaitMode::kUncancellable);
+        scheduler_->io().Submit(&op);
       }
+      bool timed_out = false;
+      {
+        auto cancel_op = [this, &op](coro::CancelReason) { scheduler_->io().Cancel(&op); };
+        coro::CancelCallback on_cancel(cancel_op);
+        [[maybe_unused]] coro::WakeReason why = co_await coro::WaitWoken(IdleBound(deadline));
+        while (true) {
+          bool wait_on = false;
+          {
+            MutexLock lock(mu_);
+            if (!busy_[side]) break;  // OnIoFinished saw the final completion
+            // Only the deadline ends an uncancellable wait before the op. If it was the idle
+            // bound and bytes moved since, wait on; else cancel the op and wait (without
+            // deadline) for its final completion.
+            FAIRSCHED_DCHECK(why == coro::WakeReason::kDeadline, "unexpected wake of an IO wait");
+            wait_on = !timed_out && IdleExtends(deadline);
+            timed_out = !wait_on;
+            waiter_[side] = coro::PrepareWait(coro::WaitMode::kUncancellable);
+          }
+          if (wait_on) {
+            why = co_await coro::WaitWoken(IdleBound(deadline));
+            continue;
+          }
+          scheduler_->io().Cancel(&op);
+          why = co_await coro::WaitWoken();
+        }
+      }
+      const std::int32_t result = op.Result();
+      if (result == -ECANCELED) {
+        if (timed_out) co_return IoError(IoErrorCode::kTimeout);
+        if (IsClosed()) co_return IoError(IoErrorCode::kClosed);  // CloseSocket cancelled it
+        co_return CancellationError();
+      }
+      // io_uring: a read or send on a non-blocking socket that a spurious wakeup (a state
+      // change of the socket, such as this side's Shutdown) ran again and found not ready
+      // is not an error: run it once more. (A connect's EAGAIN is a real answer.)
+      if (result == -EAGAIN && op.kind() != IoOpKind::kConnect) {
+        if (IoError cancelled = CancellationError(); !cancelled.ok()) co_return cancelled;
+        continue;
+      }
+      co_return result;
     }
-    const std::int32_t result = op.Result();
-    if (result == -ECANCELED) {
-      if (timed_out) co_return IoError(IoErrorCode::kTimeout);
-      if (IsClosed()) co_return IoError(IoErrorCode::kClosed);  // CloseSocket cancelled it
-      co_return CancellationError();
-    }
-    co_return result;
   }
   IoOp& op(Direction side) { return ops_[side]; }
   // What the ops of this socket tell about their events: the core (see above).
@@ -427,12 +462,15 @@ class SocketCore final : public IoOpHandler {
   Atomic<TaskClock::rep> last_activity_{0};  // TaskClock time of the last bytes moved
 };
 
-// One operation's use of a socket's fd (SocketCore::AcquireUser / ReleaseUser): ok() false
-// when the socket was closed before the operation started.
+// One operation's (or one direct call's) use of a socket's fd (SocketCore::AcquireUser /
+// ReleaseUser): while it is held the fd stays open and its number cannot be reused; ok()
+// false when the socket was closed before.
 template <typename Core>
 class SocketUse {
  public:
-  explicit SocketUse(Core* core) : core_(core->AcquireUser() ? core : nullptr) {}
+  // `core` null (a moved-from socket in a release build): not ok, like a closed socket.
+  explicit SocketUse(Core* core)
+      : core_(core != nullptr && core->AcquireUser() ? core : nullptr) {}
   SocketUse(const SocketUse&) = delete;
   SocketUse& operator=(const SocketUse&) = delete;
   ~SocketUse() {

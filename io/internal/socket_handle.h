@@ -1,16 +1,20 @@
 // SocketHandle: the owning part that TcpStream, TcpListener and UdpSocket share. It holds
 // the socket's SocketCore (io/internal/socket_core.h): move-only, the destructor and
 // move-assignment close the socket and drop the owner's reference (DropCore), and it
-// offers IsOpen, fd, Close and the two checked accessors the socket classes use. `kName`
-// is the class name the misuse checks print ("use of a closed or moved-from TcpStream").
+// offers IsOpen, fd, WithFd, Close and the accessors the socket classes use. A closed
+// socket is an error value everywhere (kClosed); only fd() and the use of a moved-from
+// object are misuse checks. `kName` is the class name those checks print ("use of a
+// moved-from TcpStream").
 // Internal: a base class of the public socket classes, never used on its own.
 #ifndef FAIRSCHED_IO_INTERNAL_SOCKET_HANDLE_H_
 #define FAIRSCHED_IO_INTERNAL_SOCKET_HANDLE_H_
 
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "io/internal/socket_core.h"
+#include "io/io_error.h"
 #include "sched/task.h"
 
 namespace fairsched::internal {
@@ -28,8 +32,28 @@ class SocketHandle {
   SocketHandle(const SocketHandle&) = delete;
   SocketHandle& operator=(const SocketHandle&) = delete;
 
+  // Whether the socket is open: false once a Close has begun (on any thread), and for a
+  // default-constructed or moved-from object. A snapshot: another coroutine may close the
+  // socket right after it answered; every call then returns kClosed.
   bool IsOpen() const { return core_ != nullptr && !core_->IsClosed(); }
-  int fd() const { return Checked()->fd(); }
+  // The fd number, for the caller's own system calls at a time when it knows that no Close
+  // runs: after a Close the number may belong to another socket at once. Aborts with a
+  // message on a closed or moved-from socket (every build). WithFd is the safe form.
+  int fd() const {
+    FAIRSCHED_CHECK(core_ != nullptr && !core_->IsClosed(),
+                    (std::string("use of a closed or moved-from ") + kName).c_str());
+    return core_->fd();
+  }
+  // Runs `call(fd)` while the fd is held open: a concurrent Close marks the socket closed
+  // at once but closes the fd only after `call` returned, so the number cannot be reused
+  // under it. Returns what `call` returns (an IoError or an IoResult<T>), or kClosed without
+  // calling it when the socket is closed. `call` must not block, wait, or close the fd.
+  template <typename Call>
+  std::invoke_result_t<Call&, int> WithFd(Call&& call) const {
+    const SocketUse<Core> use(Live());
+    if (!use.ok()) return IoError(IoErrorCode::kClosed);
+    return call(core_->fd());
+  }
 
  protected:
   SocketHandle() = default;
@@ -50,15 +74,12 @@ class SocketHandle {
   void CloseCore() {
     if (core_ != nullptr) core_->CloseSocket();
   }
-  // For the calls that use the fd at once (Shutdown, options, addresses, fd()).
-  Core* Checked() const {
-    FAIRSCHED_CHECK(core_ != nullptr && !core_->IsClosed(),
-                    (std::string("use of a closed or moved-from ") + kName).c_str());
-    return core_;
-  }
-  // For the operations: a closed socket is an error value there (kClosed), not misuse.
+  // The core, for the operations and SetIdleTimeout; they turn a closed socket into
+  // kClosed. A moved-from (or default-constructed) object is misuse, checked in debug
+  // builds; release builds get null, which the callers treat as closed.
   Core* Live() const {
-    FAIRSCHED_CHECK(core_ != nullptr, (std::string("use of a moved-from ") + kName).c_str());
+    FAIRSCHED_DCHECK(core_ != nullptr,
+                     (std::string("use of a moved-from (or never opened) ") + kName).c_str());
     return core_;
   }
   Core* core() const { return core_; }

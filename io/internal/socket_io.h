@@ -108,7 +108,7 @@ class SocketIo<Scheduler, false> {
     if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
     while (true) {
       if (core->Drained(Core::kReadSide)) {
-        IoError waited = co_await core->WaitReady(Core::kReadSide, core->IdleBound(deadline));
+        IoError waited = co_await core->WaitReady(Core::kReadSide, deadline);
         if (!waited.ok()) co_return waited;
       }
       const std::ptrdiff_t n = RecvNow(core->fd(), buffer.data(), buffer.size());
@@ -134,7 +134,7 @@ class SocketIo<Scheduler, false> {
     std::size_t done = 0;
     while (done < data.size() && (all || done == 0)) {
       if (core->Drained(Core::kWriteSide)) {
-        IoError waited = co_await core->WaitReady(Core::kWriteSide, core->IdleBound(deadline));
+        IoError waited = co_await core->WaitReady(Core::kWriteSide, deadline);
         if (!waited.ok()) co_return waited.WithBytesDone(done);
       }
       const std::ptrdiff_t n = SendNow(core->fd(), data.data() + done, data.size() - done);
@@ -167,7 +167,7 @@ class SocketIo<Scheduler, false> {
     if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
     while (true) {
       if (core->Drained(kSide)) {
-        IoError waited = co_await core->WaitReady(kSide, core->IdleBound(deadline));
+        IoError waited = co_await core->WaitReady(kSide, deadline);
         if (!waited.ok()) co_return waited;
       }
       std::ptrdiff_t n;
@@ -248,7 +248,7 @@ class SocketIo<Scheduler, true> {
     if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
     core->op(Core::kReadSide).PrepareRead(core->fd(), buffer.data(), buffer.size(), core->handler());
     IoResult<std::int32_t> result =
-        co_await core->RunOp(Core::kReadSide, core->IdleBound(deadline));
+        co_await core->RunOp(Core::kReadSide, deadline);
     if (!result.ok()) co_return result.error();
     if (result.value() == 0) co_return IoError(IoErrorCode::kEndOfStream);
     if (result.value() < 0) co_return ErrorOfResult(result.value(), false);
@@ -268,7 +268,7 @@ class SocketIo<Scheduler, true> {
       const std::size_t length = all ? data.size() - done : std::min(data.size(), kMaxSendSome);
       core->op(Core::kWriteSide).PrepareSend(core->fd(), data.data() + done, length, core->handler());
       IoResult<std::int32_t> result =
-          co_await core->RunOp(Core::kWriteSide, core->IdleBound(deadline));
+          co_await core->RunOp(Core::kWriteSide, deadline);
       if (!result.ok()) co_return result.error().WithBytesDone(done);
       if (result.value() < 0) {
         co_return ErrorOfResult(result.value(), false).WithBytesDone(done);
@@ -293,7 +293,7 @@ class SocketIo<Scheduler, true> {
     } else {
       core->op(kSide).PrepareReadV(core->fd(), window.data(), window.size(), core->handler());
     }
-    IoResult<std::int32_t> result = co_await core->RunOp(kSide, core->IdleBound(deadline));
+    IoResult<std::int32_t> result = co_await core->RunOp(kSide, deadline);
     if (!result.ok()) co_return result.error();
     if (result.value() < 0) co_return ErrorOfResult(result.value(), false);
     if (result.value() > 0) core->Touch();
