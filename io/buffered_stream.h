@@ -27,6 +27,9 @@
 //   - BufferedStream is itself a ByteStream (ReadSome/WriteSome/Close), so layers stack.
 //   - Concurrency as for the underlying stream: one reader and one writer coroutine may
 //     use it at the same time (the two buffers are disjoint); not two readers or writers.
+//   - Every read call spends one unit of the coroutine's cooperative budget (coro/budget.h),
+//     so a peer that pipelines many lines cannot hold the worker while they are served
+//     from the buffer: after a run of calls that did not suspend, one yields first.
 //   - Deadlines are absolute and bound each call as a whole (every underlying operation of
 //     the call gets the same deadline).
 #ifndef FAIRSCHED_IO_BUFFERED_STREAM_H_
@@ -41,6 +44,7 @@
 #include <utility>
 #include <vector>
 
+#include "coro/budget.h"
 #include "coro/lazy.h"
 #include "io/byte_stream.h"
 #include "io/io_error.h"
@@ -81,6 +85,7 @@ class BufferedStream {
                                                    TaskDeadline deadline) {
     FAIRSCHED_DCHECK(!delimiter.empty(), "ReadUntil with an empty delimiter");
     FAIRSCHED_DCHECK(max <= kMaxLine, "ReadUntil: max is a memory bound; this one bounds nothing");
+    co_await coro::ConsumeBudget();  // a line served from the buffer never suspends
     std::size_t searched = 0;  // bytes after begin_ known not to start the delimiter
     while (true) {
       const std::string_view buffered = Buffered();
@@ -109,6 +114,7 @@ class BufferedStream {
   }
 
   coro::Lazy<IoError> ReadExactly(std::span<char> out, TaskDeadline deadline) {
+    co_await coro::ConsumeBudget();  // as in ReadUntil
     while (!out.empty()) {
       if (begin_ == end_) {
         if (out.size() >= read_.size()) {  // large: straight into `out`, no copy
@@ -127,6 +133,7 @@ class BufferedStream {
 
   coro::Lazy<IoResult<std::size_t>> ReadSome(std::span<char> into, TaskDeadline deadline) {
     FAIRSCHED_DCHECK(!into.empty(), "ReadSome into an empty buffer");
+    co_await coro::ConsumeBudget();  // as in ReadUntil
     if (begin_ == end_) {
       if (into.size() >= read_.size()) co_return co_await stream_.ReadSome(into, deadline);
       const IoError filled = co_await Fill(read_.size(), deadline);
