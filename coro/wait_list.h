@@ -1,5 +1,5 @@
-// The FIFO wait list shared by coro::Mutex, coro::Semaphore and coro::Event, and the
-// awaiter that puts a coroutine on it.
+// The FIFO wait list shared by coro::Mutex, coro::Semaphore, coro::Event and coro::Channel,
+// and the awaiter that puts a coroutine on it.
 //
 // Contract:
 //   - A WaitList is a lock (a fairsched::Mutex, held only for a few pointer moves and the

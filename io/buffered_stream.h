@@ -33,6 +33,9 @@
 //   - BufferedStream is itself a ByteStream (ReadSome/WriteSome/Close), so layers stack.
 //   - Concurrency as for the underlying stream: one reader and one writer coroutine may
 //     use it at the same time (the two buffers are disjoint); not two readers or writers.
+//   - Every read call spends one unit of the coroutine's cooperative budget (coro/budget.h),
+//     so a peer that pipelines many lines cannot hold the worker while they are served
+//     from the buffer: after a run of calls that did not suspend, one yields first.
 //   - Deadlines are absolute and bound each call as a whole (every underlying operation of
 //     the call gets the same deadline).
 #ifndef FAIRSCHED_IO_BUFFERED_STREAM_H_
@@ -47,6 +50,7 @@
 #include <utility>
 #include <vector>
 
+#include "coro/budget.h"
 #include "coro/lazy.h"
 #include "io/byte_stream.h"
 #include "io/io_error.h"
@@ -89,6 +93,7 @@ class BufferedStream {
     FAIRSCHED_DCHECK(!delimiter.empty(), "ReadUntil with an empty delimiter");
     FAIRSCHED_DCHECK(max <= kMaxLine, "ReadUntil: max is a memory bound; this one bounds nothing");
     if (IsClosed()) co_return IoError(IoErrorCode::kClosed);
+    co_await coro::ConsumeBudget();  // a line served from the buffer never suspends
     std::size_t searched = 0;  // bytes after begin_ known not to start the delimiter
     while (true) {
       const std::string_view buffered = Buffered();
@@ -118,6 +123,7 @@ class BufferedStream {
 
   coro::Lazy<IoError> ReadExactly(std::span<char> out, TaskDeadline deadline) {
     if (IsClosed()) co_return IoError(IoErrorCode::kClosed);
+    co_await coro::ConsumeBudget();  // as in ReadUntil
     while (!out.empty()) {
       if (begin_ == end_) {
         if (out.size() >= read_.size()) {  // large: straight into `out`, no copy
@@ -137,6 +143,7 @@ class BufferedStream {
   coro::Lazy<IoResult<std::size_t>> ReadSome(std::span<char> into, TaskDeadline deadline) {
     FAIRSCHED_DCHECK(!into.empty(), "ReadSome into an empty buffer");
     if (IsClosed()) co_return IoError(IoErrorCode::kClosed);
+    co_await coro::ConsumeBudget();  // as in ReadUntil
     if (begin_ == end_) {
       if (into.size() >= read_.size()) co_return co_await stream_.ReadSome(into, deadline);
       const IoError filled = co_await Fill(read_.size(), deadline);

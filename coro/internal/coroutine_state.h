@@ -49,6 +49,7 @@
 
 #include "coro/frame_allocator.h"
 #include "coro/internal/state_extension.h"
+#include "coro/internal/ready_budget.h"
 #include "coro/internal/state_ops.h"
 #include "coro/internal/wait_word.h"
 #include "coro/runtime_types.h"
@@ -411,7 +412,10 @@ class alignas(64) CoroutineState {
     }
     pending_ = Pending::kNone;
     void* const outer = std::exchange(internal::t_current_coroutine, this);
+    // A fresh cooperative budget for this step (coro/internal/ready_budget.h).
+    const int outer_budget = std::exchange(t_ready_budget_left, FullReadyBudget());
     internal::RunResumeLoop(resume_);
+    t_ready_budget_left = outer_budget;
     internal::t_current_coroutine = outer;
     switch (pending_) {
       case Pending::kYield:

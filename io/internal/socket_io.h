@@ -16,6 +16,10 @@
 // until it returns), fails with kClosed when the socket was closed before it started, and
 // with kCancelled / kShutdown when its coroutine is cancelled (CancellationError). Results
 // and errors are the ones the public classes document (io/tcp.h). Internal.
+//
+// Before that, every operation but Connect spends one unit of its coroutine's cooperative
+// budget (coro/budget.h): after a run of operations that completed without suspending,
+// it yields once first, so a socket that always has data does not hold the worker.
 #ifndef FAIRSCHED_IO_INTERNAL_SOCKET_IO_H_
 #define FAIRSCHED_IO_INTERNAL_SOCKET_IO_H_
 
@@ -27,6 +31,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "coro/budget.h"
 #include "coro/lazy.h"
 #include "io/internal/multishot_acceptor.h"
 #include "io/internal/socket_core.h"
@@ -104,6 +109,7 @@ class SocketIo<Scheduler, false> {
   // TcpStream::Read: at least one byte into `buffer`, or kEndOfStream / the error.
   static coro::Lazy<IoResult<std::size_t>> Read(Core* core, std::span<char> buffer,
                                                 TaskDeadline deadline) {
+    co_await coro::ConsumeBudget();  // may yield first (coro/budget.h)
     const SocketUse<Core> use(core);  // the fd stays open until we return
     if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
     while (true) {
@@ -129,6 +135,7 @@ class SocketIo<Scheduler, false> {
   // it as bytes_done().
   static coro::Lazy<IoError> Transmit(Core* core, std::span<const char> data,
                                       TaskDeadline deadline, bool all, std::size_t* moved) {
+    co_await coro::ConsumeBudget();  // may yield first (coro/budget.h)
     const SocketUse<Core> use(core);  // the fd stays open until we return
     if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
     std::size_t done = 0;
@@ -163,6 +170,7 @@ class SocketIo<Scheduler, false> {
       TaskDeadline deadline) {
     constexpr bool kSend = std::is_const_v<Char>;
     constexpr typename Core::Direction kSide = kSend ? Core::kWriteSide : Core::kReadSide;
+    co_await coro::ConsumeBudget();  // may yield first (coro/budget.h)
     const SocketUse<Core> use(core);  // the fd stays open until we return
     if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
     while (true) {
@@ -199,6 +207,7 @@ class SocketIo<Scheduler, false> {
   template <typename Stream>
   static coro::Lazy<IoResult<Stream>> Accept(Core* core, MultishotAcceptor<Scheduler>*,
                                              TaskDeadline deadline) {
+    co_await coro::ConsumeBudget();  // may yield first (coro/budget.h)
     const SocketUse<Core> use(core);  // the fd stays open until we return
     if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
     while (true) {
@@ -244,6 +253,7 @@ class SocketIo<Scheduler, true> {
 
   static coro::Lazy<IoResult<std::size_t>> Read(Core* core, std::span<char> buffer,
                                                 TaskDeadline deadline) {
+    co_await coro::ConsumeBudget();  // may yield first (coro/budget.h)
     const SocketUse<Core> use(core);  // the fd stays open until we return
     if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
     core->op(Core::kReadSide).PrepareRead(core->fd(), buffer.data(), buffer.size(), core->handler());
@@ -258,6 +268,7 @@ class SocketIo<Scheduler, true> {
 
   static coro::Lazy<IoError> Transmit(Core* core, std::span<const char> data,
                                       TaskDeadline deadline, bool all, std::size_t* moved) {
+    co_await coro::ConsumeBudget();  // may yield first (coro/budget.h)
     const SocketUse<Core> use(core);  // the fd stays open until we return
     if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
     std::size_t done = 0;
@@ -286,6 +297,7 @@ class SocketIo<Scheduler, true> {
       TaskDeadline deadline) {
     constexpr bool kSend = std::is_const_v<Char>;
     constexpr typename Core::Direction kSide = kSend ? Core::kWriteSide : Core::kReadSide;
+    co_await coro::ConsumeBudget();  // may yield first (coro/budget.h)
     const SocketUse<Core> use(core);  // the fd stays open until we return
     if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
     if constexpr (kSend) {
@@ -305,6 +317,7 @@ class SocketIo<Scheduler, true> {
   template <typename Stream>
   static coro::Lazy<IoResult<Stream>> Accept(Core* core, MultishotAcceptor<Scheduler>* multishot,
                                              TaskDeadline deadline) {
+    co_await coro::ConsumeBudget();  // may yield first (coro/budget.h)
     const SocketUse<Core> use(core);  // the fd stays open until we return
     if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
     if constexpr (kHasMultishotAccept<Scheduler>) {
@@ -347,6 +360,7 @@ coro::Lazy<IoError> PollReady(Core* core, typename Core::Direction side, TaskDea
 template <typename Core, typename Syscall>
 coro::Lazy<IoResult<std::size_t>> TransferSyscall(Core* core, typename Core::Direction side,
                                                   TaskDeadline deadline, Syscall syscall) {
+  co_await coro::ConsumeBudget();  // may yield first (coro/budget.h)
   const SocketUse<Core> use(core);  // the fd stays open until we return
   if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
   while (true) {
