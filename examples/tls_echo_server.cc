@@ -22,11 +22,11 @@
 #include "coro/runtime.h"
 #include "coro/lazy.h"
 #include "examples/stop_wait.h"
-#include "examples/tcp_server.h"
 #include "io/byte_stream.h"
 #include "io/epoll_backend.h"
 #include "io/io_uring_backend.h"
 #include "io/tcp.h"
+#include "io/tcp_server.h"
 #include "io/tls_stream.h"
 #include "queues/binary_heap.h"
 #include "queues/mcsp_queue.h"
@@ -123,7 +123,7 @@ coro::Lazy<void> EchoOverTls(TcpStream<Scheduler> tcp, const TlsContext* context
   // close_notify (a no-op on a broken session, whose calls fail at once), then the TCP close
   // that lets the client read it.
   (void)co_await tls.Shutdown(coro::DeadlineAfter(limits.write));
-  examples::CloseGracefully(tls.stream());
+  CloseGracefully(tls.stream());
 }
 
 template <typename Backend>
@@ -149,7 +149,7 @@ int Serve(const std::map<std::string, std::string>& flags) {
   scheduler.Start(static_cast<int>(std::max(1L, Number(flags, "workers"))));
   Endings endings;
   {
-    examples::TcpServer<Scheduler> server(scheduler, [&](TcpStream<Scheduler> tcp) {
+    TcpServer<Scheduler> server(scheduler, [&](TcpStream<Scheduler> tcp) {
       return EchoOverTls(std::move(tcp), &context, limits, &endings);
     });
     IoResult<SocketAddress> bound = server.Start(address.value());
