@@ -21,10 +21,10 @@
 
 #include "coro/runtime.h"
 #include "coro/lazy.h"
-#include "examples/stop_wait.h"
 #include "io/byte_stream.h"
 #include "io/epoll_backend.h"
 #include "io/io_uring_backend.h"
+#include "io/signal_wait.h"
 #include "io/tcp.h"
 #include "io/tcp_server.h"
 #include "io/tls_stream.h"
@@ -143,7 +143,7 @@ int Serve(const std::map<std::string, std::string>& flags) {
   const Limits limits{milliseconds(Number(flags, "handshake_timeout_ms")),
                       milliseconds(Number(flags, "idle_timeout_ms")),
                       milliseconds(Number(flags, "write_timeout_ms"))};
-  examples::PrepareStopWait();  // before any thread starts: they inherit the blocked signals
+  SignalWait stop_signal;  // SIGINT / SIGTERM from here on end the server gracefully
 
   Scheduler scheduler;
   scheduler.Start(static_cast<int>(std::max(1L, Number(flags, "workers"))));
@@ -160,7 +160,7 @@ int Serve(const std::map<std::string, std::string>& flags) {
     std::printf("tls_echo_server: %s, listening on %s\n", flags.at("backend").c_str(),
                 bound.value().ToString().c_str());
     std::fflush(stdout);
-    examples::WaitForStop(Number(flags, "seconds"));
+    (void)stop_signal.WaitBlocking(std::chrono::seconds(Number(flags, "seconds")));
     server.Stop();
   }
   scheduler.Stop();
