@@ -30,6 +30,11 @@ IoError ErrorOfLookup(int status) {
 #ifdef EAI_ADDRFAMILY
   if (status == EAI_ADDRFAMILY) return IoError(IoErrorCode::kInvalidAddress);
 #endif
+#ifdef _WIN32
+  if (status == WSANO_DATA || status == WSAHOST_NOT_FOUND || status == WSAEAFNOSUPPORT) {
+    return IoError(IoErrorCode::kInvalidAddress);
+  }
+#endif
   if (status == EAI_AGAIN) return IoError(IoErrorCode::kSystem, EAGAIN);
   if (status == EAI_MEMORY) return IoError(IoErrorCode::kSystem, ENOMEM);
 #ifdef EAI_SYSTEM
