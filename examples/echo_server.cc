@@ -123,8 +123,7 @@ int Serve(const Flags& flags) {
                  address.error().Message().c_str());
     return 2;
   }
-  // Before the workers start (POSIX: they inherit the blocked stop signals).
-  examples::PrepareStopWait();
+  SignalWait stop_signal;  // SIGINT / SIGTERM from here on end the server gracefully
 
   TaskSchedulerOptions scheduler_options;
   scheduler_options.spin_before_park = std::chrono::microseconds(flags.spin_us);
@@ -147,7 +146,7 @@ int Serve(const Flags& flags) {
   std::printf("echo_server: %s, %s echo, %d workers, listening on %s\n", flags.backend.c_str(),
               flags.framed ? "framed" : "plain", flags.workers, bound.value().ToString().c_str());
   const examples::EchoServerStats stats =
-      examples::ServeUntilStop(server, scheduler, flags.seconds);
+      examples::ServeUntilStop(stop_signal, server, scheduler, flags.seconds);
   std::printf(
       "echo_server: accepted %lld, answered %lld (%lld bytes), closed by peer %lld, idle %lld, "
       "slow reader %lld, oversized %lld, closed by stop %lld\n",

@@ -31,8 +31,9 @@
 
 #include "coro/runtime.h"
 #include "coro/lazy.h"
-#include "examples/tcp_server.h"
+#include "examples/connection_end.h"
 #include "io/tcp.h"
+#include "io/tcp_server.h"
 #include "sync/primitives.h"
 
 namespace fairsched::examples {
@@ -79,7 +80,7 @@ class EchoServer {
       : options_(options),
         server_(
             scheduler, [this](TcpStream<Scheduler> stream) { return Serve(std::move(stream)); },
-            options.backlog) {
+            TcpServerOptions{.backlog = options.backlog}) {
     FAIRSCHED_CHECK(options.plain_buffer > 0, "EchoServerOptions::plain_buffer must be > 0");
   }
   ~EchoServer() { Stop(); }

@@ -38,7 +38,7 @@ bool NumberFlag(std::string_view arg, std::string_view name, long low, long high
 template <typename Backend>
 int Run(const Flags& flags) {
   using Scheduler = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, Backend>;
-  examples::PrepareStopWait();  // before any thread starts: they inherit the blocked signals
+  SignalWait stop_signal;  // SIGINT / SIGTERM from here on end the server gracefully
   Scheduler scheduler;
   scheduler.Start(static_cast<int>(flags.workers));
   examples::KvServer<Scheduler> server(scheduler, {});
@@ -49,7 +49,7 @@ int Run(const Flags& flags) {
     return 1;
   }
   std::printf("kv_server: listening on %s\n", bound.value().ToString().c_str());
-  const examples::KvServerStats stats = examples::ServeUntilStop(server, scheduler, flags.seconds);
+  const examples::KvServerStats stats = examples::ServeUntilStop(stop_signal, server, scheduler, flags.seconds);
   std::printf(
       "kv_server: accepted %lld, commands %lld, closed %lld, bad input %lld, idle %lld, "
       "slow reader %lld, stopped %lld\n",

@@ -15,7 +15,7 @@
 //     line end: "ERROR bad value" (where the next command starts is unknown);
 //   - idle deadline: a command (or a value) not complete within `idle_timeout`;
 //   - write deadline: answers waiting `write_timeout` for a peer that does not read.
-// Stop ends every connection (examples/tcp_server.h).
+// Stop ends every connection (io/tcp_server.h).
 #ifndef FAIRSCHED_EXAMPLES_KV_SERVER_H_
 #define FAIRSCHED_EXAMPLES_KV_SERVER_H_
 
@@ -28,10 +28,11 @@
 #include <utility>
 
 #include "coro/lazy.h"
-#include "examples/tcp_server.h"
+#include "examples/connection_end.h"
 #include "io/buffered_stream.h"
 #include "io/byte_stream.h"
 #include "io/tcp.h"
+#include "io/tcp_server.h"
 #include "sync/primitives.h"
 
 namespace fairsched::examples {

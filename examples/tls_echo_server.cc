@@ -21,12 +21,12 @@
 
 #include "coro/runtime.h"
 #include "coro/lazy.h"
-#include "examples/stop_wait.h"
-#include "examples/tcp_server.h"
 #include "io/byte_stream.h"
 #include "io/epoll_backend.h"
 #include "io/io_uring_backend.h"
+#include "io/signal_wait.h"
 #include "io/tcp.h"
+#include "io/tcp_server.h"
 #include "io/tls_stream.h"
 #include "queues/binary_heap.h"
 #include "queues/mcsp_queue.h"
@@ -123,7 +123,7 @@ coro::Lazy<void> EchoOverTls(TcpStream<Scheduler> tcp, const TlsContext* context
   // close_notify (a no-op on a broken session, whose calls fail at once), then the TCP close
   // that lets the client read it.
   (void)co_await tls.Shutdown(coro::DeadlineAfter(limits.write));
-  examples::CloseGracefully(tls.stream());
+  CloseGracefully(tls.stream());
 }
 
 template <typename Backend>
@@ -143,13 +143,13 @@ int Serve(const std::map<std::string, std::string>& flags) {
   const Limits limits{milliseconds(Number(flags, "handshake_timeout_ms")),
                       milliseconds(Number(flags, "idle_timeout_ms")),
                       milliseconds(Number(flags, "write_timeout_ms"))};
-  examples::PrepareStopWait();  // before any thread starts: they inherit the blocked signals
+  SignalWait stop_signal;  // SIGINT / SIGTERM from here on end the server gracefully
 
   Scheduler scheduler;
   scheduler.Start(static_cast<int>(std::max(1L, Number(flags, "workers"))));
   Endings endings;
   {
-    examples::TcpServer<Scheduler> server(scheduler, [&](TcpStream<Scheduler> tcp) {
+    TcpServer<Scheduler> server(scheduler, [&](TcpStream<Scheduler> tcp) {
       return EchoOverTls(std::move(tcp), &context, limits, &endings);
     });
     IoResult<SocketAddress> bound = server.Start(address.value());
@@ -160,7 +160,7 @@ int Serve(const std::map<std::string, std::string>& flags) {
     std::printf("tls_echo_server: %s, listening on %s\n", flags.at("backend").c_str(),
                 bound.value().ToString().c_str());
     std::fflush(stdout);
-    examples::WaitForStop(Number(flags, "seconds"));
+    (void)stop_signal.WaitBlocking(std::chrono::seconds(Number(flags, "seconds")));
     server.Stop();
   }
   scheduler.Stop();

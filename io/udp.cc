@@ -2,6 +2,7 @@
 // and the non-blocking recvfrom/sendto both backends' readiness paths make. Errors as -errno,
 // like io/socket_ops_posix.cc for TCP. io/udp_windows.cc is the Windows twin (the IOCP path
 // sends and receives with IoOps, so it only opens, binds and connects).
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -39,6 +40,47 @@ std::ptrdiff_t SendToNow(int fd, const char* data, std::size_t size, const Socke
   const ssize_t n = ::sendto(fd, data, size, MSG_DONTWAIT | MSG_NOSIGNAL,
                              to != nullptr ? to->get() : nullptr, to != nullptr ? to->length() : 0);
   return n >= 0 ? n : -errno;
+}
+
+// --- UdpSocket's options ---
+
+int SetUdpOption(int fd, int family, UdpOption option, int value) {
+  int level = 0;
+  int name = 0;
+  if (!UdpOptionId(family, option, &level, &name)) return -ENOPROTOOPT;
+  if (option == UdpOption::kMulticastInterface && family != AF_INET6) {
+    // IPv4 takes the interface as an ip_mreqn (by index) rather than an int.
+    ip_mreqn request{};
+    request.imr_ifindex = value;
+    return ::setsockopt(fd, level, name, &request, sizeof(request)) == 0 ? 0 : -errno;
+  }
+  return ::setsockopt(fd, level, name, &value, sizeof(value)) == 0 ? 0 : -errno;
+}
+
+int GetUdpOption(int fd, int family, UdpOption option, int* value) {
+  int level = 0;
+  int name = 0;
+  if (!UdpOptionId(family, option, &level, &name)) return -ENOPROTOOPT;
+  socklen_t length = sizeof(*value);
+  *value = 0;
+  return ::getsockopt(fd, level, name, value, &length) == 0 ? 0 : -errno;
+}
+
+int ChangeMulticastMembership(int fd, int family, const SocketAddress& group,
+                              unsigned interface_index, bool join) {
+  if (group.family() != family) return -EAFNOSUPPORT;
+  if (family == AF_INET6) {
+    ipv6_mreq request{};
+    request.ipv6mr_multiaddr = reinterpret_cast<const sockaddr_in6*>(group.get())->sin6_addr;
+    request.ipv6mr_interface = interface_index;
+    const int name = join ? IPV6_JOIN_GROUP : IPV6_LEAVE_GROUP;
+    return ::setsockopt(fd, IPPROTO_IPV6, name, &request, sizeof(request)) == 0 ? 0 : -errno;
+  }
+  ip_mreqn request{};
+  request.imr_multiaddr = reinterpret_cast<const sockaddr_in*>(group.get())->sin_addr;
+  request.imr_ifindex = static_cast<int>(interface_index);
+  const int name = join ? IP_ADD_MEMBERSHIP : IP_DROP_MEMBERSHIP;
+  return ::setsockopt(fd, IPPROTO_IP, name, &request, sizeof(request)) == 0 ? 0 : -errno;
 }
 
 }  // namespace fairsched::internal

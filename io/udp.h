@@ -207,8 +207,42 @@ class UdpSocket : public internal::SocketHandle<Scheduler, internal::kUdpSocketN
   // send of another coroutine returns kClosed, later ones fail at once with kClosed.
   void Close() { this->CloseCore(); }
 
+  // --- Options. Each returns an error value: kClosed on a closed socket (never an abort),
+  // kSystem with the errno the kernel gave (EINVAL: a value it refuses), else success. ---
+  // SO_BROADCAST: allows SendTo to a broadcast address (255.255.255.255, a subnet's).
+  IoError SetBroadcast(bool on);
+  IoResult<bool> Broadcast() const;
+  // SO_RCVBUF / SO_SNDBUF in bytes: a request (Linux doubles it for its bookkeeping and
+  // clamps it to net.core.rmem_max / wmem_max); the getters return what the kernel uses.
+  IoError SetReceiveBufferSize(int bytes);
+  IoError SetSendBufferSize(int bytes);
+  IoResult<int> ReceiveBufferSize() const;
+  IoResult<int> SendBufferSize() const;
+  // Multicast, for the socket's family (IPv4: IP_*, IPv6: IPV6_*). `group` is a multicast
+  // address (its port is not used); `interface_index` picks the interface (if_nametoindex;
+  // 0: the kernel's choice, from the routing table). To receive a group's datagrams, Bind
+  // to the wildcard address (or the group) and the group's port, then join.
+  IoError JoinMulticastGroup(const SocketAddress& group, unsigned interface_index = 0);
+  IoError LeaveMulticastGroup(const SocketAddress& group, unsigned interface_index = 0);
+  // The interface the socket's multicast datagrams leave by (0: from the routing table).
+  IoError SetMulticastInterface(unsigned interface_index);
+  // Hops (TTL) of sent multicast datagrams, 0..255 (1, the default: this network only).
+  IoError SetMulticastTtl(int hops);
+  // Whether this host's own members of a group receive what the socket sends (default on).
+  IoError SetMulticastLoopback(bool on);
+
  private:
   explicit UdpSocket(Core* core) : Handle(core) {}
+
+  // The options' access to the fd: kClosed once the socket is closed, else call(fd,
+  // family) (0 or -errno).
+  template <typename Call>
+  IoError WithOpenFd(Call call) const;
+  // One int-valued option (Option: internal::UdpOption, declared after the class).
+  template <typename Option>
+  IoError SetOption(Option option, int value);
+  template <typename Option>
+  IoResult<int> GetOption(Option option) const;
 
   static IoResult<UdpSocket> Open(Scheduler& scheduler, const SocketAddress& address,
                                   bool connect) {
@@ -224,6 +258,110 @@ class UdpSocket : public internal::SocketHandle<Scheduler, internal::kUdpSocketN
     return UdpSocket(new Core(&scheduler, fd));
   }
 };
+
+// --- UdpSocket's options (declared at the end of the class) ---
+
+namespace internal {
+// The int-valued UDP options; io/udp.cc and io/udp_windows.cc map each to its platform's
+// level and name, the multicast ones by `family` (AF_INET: IPPROTO_IP, AF_INET6:
+// IPPROTO_IPV6). setsockopt / getsockopt: 0 or -errno.
+enum class UdpOption : std::uint8_t {
+  kBroadcast,           // SO_BROADCAST (0/1)
+  kReceiveBuffer,       // SO_RCVBUF (bytes)
+  kSendBuffer,          // SO_SNDBUF (bytes)
+  kMulticastInterface,  // IP_MULTICAST_IF / IPV6_MULTICAST_IF (interface index)
+  kMulticastHops,       // IP_MULTICAST_TTL / IPV6_MULTICAST_HOPS
+  kMulticastLoop,       // IP_MULTICAST_LOOP / IPV6_MULTICAST_LOOP (0/1)
+};
+// The level and name of `option` on a socket of `family`; false if there is none.
+bool UdpOptionId(int family, UdpOption option, int* level, int* name);
+int SetUdpOption(int fd, int family, UdpOption option, int value);
+int GetUdpOption(int fd, int family, UdpOption option, int* value);
+// IP_ADD_MEMBERSHIP / IPV6_JOIN_GROUP (`join`) or IP_DROP_MEMBERSHIP / IPV6_LEAVE_GROUP of
+// `group` on `interface_index`: 0 or -errno (-EAFNOSUPPORT: group and socket differ).
+int ChangeMulticastMembership(int fd, int family, const SocketAddress& group,
+                              unsigned interface_index, bool join);
+}  // namespace internal
+
+template <typename Scheduler>
+template <typename Call>
+IoError UdpSocket<Scheduler>::WithOpenFd(Call call) const {
+  Core* core = this->Live();
+  if (core->IsClosed()) return IoError(IoErrorCode::kClosed);
+  IoResult<SocketAddress> local = internal::LocalAddressOf(core->fd());
+  if (!local.ok()) return local.error();
+  const int result = call(core->fd(), local.value().family());
+  return result < 0 ? IoError::FromErrno(-result) : IoError();
+}
+
+template <typename Scheduler>
+template <typename Option>
+IoError UdpSocket<Scheduler>::SetOption(Option option, int value) {
+  return WithOpenFd(
+      [&](int fd, int family) { return internal::SetUdpOption(fd, family, option, value); });
+}
+template <typename Scheduler>
+template <typename Option>
+IoResult<int> UdpSocket<Scheduler>::GetOption(Option option) const {
+  int value = 0;
+  const IoError error = WithOpenFd(
+      [&](int fd, int family) { return internal::GetUdpOption(fd, family, option, &value); });
+  if (!error.ok()) return error;
+  return value;
+}
+
+template <typename Scheduler>
+IoError UdpSocket<Scheduler>::SetBroadcast(bool on) {
+  return SetOption(internal::UdpOption::kBroadcast, on ? 1 : 0);
+}
+template <typename Scheduler>
+IoResult<bool> UdpSocket<Scheduler>::Broadcast() const {
+  IoResult<int> value = GetOption(internal::UdpOption::kBroadcast);
+  if (!value.ok()) return value.error();
+  return value.value() != 0;
+}
+template <typename Scheduler>
+IoError UdpSocket<Scheduler>::SetReceiveBufferSize(int bytes) {
+  return SetOption(internal::UdpOption::kReceiveBuffer, bytes);
+}
+template <typename Scheduler>
+IoError UdpSocket<Scheduler>::SetSendBufferSize(int bytes) {
+  return SetOption(internal::UdpOption::kSendBuffer, bytes);
+}
+template <typename Scheduler>
+IoResult<int> UdpSocket<Scheduler>::ReceiveBufferSize() const {
+  return GetOption(internal::UdpOption::kReceiveBuffer);
+}
+template <typename Scheduler>
+IoResult<int> UdpSocket<Scheduler>::SendBufferSize() const {
+  return GetOption(internal::UdpOption::kSendBuffer);
+}
+template <typename Scheduler>
+IoError UdpSocket<Scheduler>::JoinMulticastGroup(const SocketAddress& group,
+                                                 unsigned interface_index) {
+  return WithOpenFd([&](int fd, int family) {
+    return internal::ChangeMulticastMembership(fd, family, group, interface_index, true);
+  });
+}
+template <typename Scheduler>
+IoError UdpSocket<Scheduler>::LeaveMulticastGroup(const SocketAddress& group,
+                                                  unsigned interface_index) {
+  return WithOpenFd([&](int fd, int family) {
+    return internal::ChangeMulticastMembership(fd, family, group, interface_index, false);
+  });
+}
+template <typename Scheduler>
+IoError UdpSocket<Scheduler>::SetMulticastInterface(unsigned interface_index) {
+  return SetOption(internal::UdpOption::kMulticastInterface, static_cast<int>(interface_index));
+}
+template <typename Scheduler>
+IoError UdpSocket<Scheduler>::SetMulticastTtl(int hops) {
+  return SetOption(internal::UdpOption::kMulticastHops, hops);
+}
+template <typename Scheduler>
+IoError UdpSocket<Scheduler>::SetMulticastLoopback(bool on) {
+  return SetOption(internal::UdpOption::kMulticastLoop, on ? 1 : 0);
+}
 
 }  // namespace fairsched
 

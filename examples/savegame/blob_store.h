@@ -1,5 +1,5 @@
 // The blob store of the savegame service: an in-memory, versioned key -> blob store behind a
-// fairsched coroutine TCP server (examples/tcp_server.h: its accept loop, one coroutine per
+// fairsched coroutine TCP server (io/tcp_server.h: its accept loop, one coroutine per
 // connection, Stop). Each kGet/kPut answer waits
 // `latency` first (a simulated storage round trip: a coroutine sleep, the worker runs other
 // connections meanwhile). Fault injection: a `fault` fraction of kGet/kPut answers is dropped
@@ -22,8 +22,8 @@
 #include "examples/savegame/check.h"
 #include "examples/savegame/protocol.h"
 #include "examples/savegame/stream_frames.h"
-#include "examples/tcp_server.h"
 #include "io/tcp.h"
+#include "io/tcp_server.h"
 #include "sync/primitives.h"
 
 namespace fairsched::savegame {
@@ -43,7 +43,7 @@ class BlobStore {
         shards_(kShards),
         entries_(options.users),
         server_(scheduler, [this](TcpStream<Scheduler> stream) { return Serve(std::move(stream)); },
-                kBacklog) {}
+                TcpServerOptions{.backlog = kBacklog}) {}
   ~BlobStore() { Stop(); }
   BlobStore(const BlobStore&) = delete;
   BlobStore& operator=(const BlobStore&) = delete;
@@ -145,7 +145,7 @@ class BlobStore {
   Atomic<std::int64_t> faults_{0};
   Atomic<std::uint64_t> next_seed_{1};
   // Last member: ~BlobStore stops it (every connection closed) before the table goes away.
-  examples::TcpServer<Scheduler> server_;
+  TcpServer<Scheduler> server_;
 };
 
 }  // namespace fairsched::savegame

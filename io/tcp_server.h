@@ -1,0 +1,237 @@
+// TcpServer: the part every TCP server repeats around its protocol. An accept loop on
+// io/tcp.h that runs one coroutine (a session) per connection with the protocol's handler,
+// a connection limit, counters, and a graceful shutdown with a deadline that returns when
+// every session has ended. CloseGracefully is the close a handler ends a connection with
+// so that the peer reads every answer.
+//
+//   TcpServer<Sched> server(scheduler, [](TcpStream<Sched> stream) -> coro::Lazy<void> {
+//     ... co_await stream.Read(...) until kEndOfStream ...; CloseGracefully(stream);
+//   }, {.max_connections = 10'000});
+//   IoResult<SocketAddress> bound = server.Start(SocketAddress::Parse("[::]:7000").value());
+//   ...
+//   server.Shutdown(std::chrono::seconds(5));  // then scheduler.Stop()
+//
+// Contract:
+//   - The handler gets the connection's TcpStream and owns it (it may wrap it in a
+//     BufferedStream or TlsStream). A session counts as open from its accept until the
+//     handler's coroutine has returned. Sessions are not children of the accept loop or of
+//     the caller of Start: only Shutdown / Stop (or the scheduler's Stop) ends them. An
+//     exception escaping the handler aborts the process (a detached coroutine's rule).
+//   - Connection limit (TcpServerOptions::max_connections > 0): while that many sessions
+//     are open the server does not accept. A further connection waits in the kernel's
+//     listen backlog (the kernel completes its handshake, so the peer's connect succeeds,
+//     but nothing reads it) and is accepted, in order, when a session ends. Connections
+//     beyond the backlog are handled by the kernel (Linux drops their SYN; the peer's
+//     connect retries and times out). Nothing is refused by the server itself.
+//   - Shutdown(grace), from a plain thread (not a task of the scheduler):
+//       1. stops accepting (the listening socket is closed);
+//       2. asks every session to finish: shuts down the read side of its socket, so a
+//          pending or later Read returns kEndOfStream (a protocol handler then ends as it
+//          does when the peer closes: after it wrote its last answer). Writes still work;
+//       3. waits until every session has ended or `grace` has passed, whichever is first;
+//       4. at that deadline cancels the sessions still open (their pending IO ends with
+//          kCancelled, any cancellable wait ends at once; a session in an uncancellable
+//          wait, e.g. a blocking call already running, ends when that wait does);
+//       5. returns when every session has ended. After it returns nothing of the server
+//          runs any more, so the scheduler's Stop does not wait for a session.
+//     grace <= 0 skips steps 2 and 3 (Stop() is Shutdown(0)). Idempotent; the destructor
+//     calls Stop(). A connection accepted while Shutdown runs is asked (or cancelled) at
+//     once.
+//   - To shut the read side down the server holds a second handle (a duplicated fd, POSIX;
+//     a duplicated SOCKET, Windows) of each session's socket until the handler returns. So
+//     a handler that calls Close() and keeps running sees the stream closed at once, but
+//     the peer sees the connection end (FIN) only when the handler returns, or at once if
+//     the handler shut down the write side (CloseGracefully does).
+//   - Start once, from any thread; the counters from any thread (relaxed snapshots).
+#ifndef FAIRSCHED_IO_TCP_SERVER_H_
+#define FAIRSCHED_IO_TCP_SERVER_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <unordered_set>
+#include <utility>
+
+#include "coro/lazy.h"
+#include "coro/runtime.h"
+#include "coro/semaphore.h"
+#include "io/internal/socket_ops.h"
+#include "io/tcp.h"
+#include "sync/primitives.h"
+
+namespace fairsched {
+
+struct TcpServerOptions {
+  int backlog = 4096;  // listen(2) backlog
+  // At most this many open sessions; 0: no limit. See the file comment for what happens to
+  // the connections beyond it.
+  std::int64_t max_connections = 0;
+};
+
+// Ends a connection so that the peer reads every answer: shuts down the write side (FIN
+// after the bytes written), then discards what the peer sent and the handler did not read,
+// so that the close does not answer with a reset that could destroy answers the peer has
+// not read yet, then closes. Never waits. A stream that is already closed is left as it is.
+template <typename Scheduler>
+void CloseGracefully(TcpStream<Scheduler>& stream) {
+  if (!stream.IsOpen()) return;
+  (void)stream.Shutdown(ShutdownHow::kWrite);
+  char discard[4096];
+  while (internal::RecvNow(stream.fd(), discard, sizeof(discard)) > 0) {
+  }
+  stream.Close();
+}
+
+namespace internal {
+// A second handle of the socket `fd` (dup / WSADuplicateSocket) for a read-side shutdown
+// from outside the handler; -1 if none could be made (the session is then only cancelled
+// at the deadline, never asked). Close it with CloseFd. io/tcp_server.cc.
+int DuplicateSocketHandle(int fd);
+}  // namespace internal
+
+template <typename Scheduler>
+class TcpServer {
+ public:
+  using Handler = std::function<coro::Lazy<void>(TcpStream<Scheduler>)>;
+
+  TcpServer(Scheduler& scheduler, Handler handler, TcpServerOptions options = {})
+      : scheduler_(scheduler),
+        handler_(std::move(handler)),
+        options_(options),
+        slots_(options.max_connections) {
+    FAIRSCHED_CHECK(options.max_connections >= 0, "TcpServerOptions::max_connections < 0");
+  }
+  ~TcpServer() { Stop(); }
+  TcpServer(const TcpServer&) = delete;
+  TcpServer& operator=(const TcpServer&) = delete;
+
+  // Listens on `address` and starts accepting; returns the bound address (port 0 -> the
+  // port picked). Once per server.
+  IoResult<SocketAddress> Start(const SocketAddress& address) {
+    FAIRSCHED_CHECK(!acceptor_.IsValid(), "TcpServer::Start called twice");
+    IoResult<TcpListener<Scheduler>> listener =
+        TcpListener<Scheduler>::Listen(scheduler_, address, options_.backlog);
+    if (!listener.ok()) return listener.error();
+    IoResult<SocketAddress> bound = listener.value().LocalAddress();
+    if (!bound.ok()) return bound.error();
+    acceptor_ = coro::Spawn(scheduler_, AcceptLoop(std::move(listener).value()),
+                            coro::SpawnOptions{.child_of_current = false});
+    return bound;
+  }
+
+  // See the file comment.
+  void Shutdown(std::chrono::nanoseconds grace) {
+    const auto give_up = std::chrono::steady_clock::now() + grace;
+    if (acceptor_.IsValid()) {
+      acceptor_.Cancel();
+      acceptor_.Get();  // no session is spawned after this
+    }
+    MutexLock lock(mu_);
+    if (grace > std::chrono::nanoseconds::zero() && phase_ == Phase::kServing) {
+      phase_ = Phase::kAsking;
+      for (Session* session : sessions_) AskLocked(session);
+      all_ended_.wait_until(lock, give_up, [this] { return OpenLocked() == 0; });
+    }
+    phase_ = Phase::kCancelling;
+    for (Session* session : sessions_) CancelLocked(session);
+    all_ended_.wait(lock, [this] { return OpenLocked() == 0; });
+  }
+  void Stop() { Shutdown(std::chrono::nanoseconds::zero()); }
+
+  // Relaxed snapshots: statistics.
+  std::int64_t accepted() const { return accepted_.load(std::memory_order_relaxed); }
+  std::int64_t open() const { return open_.load(std::memory_order_relaxed); }
+  // Sessions Shutdown / Stop cancelled (still open at the deadline).
+  std::int64_t cancelled() const { return cancelled_.load(std::memory_order_relaxed); }
+
+ private:
+  enum class Phase { kServing, kAsking, kCancelling };
+
+  // One open session; lives in Serve's frame, listed in sessions_ while the handler runs.
+  struct Session {
+    coro::CoroutineRef coroutine;
+    int shutdown_handle = -1;  // DuplicateSocketHandle's, or -1
+    bool asked = false;
+  };
+
+  coro::Lazy<void> AcceptLoop(TcpListener<Scheduler> listener) {
+    const bool limited = options_.max_connections > 0;
+    while (true) {
+      if (limited) {
+        // Cancellable: Shutdown's cancel of this loop ends the wait for a free slot.
+        const coro::WaitStatus slot = co_await slots_.AcquireUntil(kTaskDeadlineInfinite);
+        if (slot != coro::WaitStatus::kOk) break;
+      }
+      IoResult<TcpStream<Scheduler>> accepted = co_await listener.Accept(kTaskDeadlineInfinite);
+      if (!accepted.ok()) {
+        if (limited) slots_.Release(1);
+        const IoErrorCode code = accepted.error().code();
+        if (code == IoErrorCode::kCancelled || code == IoErrorCode::kShutdown) break;
+        // Out of fds, or a connection that died in the backlog: wait a little, go on.
+        co_await coro::SleepFor(std::chrono::milliseconds(1));
+        continue;
+      }
+      // Relaxed: accepted_ is a statistic. open_ is also Shutdown's condition, but it is
+      // only decremented under mu_ and read there after this loop was joined.
+      accepted_.fetch_add(1, std::memory_order_relaxed);
+      open_.fetch_add(1, std::memory_order_relaxed);
+      // Not a child of this loop: stopping to accept must not end the sessions.
+      coro::Spawn(scheduler_, Serve(std::move(accepted).value()),
+                  coro::SpawnOptions{.child_of_current = false})
+          .Detach();
+    }
+    // The listener closes here: new connections are refused by the kernel.
+  }
+
+  coro::Lazy<void> Serve(TcpStream<Scheduler> stream) {
+    Session session;
+    session.coroutine = coro::ThisCoroutine();
+    session.shutdown_handle = internal::DuplicateSocketHandle(stream.fd());
+    bool run_handler = true;
+    {
+      MutexLock lock(mu_);
+      sessions_.insert(&session);
+      if (phase_ == Phase::kAsking) AskLocked(&session);
+      if (phase_ == Phase::kCancelling) run_handler = false;  // Shutdown is past its deadline
+    }
+    if (run_handler) co_await handler_(std::move(stream));
+    if (session.shutdown_handle >= 0) internal::CloseFd(session.shutdown_handle);
+    // Under mu_, notify included: Shutdown may return (and the server be destroyed) as
+    // soon as it sees zero, so nothing touches `this` after the unlock.
+    MutexLock lock(mu_);
+    sessions_.erase(&session);
+    if (options_.max_connections > 0) slots_.Release(1);
+    open_.fetch_sub(1, std::memory_order_relaxed);
+    all_ended_.notify_all();
+  }
+
+  void AskLocked(Session* session) {
+    if (session->asked || session->shutdown_handle < 0) return;
+    session->asked = true;
+    (void)internal::ShutdownSocket(session->shutdown_handle, ShutdownHow::kRead);
+  }
+  void CancelLocked(Session* session) {
+    // Relaxed: a statistic.
+    if (session->coroutine.Cancel()) cancelled_.fetch_add(1, std::memory_order_relaxed);
+  }
+  // Under mu_: every decrement of open_ is made under mu_.
+  std::int64_t OpenLocked() const { return open_.load(std::memory_order_relaxed); }
+
+  Scheduler& scheduler_;
+  const Handler handler_;
+  const TcpServerOptions options_;
+  coro::Semaphore slots_;  // free session slots (max_connections > 0 only)
+  coro::JoinHandle<void> acceptor_;
+  Mutex mu_;
+  ConditionVariable all_ended_;
+  Phase phase_ = Phase::kServing;           // guarded by mu_
+  std::unordered_set<Session*> sessions_;  // guarded by mu_
+  Atomic<std::int64_t> accepted_{0};
+  Atomic<std::int64_t> open_{0};
+  Atomic<std::int64_t> cancelled_{0};
+};
+
+}  // namespace fairsched
+
+#endif  // FAIRSCHED_IO_TCP_SERVER_H_
