@@ -53,19 +53,20 @@
 //     allow one reader and one writer at once too (ByteStream says it does).
 //     How it stays safe: OpenSSL's SSL object is not thread-safe, so every call into it
 //     (and into its BIOs) happens under one short std::mutex that is never held across a
-//     suspension; the transport read and the transport write are separate roles, each held
-//     by at most one of the two coroutines. Whoever needs input takes the read role, or, if
-//     the other coroutine holds it, waits until that one has fed what it received into the
-//     SSL object. Whoever produced ciphertext takes the write role, or, if the other
-//     coroutine holds it, leaves it to that one, which sends everything queued before it
-//     lets go. So a read that makes OpenSSL write (TLS 1.3 key updates, post-handshake
-//     messages, alerts) and a write that needs a read (a write before the handshake
-//     completed) never wait for each other. A reader never sends the writer's records (only
-//     what was queued when it took the write role), so a reader is never stuck behind a
-//     peer that does not read; a writer waits until its record has been handed to the
-//     transport. TLS 1.2 renegotiation is refused (the only case where a write would wait
-//     for a read after the handshake). ThreadSanitizer cannot see inside OpenSSL (not
-//     instrumented); the mutex is what keeps it race-free.
+//     suspension; reading the transport and writing it are two roles, each held by at most
+//     one of the two coroutines at a time. A step that needs input takes the read role, or,
+//     if the other side holds it, waits until that side has fed what it received into the
+//     SSL object (or let go). A write side's step sends what is queued (taking the write
+//     role, or waiting while the read side holds it) and returns once its record was handed
+//     to the transport. A read side's step sends only when it produced output itself
+//     (handshake messages, an alert), and leaves it to the write side when that one is
+//     sending (the sender sends everything queued before it lets go). So a write that needs
+//     a read (before the handshake completed) never waits for a write, and an established
+//     session's reader writes the transport only to send an alert: it is not stuck behind
+//     a peer that does not read. TLS 1.3 post-handshake messages this side sends (a key update, and
+//     the answer to the peer's) go with the next write, as RFC 8446 allows; TLS 1.2
+//     renegotiation is refused (it would make a write wait for a read). ThreadSanitizer
+//     cannot see inside OpenSSL (not instrumented); the mutex is what keeps it race-free.
 //   - Close() may come from any thread or coroutine, also while a read and a write are
 //     pending: both return kClosed (a wait inside the TLS layer at once; a wait inside the
 //     underlying stream when that stream's Close ends it, as TcpStream's does), and every
