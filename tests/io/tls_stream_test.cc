@@ -5,7 +5,8 @@
 // one, a handshake deadline against a silent peer, and a peer that ends the TCP connection
 // without close_notify; full duplex (a reader and a writer coroutine on each end, large
 // transfers both ways at once with key updates, small socket buffers); Close while a read
-// and a write are pending; ALPN; the alert a failed handshake sends. The certificates are
+// and a write are pending; ALPN; the alert a failed handshake sends, also while the other
+// coroutine is sending. The certificates are
 // made here, at test time, with OpenSSL's API (self-signed P-256 keys for "localhost",
 // written to TEST_TMPDIR): no key is committed.
 #include "io/tls_stream.h"
@@ -636,6 +637,73 @@ TYPED_TEST(TlsStreamTest, CloseEndsAReadAndAWriteWaitingForTheHandshake) {
   EXPECT_EQ(results[1].code(), IoErrorCode::kClosed) << "write: " << results[1].Message();
   EXPECT_EQ(written.load(std::memory_order_relaxed), 0u);
 }
+
+template <typename Sched>
+coro::Lazy<IoError> ReadUntilFailure(Tls<Sched>* tls) {
+  char buffer[20000];
+  while (true) {
+    IoResult<std::size_t> n = co_await tls->ReadSome(buffer, coro::DeadlineAfter(seconds(30)));
+    if (!n.ok()) co_return n.error();
+  }
+}
+
+// As a server would: the first failure of the reader closes the connection.
+template <typename Sched>
+coro::Lazy<IoError> ReadUntilFailureThenClose(Tls<Sched>* tls) {
+  const IoError error = co_await ReadUntilFailure(tls);
+  tls->Close();
+  co_return error;
+}
+
+template <typename Sched>
+coro::Lazy<IoError> HandshakeOf(Tls<Sched>* tls) {
+  co_return co_await tls->Handshake(coro::DeadlineAfter(seconds(10)));
+}
+
+template <typename Sched>
+coro::Lazy<IoError> WriteGarbage(TcpStream<Sched>* tcp) {
+  const std::string garbage(64, 'x');
+  co_return co_await WriteAll(*tcp, garbage, coro::DeadlineAfter(seconds(10)));
+}
+
+// The server's reader fails on a garbage record while its writer is busy sending, and
+// closes the stream at once: the reader's alert still reaches the client (after the
+// writer's records: the failed read returns only once the writer has sent them and it).
+TYPED_TEST(TlsStreamTest, AFailingReadersAlertGoesOutWhileTheWriterSends) {
+  using Sched = typename TestFixture::Sched;
+  TlsPair<Sched> pair(&this->scheduler_, &this->listener_, this->server_context_,
+                      this->client_context_);
+  coro::JoinHandle<IoError> server_handshake =
+      coro::Spawn(this->scheduler_, HandshakeOf<Sched>(&*pair.server));
+  ASSERT_TRUE(coro::Spawn(this->scheduler_, HandshakeOf<Sched>(&*pair.client)).Get().ok())
+      << pair.client->ErrorMessage();
+  ASSERT_TRUE(server_handshake.Get().ok()) << pair.server->ErrorMessage();
+  Atomic<std::size_t> written{0};
+  std::vector<coro::JoinHandle<IoError>> handles;
+  handles.push_back(
+      coro::Spawn(this->scheduler_, ReadUntilFailureThenClose<Sched>(&*pair.server)));
+  handles.push_back(
+      coro::Spawn(this->scheduler_, WriteUntilFailure<Sched>(&*pair.server, &written)));
+  handles.push_back(coro::Spawn(this->scheduler_, ReadUntilFailure<Sched>(&*pair.client)));
+  // Relaxed: a progress count (see WriteUntilFailure). Bounded: 10 s.
+  for (int polls = 0; written.load(std::memory_order_relaxed) < (256u << 10) && polls < 1000;
+       ++polls) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  EXPECT_GE(written.load(std::memory_order_relaxed), 256u << 10);
+  EXPECT_TRUE(
+      coro::Spawn(this->scheduler_, WriteGarbage<Sched>(&pair.client->stream())).Get().ok());
+  const std::vector<IoError> results = JoinAll(handles, [&] { pair.CloseBoth(); });
+  EXPECT_TRUE(IsTlsError(results[0])) << "server reader: " << results[0].Message();
+  EXPECT_NE(pair.server->ErrorMessage().find("TLS error"), std::string::npos)
+      << pair.server->ErrorMessage();
+  EXPECT_TRUE(IsTlsError(results[1]) || results[1].code() == IoErrorCode::kClosed)
+      << "server writer: " << results[1].Message();
+  EXPECT_TRUE(IsTlsError(results[2])) << "client reader: " << results[2].Message();
+  EXPECT_NE(pair.client->ErrorMessage().find("alert"), std::string::npos)
+      << pair.client->ErrorMessage();
+}
+
 
 // ---- ALPN ----
 
