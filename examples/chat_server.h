@@ -1,5 +1,6 @@
-// ChatRoom: a line-based chat server written on the public toolkit only (io::TcpServer,
-// BufferedStream, coro::Channel, optional TLS), as a team would write one. The binary is
+// ChatRoom and ChatServer: a line-based chat server written on the public toolkit only
+// (TcpServer, BufferedStream, coro::Channel; TLS in examples/chat_tls.h), as a team would
+// write one. The binary is
 // examples/chat_server.cc; tests/io/chat_server_test.cc drives it with a flooding client,
 // a slow reader and a listen-only client.
 //
@@ -16,10 +17,13 @@
 //     reader waits: a client that floods is slowed down by backpressure down to TCP, it is
 //     not dropped, and every client gets its turn (the reads spend the coroutine's ready
 //     budget, coro/budget.h, so a client whose lines are all buffered yields regularly).
-//   - The broadcaster takes each line from the room channel and offers it, without
-//     waiting, to every other client's outbox (a Channel of client_queue lines). A client
-//     whose outbox is full is a slow reader: it is dropped (its outbox closed, its writer
-//     cancelled), so one client that does not read never holds the room back.
+//   - The broadcaster takes each line from the room channel and puts it into every other
+//     client's outbox (a Channel of client_queue lines). When an outbox is full it waits
+//     for room, at most slow_reader_grace: a client whose outbox stays full that long is
+//     a slow reader and is dropped (its outbox closed, its writer cancelled), so a client
+//     that does not read holds the room back at most once, for that long. (Dropping at the
+//     first full outbox would also drop a client that reads but whose writer was not yet
+//     run: a woken coroutine starts behind the tasks already ready.)
 //   - The client's writer coroutine drains its outbox into the stream's write buffer and
 //     flushes when the outbox is empty, each flush bounded by write_timeout. When the
 //     outbox is closed (dropped, or the session ends) or a write fails it closes the
@@ -32,6 +36,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -52,10 +57,16 @@ namespace fairsched {
 
 struct ChatOptions {
   std::size_t max_line = 1024;     // bytes; longer: "* line too long" and disconnect
-  std::size_t client_queue = 512;  // lines waiting for one client; full: it is dropped
+  std::size_t client_queue = 512;  // lines waiting for one client (see slow_reader_grace)
+  // A client whose queue stays full this long is dropped as a slow reader; meanwhile the
+  // room waits for it (so one slow client delays the room by at most this, once).
+  std::chrono::nanoseconds slow_reader_grace = std::chrono::milliseconds(500);
   std::size_t room_queue = 1024;   // lines waiting for the broadcaster; full: readers wait
   std::chrono::nanoseconds write_timeout = std::chrono::seconds(5);  // one flush, at most
   std::chrono::nanoseconds idle_timeout{0};                          // 0: none
+  // SO_SNDBUF per client (bytes; 0: the system's autotuning, up to megabytes per client).
+  // With the outbox it bounds what one client that does not read can hold.
+  int send_buffer = 0;
 };
 
 // Counters, from any thread (relaxed snapshots of monotonic counts).
@@ -103,10 +114,17 @@ class ChatRoom {
         }
       }
       for (const std::shared_ptr<Member>& member : members) {
-        const coro::ChannelStatus status = member->outbox.TrySend(line->text);
+        coro::ChannelStatus status = member->outbox.TrySend(line->text);
+        if (status == coro::ChannelStatus::kFull) {
+          // Full: wait for its writer, at most slow_reader_grace. Waiting (not dropping at
+          // once) lets a writer that was only not scheduled yet catch up; it runs while
+          // this wait has the broadcaster suspended.
+          status = co_await member->outbox.Send(
+              line->text, coro::DeadlineAfter(options_.slow_reader_grace));
+        }
         if (status == coro::ChannelStatus::kOk) {
           Count(lines_out_);
-        } else if (status == coro::ChannelStatus::kFull && !member->dropped.exchange(true)) {
+        } else if (status == coro::ChannelStatus::kDeadline && !member->dropped.exchange(true)) {
           // Its writer ends without sending what is queued: the cancel ends a flush that
           // waits for the client to read, the close a wait for the next line.
           member->outbox.Close();
@@ -120,17 +138,25 @@ class ChatRoom {
   // Ends the broadcaster (sessions still running end when their streams do).
   void Close() { room_.Close(); }
 
-  // One client's session over a connected TCP stream: sets the idle timeout on it (bytes
-  // in either direction refresh it) and serves it.
+  // One client's session over a connected TCP stream: PrepareTcp, then Serve.
   template <typename Scheduler>
   coro::Lazy<void> ServeTcp(TcpStream<Scheduler> stream) {
-    if (options_.idle_timeout.count() > 0) (void)stream.SetIdleTimeout(options_.idle_timeout);
+    PrepareTcp(stream);
     return Serve(std::move(stream));
   }
 
+  // The per-connection socket settings: the idle timeout (bytes in either direction
+  // refresh it) and the send buffer. (A failure only means the socket is already closed;
+  // the session then ends at its first read.)
+  template <typename Scheduler>
+  void PrepareTcp(TcpStream<Scheduler>& stream) const {
+    if (options_.idle_timeout.count() > 0) (void)stream.SetIdleTimeout(options_.idle_timeout);
+    if (options_.send_buffer > 0) (void)stream.SetSendBufferSize(options_.send_buffer);
+  }
+
   // One client's session over a connected ByteStream (a TcpStream, or a TlsStream after
-  // its handshake: set the idle timeout on its TcpStream first); returns when the client
-  // has left or was dropped.
+  // its handshake: PrepareTcp its TcpStream first); returns when the client has left or
+  // was dropped.
   template <typename Stream>
   coro::Lazy<void> Serve(Stream stream) {
     auto member = std::make_shared<Member>(options_.client_queue);
@@ -150,7 +176,7 @@ class ChatRoom {
       members_.erase(member->id);
     }
     member->outbox.Close();  // the writer sends what is queued, then closes the stream
-    co_await writer;
+    co_await std::move(writer);
     Count(left_);
   }
 
@@ -219,16 +245,15 @@ class ChatRoom {
       coro::Received<Text> text = member->outbox.TryReceive();
       if (!text.ok() && text.status() == coro::ChannelStatus::kEmpty) {
         // Nothing more queued: send what is buffered, then wait for the next line.
-        if (stream->Unflushed() > 0 &&
-            !(co_await stream->Flush(coro::DeadlineAfter(options_.write_timeout))).ok()) {
-          break;
+        if (stream->Unflushed() > 0) {
+          const IoError flushed = co_await stream->Flush(coro::DeadlineAfter(options_.write_timeout));
+          if (!flushed.ok()) break;
         }
         text = co_await member->outbox.Receive();
       }
       if (!text.ok() || member->dropped.load(std::memory_order_relaxed)) break;
-      if (!(co_await stream->Write(**text, coro::DeadlineAfter(options_.write_timeout))).ok()) {
-        break;
-      }
+      const IoError written = co_await stream->Write(**text, coro::DeadlineAfter(options_.write_timeout));
+      if (!written.ok()) break;
     }
     if (stream->Unflushed() > 0 && !member->dropped.load(std::memory_order_relaxed)) {
       (void)co_await stream->Flush(coro::DeadlineAfter(options_.write_timeout));
@@ -257,22 +282,32 @@ class ChatRoom {
 // The room served over TCP: a TcpServer whose sessions are the room's, and the room's
 // broadcaster. Shutdown(grace) from a plain thread ends every session (TcpServer's
 // graceful shutdown: the read sides are shut, so each session leaves as if its client had
-// closed) and then the broadcaster.
+// closed) and then the broadcaster. `session` runs each connection; the default serves it
+// in plain text (ChatRoom::ServeTcp); examples/chat_tls.h has one that runs TLS first.
 template <typename Scheduler>
 class ChatServer {
  public:
+  using Session = std::function<coro::Lazy<void>(ChatRoom&, TcpStream<Scheduler>)>;
+
   explicit ChatServer(Scheduler& scheduler, ChatOptions options = {},
-                      TcpServerOptions server_options = {})
+                      TcpServerOptions server_options = {}, Session session = PlainSession())
       : room_(options),
+        session_(std::move(session)),
         server_(
             scheduler,
-            [this](TcpStream<Scheduler> stream) { return room_.ServeTcp(std::move(stream)); },
+            [this](TcpStream<Scheduler> stream) { return session_(room_, std::move(stream)); },
             server_options),
         broadcaster_(coro::Spawn(scheduler, room_.Broadcast(),
                                  coro::SpawnOptions{.child_of_current = false})) {}
   ~ChatServer() { Shutdown(std::chrono::seconds(0)); }
   ChatServer(const ChatServer&) = delete;
   ChatServer& operator=(const ChatServer&) = delete;
+
+  static Session PlainSession() {
+    return [](ChatRoom& room, TcpStream<Scheduler> stream) {
+      return room.ServeTcp(std::move(stream));
+    };
+  }
 
   IoResult<SocketAddress> Start(const SocketAddress& address) { return server_.Start(address); }
 
@@ -281,11 +316,14 @@ class ChatServer {
     room_.Close();
     if (broadcaster_.IsValid()) broadcaster_.Get();
   }
+  // Shutdown with a grace of two seconds (what the example program does at a signal).
+  void Stop() { Shutdown(std::chrono::seconds(2)); }
 
   ChatStats Stats() const { return room_.Stats(); }
 
  private:
   ChatRoom room_;
+  const Session session_;
   TcpServer<Scheduler> server_;
   coro::JoinHandle<void> broadcaster_;
 };
