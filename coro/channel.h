@@ -38,9 +38,11 @@
 //     receives that value.
 //   - T must be nothrow move-constructible (values move under the channel's lock).
 //   - Debug builds abort with a message on: capacity 0, destroying a channel while
-//     coroutines wait for it, Send or Receive awaited outside a spawned coroutine.
+//     coroutines wait for it, a Send or Receive that has to wait outside a spawned
+//     coroutine.
 //   - Cost: an operation that completes at once takes the channel's lock once (a
-//     fairsched::Mutex held for a few moves); a waiting one takes it twice more.
+//     fairsched::Mutex held for a few moves); one that waits takes it once more to queue,
+//     and once more again if its wait ends without a transfer (to leave the queue).
 #ifndef FAIRSCHED_CORO_CHANNEL_H_
 #define FAIRSCHED_CORO_CHANNEL_H_
 

@@ -1,8 +1,10 @@
 // Tests for coro::Channel<T> (coro/channel.h): FIFO order of values, TrySend/TryReceive,
 // backpressure (a fast producer is held at capacity), FIFO order of waiting senders and
 // receivers, Close while both sides wait, deadlines, cancellation and Stop of waiting
-// operations, move-only values, a multi-worker stress where every value is received
-// exactly once, and misuse messages.
+// operations, a value or room handed to a waiter that has just left (it goes to the next
+// one), move-only values, multi-worker stresses where every value is received exactly once
+// (with racing deadlines, and with receivers cancelled from another thread), and misuse
+// messages.
 #include "coro/channel.h"
 
 #include <gtest/gtest.h>
@@ -244,6 +246,43 @@ TEST(ChannelTest, AReceiverThatLeftIsSkipped) {
   Spawn(sched, driver()).Get();
 }
 
+// The hand-off race, made deterministic on one worker: a waiter is cancelled (its wait is
+// closed at once) but has not run yet, so its node is still queued when a value or room is
+// handed to it. Its wakeup fails; the value goes to the next receiver (or back into the
+// ring), the sender's value goes back to it, and the cancelled ones report kCancelled.
+TEST(ChannelTest, WhatIsHandedToAWaiterThatJustLeftGoesToTheNextOne) {
+  TaskScheduler sched;
+  sched.Start(1);
+  Channel<int> channel(1);
+  auto receiver = [&]() -> Lazy<int> {
+    Received<int> got = co_await channel.Receive();
+    co_return got.ok() ? got.value() : -static_cast<int>(got.status());
+  };
+  auto sender = [&](int value) -> Lazy<ChannelStatus> { co_return co_await channel.Send(value); };
+  auto driver = [&]() -> Lazy<> {
+    JoinHandle<int> gone = co_await StartWaiting(&sched, receiver());
+    JoinHandle<int> next = co_await StartWaiting(&sched, receiver());
+    EXPECT_TRUE(gone.Cancel());  // its wait is closed; it runs only after we yield
+    EXPECT_EQ(channel.TrySend(7), ChannelStatus::kOk);
+    EXPECT_EQ(co_await std::move(gone), -static_cast<int>(ChannelStatus::kCancelled));
+    EXPECT_EQ(co_await std::move(next), 7);
+
+    JoinHandle<int> alone = co_await StartWaiting(&sched, receiver());
+    EXPECT_TRUE(alone.Cancel());
+    EXPECT_EQ(channel.TrySend(8), ChannelStatus::kOk);  // nobody left: into the ring
+    EXPECT_EQ(co_await std::move(alone), -static_cast<int>(ChannelStatus::kCancelled));
+    EXPECT_EQ(channel.Size(), 1u);  // 8 stays buffered: the channel is full
+
+    JoinHandle<ChannelStatus> left = co_await StartWaiting(&sched, sender(9));
+    EXPECT_TRUE(left.Cancel());
+    EXPECT_EQ(channel.TryReceive().value(), 8);  // the room goes to `left`, which is gone
+    EXPECT_EQ(channel.Size(), 0u);               // so 9 went back to it, not into the ring
+    EXPECT_EQ(co_await std::move(left), ChannelStatus::kCancelled);
+    EXPECT_EQ(channel.TryReceive().status(), ChannelStatus::kEmpty);
+  };
+  Spawn(sched, driver()).Get();
+}
+
 TEST(ChannelTest, CancellingAWaitingSendOrReceiveEndsItAndLeavesTheQueue) {
   TaskScheduler sched;
   sched.Start(2);
@@ -369,6 +408,42 @@ TEST(ChannelStressTest, EveryValueIsReceivedExactlyOnce) {
   }
   for (std::size_t v = 0; v < seen.size(); ++v) ASSERT_EQ(seen[v], 1) << "value " << v;
   EXPECT_EQ(channel.Size(), 0u);
+}
+
+// Receivers cancelled from another thread while values are being handed to them, on 2
+// workers: a value is never swallowed by a receiver that reports kCancelled, nor delivered
+// twice.
+TEST(ChannelStressTest, CancelledReceiversNeverSwallowAValue) {
+  constexpr int kReceivers = 6;
+  constexpr int kValues = kReceivers / 2;  // the uncancelled receivers alone can take them
+  const int kRounds = static_cast<int>(testing::StressIterations(400, 5));
+  TaskScheduler sched;
+  sched.Start(2);
+  for (int round = 0; round < kRounds; ++round) {
+    Channel<int> channel(1);
+    auto receiver = [&]() -> Lazy<int> {
+      Received<int> got = co_await channel.Receive();
+      co_return got.ok() ? got.value() : -1;
+    };
+    auto producer = [&]() -> Lazy<> {
+      for (int v = 0; v < kValues; ++v) EXPECT_EQ(co_await channel.Send(v), ChannelStatus::kOk);
+    };
+    std::vector<JoinHandle<int>> receivers;
+    for (int r = 0; r < kReceivers; ++r) receivers.push_back(Spawn(sched, receiver()));
+    JoinHandle<void> produce = Spawn(sched, producer());
+    for (int r = 0; r < kReceivers; r += 2) receivers[r].Cancel();
+    produce.Get();
+    channel.Close();
+    std::vector<int> seen(kValues, 0);
+    for (JoinHandle<int>& handle : receivers) {
+      const int value = handle.Get();
+      if (value >= 0) ++seen[value];
+    }
+    for (Received<int> rest = channel.TryReceive(); rest.ok(); rest = channel.TryReceive()) {
+      ++seen[rest.value()];
+    }
+    for (int v = 0; v < kValues; ++v) ASSERT_EQ(seen[v], 1) << "round " << round << " value " << v;
+  }
 }
 
 #ifndef NDEBUG
