@@ -5,10 +5,10 @@
 // one, a handshake deadline against a silent peer, and a peer that ends the TCP connection
 // without close_notify; full duplex (a reader and a writer coroutine on each end, large
 // transfers both ways at once with key updates, small socket buffers); Close while a read
-// and a write are pending; ALPN; the alert a failed handshake sends, also while the other
-// coroutine is sending. The certificates are
-// made here, at test time, with OpenSSL's API (self-signed P-256 keys for "localhost",
-// written to TEST_TMPDIR): no key is committed.
+// and a write are pending; ALPN; the alert a failed handshake or read sends, also while
+// the other coroutine is sending. The certificates are made here, at test time, with
+// OpenSSL's API (self-signed P-256 keys for "localhost", written to TEST_TMPDIR): no key is
+// committed.
 #include "io/tls_stream.h"
 
 #include <gtest/gtest.h>
