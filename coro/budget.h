@@ -17,9 +17,9 @@
 //   - What spends it: every socket operation of io/ (Read, Write, their vectored forms,
 //     Accept, UDP transfers) once when it starts, every BufferedStream read call once
 //     (ReadUntil, ReadLine, ReadExactly, ReadSome; so a read that also reads from the
-//     socket spends two), and every co_await of Channel::Send / Channel::Receive that
-//     completes without waiting (coro/channel.h). TrySend/TryReceive, mutexes, semaphores
-//     and events do not spend it.
+//     socket spends two), every TlsStream read, write and handshake call once, and every
+//     co_await of Channel::Send / Channel::Receive that completes without waiting
+//     (coro/channel.h). TrySend/TryReceive, mutexes, semaphores and events do not spend it.
 //   - SetReadyBudget(n) (any thread) changes the budget of every step that starts
 //     afterwards, process-wide; n <= 0 turns it off (nothing ever yields for the budget).
 //   - Cost: spending a unit is one call that decrements a thread-local counter.

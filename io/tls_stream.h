@@ -94,6 +94,7 @@
 #include <utility>
 #include <vector>
 
+#include "coro/budget.h"
 #include "coro/lazy.h"
 #include "coro/wait.h"
 #include "io/byte_stream.h"
@@ -399,6 +400,10 @@ class TlsStream {
   // OpenSSL wants input, gets more from the transport.
   coro::Lazy<IoResult<std::size_t>> Drive(Operation operation, std::span<char> into,
                                           std::span<const char> data, TaskDeadline deadline) {
+    // One unit of the cooperative budget (coro/budget.h) per read or write: records OpenSSL
+    // already decrypted are served without a socket operation, so a flood would otherwise
+    // never suspend.
+    co_await coro::ConsumeBudget();
     Session& session = Live();
     const Session::Side side = Session::SideOf(operation);
     const IoError ended = session.Begin(side);
