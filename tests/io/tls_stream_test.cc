@@ -12,10 +12,6 @@
 #include "io/tls_stream.h"
 
 #include <gtest/gtest.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
-#include <openssl/x509v3.h>
 
 #include <chrono>
 #include <cstdio>
@@ -39,56 +35,15 @@
 #include "sched/task_scheduler.h"
 #include "sync/primitives.h"
 #include "tests/io/raw_client.h"
+#include "tests/io/test_certificates.h"
 
 namespace fairsched {
 namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-
-// ---- test certificates ----
-
-struct CertificateFiles {
-  std::string certificate;
-  std::string key;
-};
-
-// Writes a fresh self-signed certificate for "localhost" and its key as PEM files named
-// <dir>/<name>.crt and .key. Test-only keys: made per run, never committed.
-CertificateFiles MakeSelfSigned(const std::string& name) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  const std::string base = std::string(dir != nullptr ? dir : "/tmp") + "/" + name;
-  EVP_PKEY* key = EVP_EC_gen("P-256");
-  X509* certificate = X509_new();
-  if (key == nullptr || certificate == nullptr) ADD_FAILURE() << "OpenSSL allocation failed";
-  X509_set_version(certificate, 2);  // v3, for the subjectAltName extension
-  ASN1_INTEGER_set(X509_get_serialNumber(certificate), 1);
-  X509_gmtime_adj(X509_getm_notBefore(certificate), -3600);
-  X509_gmtime_adj(X509_getm_notAfter(certificate), 24 * 3600);
-  X509_set_pubkey(certificate, key);
-  X509_NAME* subject = X509_get_subject_name(certificate);
-  X509_NAME_add_entry_by_txt(subject, "CN", MBSTRING_ASC,
-                             reinterpret_cast<const unsigned char*>("localhost"), -1, -1, 0);
-  X509_set_issuer_name(certificate, subject);  // self-signed
-  X509V3_CTX extensions;
-  X509V3_set_ctx_nodb(&extensions);
-  X509V3_set_ctx(&extensions, certificate, certificate, nullptr, nullptr, 0);
-  X509_EXTENSION* alt_name =
-      X509V3_EXT_conf_nid(nullptr, &extensions, NID_subject_alt_name, "DNS:localhost");
-  X509_add_ext(certificate, alt_name, -1);
-  X509_EXTENSION_free(alt_name);
-  EXPECT_GT(X509_sign(certificate, key, EVP_sha256()), 0);
-  CertificateFiles files{base + ".crt", base + ".key"};
-  FILE* out = std::fopen(files.certificate.c_str(), "w");
-  EXPECT_EQ(PEM_write_X509(out, certificate), 1);
-  std::fclose(out);
-  out = std::fopen(files.key.c_str(), "w");
-  EXPECT_EQ(PEM_write_PrivateKey(out, key, nullptr, nullptr, 0, nullptr, nullptr), 1);
-  std::fclose(out);
-  X509_free(certificate);
-  EVP_PKEY_free(key);
-  return files;
-}
+using testing::CertificateFiles;
+using testing::MakeSelfSigned;
 
 // The server's certificate, and another one the server does not have the key of.
 const CertificateFiles& ServerFiles() {
