@@ -161,7 +161,9 @@ class ChatRoom {
   coro::Lazy<void> Serve(Stream stream) {
     auto member = std::make_shared<Member>(options_.client_queue);
     BufferedStream<Stream> buffered(std::move(stream));
-    coro::JoinHandle<void> writer = coro::SpawnHere(Write(&buffered, member));
+    // The writer gets the member by pointer: this frame owns it until the writer is joined
+    // (a shared_ptr in the writer's frame would form a cycle with member->writer).
+    coro::JoinHandle<void> writer = coro::SpawnHere(Write(&buffered, member.get()));
     member->writer = writer.Ref();
     {
       MutexLock lock(mutex_);  // publishes the member, its writer included, to Broadcast
@@ -240,7 +242,7 @@ class ChatRoom {
   }
 
   template <typename Stream>
-  coro::Lazy<void> Write(BufferedStream<Stream>* stream, std::shared_ptr<Member> member) {
+  coro::Lazy<void> Write(BufferedStream<Stream>* stream, Member* member) {
     while (true) {
       coro::Received<Text> text = member->outbox.TryReceive();
       if (!text.ok() && text.status() == coro::ChannelStatus::kEmpty) {
