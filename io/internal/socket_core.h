@@ -341,7 +341,9 @@ class SocketCore final : public IoOpHandler {
       }
       // io_uring: a read or send on a non-blocking socket that a spurious wakeup (a state
       // change of the socket, such as this side's Shutdown) ran again and found not ready
-      // is not an error: run it once more. (A connect's EAGAIN is a real answer.)
+      // is not an error: run it once more. (A connect's EAGAIN is a real answer.) It does
+      // not spin: the kernels the backend accepts (IORING_FEAT_EXT_ARG, 5.11+) poll a
+      // socket that is not ready, so an EAGAIN only follows a wakeup.
       if (result == -EAGAIN && op.kind() != IoOpKind::kConnect) {
         if (IoError cancelled = CancellationError(); !cancelled.ok()) co_return cancelled;
         continue;
