@@ -25,8 +25,10 @@
 //     have finished, that first exception is rethrown and the others are dropped. (Asio's
 //     `operator&&`, folly's collectAll with cancellation.)
 //   - WhenAny: the first child to finish, value or exception, wins: the others are cancelled
-//     and awaited, then its value is returned (a std::variant whose index() is the winner's
-//     position, or WhenAnyResult for a vector) or its exception rethrown. The first to
+//     and awaited, then its value is returned or its exception rethrown. Children of one
+//     type (a vector, or several arguments of the same Lazy<T>) give WhenAnyResult<T>
+//     {index, value}; arguments of different types give a std::variant whose index() is
+//     the winner's position. The first to
 //     *finish* wins, not the first to succeed (folly's collectAny; Asio's `operator||`
 //     would wait for a success). An empty vector throws std::invalid_argument.
 //   - WithTimeout(task, deadline): the task's value (TimeoutOr<T> holding it) or its
@@ -109,7 +111,8 @@ class [[nodiscard]] TimeoutOr {
   std::optional<Value> value_;
 };
 
-// WhenAny over a vector: the winner's position and value.
+// WhenAny over children of one type (a vector, or same-typed arguments): the winner's
+// position and value, so `auto [index, value] = co_await WhenAny(a(), b());` reads it.
 template <typename T>
 struct WhenAnyResult {
   std::size_t index;
@@ -292,12 +295,34 @@ inline Lazy<std::size_t> SettleAny(ChildGroup& group) {
   co_return winner;
 }
 
-// The variadic WhenAny's result: the winner's value at the winner's index.
-template <typename Variant, typename Slots, std::size_t... Is>
-Variant TakeWinner(Slots& slots, std::size_t winner, std::index_sequence<Is...>) {
-  std::optional<Variant> result;
-  ((winner == Is ? static_cast<void>(
-                       result.emplace(std::in_place_index<Is>, std::move(*std::get<Is>(slots))))
+// True when every type in Ts is the first one: the variadic WhenAny then returns
+// WhenAnyResult instead of a variant of equal alternatives.
+template <typename T, typename... Ts>
+inline constexpr bool kAllSame = (std::is_same_v<T, Ts> && ...);
+
+template <typename T>
+inline constexpr bool kIsVariant = false;
+template <typename... Ts>
+inline constexpr bool kIsVariant<std::variant<Ts...>> = true;
+
+// The variadic WhenAny's result type (see the contract above).
+template <typename T, typename... Ts>
+using WhenAnyOf = std::conditional_t<kAllSame<T, Ts...>, WhenAnyResult<T>,
+                                     std::variant<ValueOf<T>, ValueOf<Ts>...>>;
+
+// The variadic WhenAny's result: the winner's value at the winner's index, as a variant
+// alternative or, for one type, as WhenAnyResult.
+template <typename Result, typename Slots, std::size_t... Is>
+Result TakeWinner(Slots& slots, std::size_t winner, std::index_sequence<Is...>) {
+  std::optional<Result> result;
+  auto take = [&](auto index, auto& slot) {
+    if constexpr (kIsVariant<Result>) {
+      result.emplace(std::in_place_index<decltype(index)::value>, std::move(*slot));
+    } else {
+      result.emplace(Result{winner, std::move(*slot)});
+    }
+  };
+  ((winner == Is ? take(std::integral_constant<std::size_t, Is>(), std::get<Is>(slots))
                  : static_cast<void>(0)),
    ...);
   return std::move(*result);
@@ -332,17 +357,18 @@ Lazy<std::conditional_t<std::is_void_v<T>, void, std::vector<ValueOf<T>>>> WhenA
   }
 }
 
-// co_await WhenAny(a(), b(), ...) -> std::variant<ValueOf<A>, ValueOf<B>, ...>; index()
-// is the winner's position (also when several tasks have the same type).
-template <typename... Ts>
-Lazy<std::variant<ValueOf<Ts>...>> WhenAny(Lazy<Ts>... tasks) {
-  static_assert(sizeof...(Ts) > 0, "WhenAny of no tasks would never finish");
-  std::tuple<std::optional<ValueOf<Ts>>...> slots;
+// co_await WhenAny(a(), b(), ...) -> std::variant<ValueOf<A>, ValueOf<B>, ...> whose
+// index() is the winner's position; when every task is a Lazy<T> of the same T,
+// WhenAnyResult<T>{index, value} instead (no variant of equal alternatives to read by index).
+template <typename T, typename... Ts>
+Lazy<internal::WhenAnyOf<T, Ts...>> WhenAny(Lazy<T> first, Lazy<Ts>... rest) {
+  std::tuple<std::optional<ValueOf<T>>, std::optional<ValueOf<Ts>>...> slots;
   internal::ChildGroup group;
-  internal::StartAll(group, slots, std::index_sequence_for<Ts...>(), std::move(tasks)...);
+  internal::StartAll(group, slots, std::index_sequence_for<T, Ts...>(), std::move(first),
+                     std::move(rest)...);
   const std::size_t winner = co_await internal::SettleAny(group);
-  co_return internal::TakeWinner<std::variant<ValueOf<Ts>...>>(slots, winner,
-                                                               std::index_sequence_for<Ts...>());
+  co_return internal::TakeWinner<internal::WhenAnyOf<T, Ts...>>(
+      slots, winner, std::index_sequence_for<T, Ts...>());
 }
 
 // co_await WhenAny(std::move(tasks)) -> WhenAnyResult<T>{index, value}.

@@ -59,6 +59,14 @@ int InitRing(io_uring* ring, unsigned entries, RingInit init, io_uring_params* p
 }
 }  // namespace internal
 
+bool IoUringBackend::Supported() {
+  io_uring ring{};
+  io_uring_params params{};
+  if (internal::InitRing(&ring, 8, &io_uring_queue_init_params, &params) != 0) return false;
+  io_uring_queue_exit(&ring);
+  return (params.features & IORING_FEAT_EXT_ARG) != 0;
+}
+
 IoUringBackend::IoUringBackend(unsigned entries) : ring_(std::make_unique<io_uring>()) {
   io_uring_params params{};
   const int error = internal::InitRing(ring_.get(), std::max(entries, 8u),

@@ -136,6 +136,10 @@ class IoUringBackend : public internal::BackendFacade<IoUringBackend> {
   // `entries`: submission queue size (the completion queue is twice that). Aborts with a
   // message if the kernel refuses a ring (io_uring disabled, or out of memory/fds).
   explicit IoUringBackend(unsigned entries = 256);
+  // Whether this kernel and sandbox give a ring the constructor accepts (io_uring can be
+  // disabled by sysctl or seccomp, as in many containers): sets up and tears down a small
+  // ring, so ask once at start-up, not per connection.
+  static bool Supported();
   // Ops still submitted are a bug (checked in debug builds). Stop cancels all of them first.
   ~IoUringBackend();
   IoUringBackend(const IoUringBackend&) = delete;

@@ -140,6 +140,8 @@ class TcpStream : public internal::SocketHandle<Scheduler, internal::kTcpStreamN
   // The ByteStream forms (io/byte_stream.h): TcpStream models ByteStream itself.
   // ReadSome is Read. WriteSome writes at least one byte of non-empty `data` and at most
   // all of it, in one send where the socket has room (returns how many), or fails as Write.
+  // On the completion backends one WriteSome sends at most 256 KiB (an IOCP send completes
+  // only when all it was given is buffered).
   coro::Lazy<IoResult<std::size_t>> ReadSome(std::span<char> buffer, TaskDeadline deadline) {
     return Read(buffer, deadline);
   }

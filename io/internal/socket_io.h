@@ -19,6 +19,7 @@
 #ifndef FAIRSCHED_IO_INTERNAL_SOCKET_IO_H_
 #define FAIRSCHED_IO_INTERNAL_SOCKET_IO_H_
 
+#include <algorithm>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
@@ -221,6 +222,7 @@ class SocketIo<Scheduler, false> {
 template <typename Scheduler>
 class SocketIo<Scheduler, true> {
   using Core = SocketCore<Scheduler>;
+  static constexpr std::size_t kMaxSendSome = 256 * 1024;  // see Transmit
 
  public:
   // The connect is the write side's IoOp (ConnectEx on IOCP), so the core comes first.
@@ -260,8 +262,11 @@ class SocketIo<Scheduler, true> {
     if (IoError refused = Refusal(use); !refused.ok()) co_return refused;
     std::size_t done = 0;
     while (done < data.size() && (all || done == 0)) {
-      core->op(Core::kWriteSide)
-          .PrepareSend(core->fd(), data.data() + done, data.size() - done, core->handler());
+      // WriteSome sends at most kMaxSendSome per call: an overlapped send (IOCP) completes
+      // only when all it was given is buffered, so a large one to a peer that does not read
+      // would wait for the whole of it instead of returning a partial count.
+      const std::size_t length = all ? data.size() - done : std::min(data.size(), kMaxSendSome);
+      core->op(Core::kWriteSide).PrepareSend(core->fd(), data.data() + done, length, core->handler());
       IoResult<std::int32_t> result =
           co_await core->RunOp(Core::kWriteSide, deadline);
       if (!result.ok()) co_return result.error().WithBytesDone(done);

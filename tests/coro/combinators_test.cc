@@ -213,12 +213,23 @@ TEST(WhenAnyTest, ReturnsTheFirstAndTheLoserIsDestroyedBeforeItReturns) {
   EXPECT_EQ(record.live_after, 0);        // and its local
 }
 
-// Same types twice: the variant's index says which one won.
+// Same types twice: WhenAnyResult says which one won and holds its value (no variant of
+// equal alternatives to read by index).
 Lazy<std::size_t> SameTypeRace() {
-  std::variant<int, int> result =
-      co_await WhenAny(ValueAfterSleep(1, kLongTime), ValueAfterYields(2, 0));
-  co_return result.index() * 10 + static_cast<std::size_t>(std::get<1>(result));
+  auto [index, value] = co_await WhenAny(ValueAfterSleep(1, kLongTime), ValueAfterYields(2, 0));
+  static_assert(std::is_same_v<decltype(value), int>);
+  co_return index * 10 + static_cast<std::size_t>(value);
 }
+
+// The result types: one type (also void, also a single task) gives WhenAnyResult; mixed
+// types give a variant.
+static_assert(std::is_same_v<decltype(WhenAny(std::declval<Lazy<int>>(), std::declval<Lazy<int>>())),
+                             Lazy<WhenAnyResult<int>>>);
+static_assert(std::is_same_v<decltype(WhenAny(std::declval<Lazy<void>>(), std::declval<Lazy<void>>())),
+                             Lazy<WhenAnyResult<void>>>);
+static_assert(std::is_same_v<decltype(WhenAny(std::declval<Lazy<int>>())), Lazy<WhenAnyResult<int>>>);
+static_assert(std::is_same_v<decltype(WhenAny(std::declval<Lazy<int>>(), std::declval<Lazy<void>>())),
+                             Lazy<std::variant<int, std::monostate>>>);
 
 Lazy<std::size_t> VectorRace(std::atomic<int>* live) {
   std::vector<Lazy<WakeReason>> tasks;
@@ -381,9 +392,9 @@ TEST(WithTimeoutTest, ValueOfATimeoutAbortsWithAMessage) {
 // --- Nested: WhenAll of WithTimeout and WhenAny, inside WithTimeout. ---
 
 Lazy<int> AnyOfTwo() {
-  std::variant<int, int> result =
+  WhenAnyResult<int> result =
       co_await WhenAny(ValueAfterYields(4, 1), ValueAfterSleep(8, kLongTime));
-  co_return std::get<0>(result);
+  co_return result.index == 0 ? result.value : -1;
 }
 Lazy<int> Nested(std::atomic<int>* live) {
   auto [slow, any] = co_await WhenAll(
@@ -530,11 +541,10 @@ Lazy<void> CancelAfterYields(CancelSource source, int yields) {
 Lazy<int> StressRound(int seed, std::atomic<int>* failures) {
   std::atomic<int> live{0};
   const int a = seed % 5, b = (seed / 5) % 5;
-  std::variant<int, int, int> any = co_await WhenAny(
+  WhenAnyResult<int> any = co_await WhenAny(
       Racer(0, a, Alive(&live)), Racer(1, b, Alive(&live)), Racer(2, (a + b) % 5, Alive(&live)));
   if (live.load() != 0) failures->fetch_add(1);
-  const int winner_value = std::visit([](int v) { return v; }, any);
-  if (winner_value != static_cast<int>(any.index())) failures->fetch_add(1);
+  if (any.value != static_cast<int>(any.index)) failures->fetch_add(1);
 
   TimeoutOr<int> timed = co_await WithTimeout(Racer(7, seed % 20, Alive(&live)),
                                               DeadlineAfter(std::chrono::microseconds(seed % 50)));

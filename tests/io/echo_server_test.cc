@@ -1,17 +1,17 @@
 // The echo server's default protocol, plain byte echo (examples/echo_server.h,
 // EchoProtocol::kPlain), against a client that connects as nc would: raw bytes, no framing,
-// partial writes, half-close, one that never reads and one that never sends. Over both
-// backends (epoll, io_uring). The framed protocol's peers are in tcp_test.cc.
+// partial writes, half-close, one that never reads and one that never sends. Over the
+// platform's backends. The framed protocol's peers are in tcp_test.cc.
 //
 // Every scenario checks the limits the framed mode has too: the idle deadline, the write
 // deadline for a peer that does not read, and the bounded per-connection buffer
 // (backpressure: the server stops reading while its answer waits). After each, the server
 // must still serve a new client and, once the scheduler is gone, no fd is left open.
+// (Linux: epoll and io_uring; `--config=mingw`: IOCP under Wine.)
 // Loopback only; every wait is bounded.
 #include "examples/echo_server.h"
 
 #include <gtest/gtest.h>
-#include <sys/socket.h>
 
 #include <atomic>
 #include <chrono>
@@ -20,8 +20,6 @@
 #include <thread>
 #include <vector>
 
-#include "io/epoll_backend.h"
-#include "io/io_uring_backend.h"
 #include "io/tcp.h"
 #include "tests/io/io_test_util.h"
 #include "tests/io/raw_client.h"
@@ -47,8 +45,7 @@ class PlainEchoTest : public testing::ServerFixture<Backend, EchoServer, EchoSer
   }
 };
 
-using Backends = ::testing::Types<EpollBackend, IoUringBackend>;
-TYPED_TEST_SUITE(PlainEchoTest, Backends);
+TYPED_TEST_SUITE(PlainEchoTest, testing::IoBackends);
 
 TYPED_TEST(PlainEchoTest, EchoesWhateverBytesArriveAsTheyCome) {
   EXPECT_EQ(EchoServerOptions().protocol, examples::EchoProtocol::kPlain) << "the default";
@@ -87,7 +84,7 @@ TYPED_TEST(PlainEchoTest, LargeStreamPassesThroughASmallBuffer) {
   EXPECT_TRUE(sent.load());
   EXPECT_EQ(back.size(), data.size());
   EXPECT_TRUE(back == data) << "the echo differs from what was sent";
-  ASSERT_EQ(::shutdown(client.fd(), SHUT_WR), 0);
+  ASSERT_TRUE(client.ShutdownWrite());
   EXPECT_TRUE(client.SeesClose());  // half-close: every byte answered, then FIN
   EXPECT_TRUE(WaitUntilTrue([&] { return this->Stats().closed_by_peer == 1; }));
   EXPECT_EQ(this->Stats().bytes_echoed, static_cast<std::int64_t>(data.size()));
@@ -99,10 +96,8 @@ TYPED_TEST(PlainEchoTest, PeerThatNeverReadsIsDroppedAfterTheWriteDeadline) {
   options.write_timeout = milliseconds(200);
   const SocketAddress address = this->Start(options);
   RawClient client(address);
-  const int small = 4096;
-  ::setsockopt(client.fd(), SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
-  timeval short_timeout{0, 100000};
-  ::setsockopt(client.fd(), SOL_SOCKET, SO_SNDTIMEO, &short_timeout, sizeof(short_timeout));
+  client.SetReceiveBuffer(4096);
+  client.SetSendTimeout(milliseconds(100));
   // Send and never read. The echo fills our receive buffer, then the server's send buffer;
   // its Write waits, it stops reading, and our sends block: backpressure. The write
   // deadline then drops us.
@@ -110,9 +105,9 @@ TYPED_TEST(PlainEchoTest, PeerThatNeverReadsIsDroppedAfterTheWriteDeadline) {
   std::int64_t sent = 0;
   const auto give_up = TaskClock::now() + std::chrono::seconds(20);
   while (this->Stats().dropped_slow_reader == 0 && TaskClock::now() < give_up) {
-    const ssize_t n = ::send(client.fd(), chunk.data(), chunk.size(), MSG_NOSIGNAL);
-    if (n > 0) sent += n;
-    if (n < 0 && errno != EAGAIN && errno != EINTR) break;  // reset: the server is gone
+    const long n = client.SendOnce(chunk);
+    if (n < 0) break;  // reset: the server is gone
+    sent += n;
   }
   EXPECT_TRUE(WaitUntilTrue([&] { return this->Stats().dropped_slow_reader == 1; }));
   // Bounded: the server held at most one buffer of our bytes; the rest stayed in kernel

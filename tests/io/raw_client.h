@@ -1,20 +1,25 @@
 // A blocking client socket for the IO tests (tests/io): the peer that connects like nc
 // would, independent of the code under test, and can misbehave on purpose (send part of a
 // message, never read, disconnect). Every receive has a timeout, so a broken server fails a
-// test instead of hanging it.
+// test instead of hanging it. POSIX sockets, or Winsock under `--config=mingw` (the calls
+// differ only in their types, timeouts and error codes: the #ifdefs below).
 #ifndef FAIRSCHED_TESTS_IO_RAW_CLIENT_H_
 #define FAIRSCHED_TESTS_IO_RAW_CLIENT_H_
 
 #include <gtest/gtest.h>
+#ifndef _WIN32
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
+#endif
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <string>
 
+#include "io/socket_platform.h"
 #include "io/tcp.h"
 
 namespace fairsched::testing {
@@ -26,7 +31,26 @@ namespace fairsched::testing {
 // completion can interrupt a blocking call of the test thread (seen: recv -> EINTR).
 class RawClient {
  public:
+#ifdef _WIN32
+  using Fd = SOCKET;
+  static constexpr Fd kNoFd = INVALID_SOCKET;
+#else
+  using Fd = int;
+  static constexpr Fd kNoFd = -1;
+#endif
+
   explicit RawClient(const SocketAddress& address) {
+#ifdef _WIN32
+    fd_ = ::socket(address.family(), SOCK_STREAM, 0);
+    EXPECT_NE(fd_, kNoFd);
+    const DWORD timeout_ms = 10000;
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, reinterpret_cast<const char*>(&timeout_ms),
+                 sizeof(timeout_ms));
+    ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, reinterpret_cast<const char*>(&timeout_ms),
+                 sizeof(timeout_ms));
+    connected_ = ::connect(fd_, address.get(), address.length()) == 0;
+    EXPECT_TRUE(connected_) << "connect: WSA error " << ::WSAGetLastError();
+#else
     fd_ = ::socket(address.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
     EXPECT_GE(fd_, 0);
     timeval timeout{10, 0};
@@ -44,17 +68,18 @@ class RawClient {
       errno = error;
     }
     EXPECT_TRUE(connected_) << std::strerror(errno);
+#endif
   }
   ~RawClient() { Close(); }
   RawClient(const RawClient&) = delete;
   RawClient& operator=(const RawClient&) = delete;
 
-  int fd() const { return fd_; }
+  Fd fd() const { return fd_; }
   bool SendAll(const std::string& data) {
     std::size_t done = 0;
     while (done < data.size()) {
-      const ssize_t n = ::send(fd_, data.data() + done, data.size() - done, MSG_NOSIGNAL);
-      if (n < 0 && errno == EINTR) continue;
+      const long n = SendSome(data.data() + done, data.size() - done);
+      if (n < 0 && Interrupted()) continue;
       if (n <= 0) return false;
       done += static_cast<std::size_t>(n);
     }
@@ -65,24 +90,35 @@ class RawClient {
     std::string data(size, '\0');
     std::size_t done = 0;
     while (done < size) {
-      const ssize_t n = ::recv(fd_, data.data() + done, size - done, 0);
-      if (n < 0 && errno == EINTR) continue;
+      const long n = ReceiveSome(data.data() + done, size - done);
+      if (n < 0 && Interrupted()) continue;
       if (n <= 0) break;
       done += static_cast<std::size_t>(n);
     }
     data.resize(done);
     return data;
   }
+  // One receive: up to `max` bytes, whatever has arrived (waits for at least one); empty at
+  // the end of the stream, on an error or at the timeout.
+  std::string ReceiveAvailable(std::size_t max) {
+    std::string data(max, '\0');
+    long n;
+    do {
+      n = ReceiveSome(data.data(), max);
+    } while (n < 0 && Interrupted());
+    data.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+    return data;
+  }
   // True if the server closed the connection (end of stream or reset) within the timeout.
   bool SeesClose() {
     char byte;
     while (true) {
-      const ssize_t n = ::recv(fd_, &byte, 1, 0);
-      if (n < 0 && errno == EINTR) continue;
+      const long n = ReceiveSome(&byte, 1);
+      if (n < 0 && Interrupted()) continue;
       if (n == 0) return true;
       if (n < 0) {
-        EXPECT_EQ(errno, ECONNRESET) << std::strerror(errno);
-        return errno == ECONNRESET;
+        EXPECT_TRUE(WasReset()) << "recv failed without a reset";
+        return WasReset();
       }
     }
   }
@@ -101,13 +137,69 @@ class RawClient {
     }
     return line;
   }
+  // One send call: the bytes it took; 0 if it timed out (the send timeout) or was
+  // interrupted; -1 if the connection failed (reset: the server is gone).
+  long SendOnce(const std::string& data) {
+    const long n = SendSome(data.data(), data.size());
+    if (n >= 0) return n;
+    return TimedOutOrInterrupted() ? 0 : -1;
+  }
+  // Half-close: no more bytes from this side (FIN); reading goes on.
+  bool ShutdownWrite() {
+#ifdef _WIN32
+    return ::shutdown(fd_, SD_SEND) == 0;
+#else
+    return ::shutdown(fd_, SHUT_WR) == 0;
+#endif
+  }
+  // A small receive buffer, so a server's writes to a peer that does not read block soon.
+  void SetReceiveBuffer(int bytes) {
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, reinterpret_cast<const char*>(&bytes),
+                 sizeof(bytes));
+  }
+  // How long one send may block before SendOnce returns 0.
+  void SetSendTimeout(std::chrono::milliseconds timeout) {
+#ifdef _WIN32
+    const DWORD ms = static_cast<DWORD>(timeout.count());
+    ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, reinterpret_cast<const char*>(&ms), sizeof(ms));
+#else
+    const timeval value{static_cast<time_t>(timeout.count() / 1000),
+                        static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
+    ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &value, sizeof(value));
+#endif
+  }
   void Close() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
+#ifdef _WIN32
+    if (fd_ != kNoFd) ::closesocket(fd_);
+#else
+    if (fd_ != kNoFd) ::close(fd_);
+#endif
+    fd_ = kNoFd;
   }
 
  private:
-  int fd_ = -1;
+  // One send/recv call: bytes moved, 0 at the end of the stream, < 0 on an error.
+#ifdef _WIN32
+  long SendSome(const char* data, std::size_t size) {
+    return ::send(fd_, data, static_cast<int>(size), 0);
+  }
+  long ReceiveSome(char* data, std::size_t size) {
+    return ::recv(fd_, data, static_cast<int>(size), 0);
+  }
+  static bool Interrupted() { return false; }  // Winsock calls are not interrupted
+  static bool WasReset() { return ::WSAGetLastError() == WSAECONNRESET; }
+  static bool TimedOutOrInterrupted() { return ::WSAGetLastError() == WSAETIMEDOUT; }
+#else
+  long SendSome(const char* data, std::size_t size) {
+    return ::send(fd_, data, size, MSG_NOSIGNAL);
+  }
+  long ReceiveSome(char* data, std::size_t size) { return ::recv(fd_, data, size, 0); }
+  static bool Interrupted() { return errno == EINTR; }
+  static bool WasReset() { return errno == ECONNRESET; }
+  static bool TimedOutOrInterrupted() { return errno == EAGAIN || errno == EINTR; }
+#endif
+
+  Fd fd_ = kNoFd;
   bool connected_ = false;
 };
 

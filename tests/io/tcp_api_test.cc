@@ -1,12 +1,13 @@
-// The TcpStream / TcpListener API (io/tcp.h) over both Linux backends, epoll and
-// io_uring: ReadSome/WriteSome (TcpStream models ByteStream), the byte count a failed Write
-// reports, AcceptWithPeer, the typed socket options read back with getsockopt, and the
-// per-connection idle timeout.
-// Loopback only; every wait is bounded; fds are counted before and after each test.
+// The TcpStream / TcpListener API (io/tcp.h) over the platform's backends (Linux: epoll
+// and io_uring; `--config=mingw`: IOCP under Wine): ReadSome/WriteSome (TcpStream models
+// ByteStream), the byte count a failed Write reports, AcceptWithPeer, the typed socket
+// options read back with getsockopt (the options Winsock has), and the per-connection idle
+// timeout. Loopback only; every wait is bounded; fds are counted before and after each
+// test (Linux).
 #include <gtest/gtest.h>
-#include <netinet/in.h>
+#ifndef _WIN32
 #include <netinet/tcp.h>
-#include <sys/socket.h>
+#endif
 
 #include <cerrno>
 #include <chrono>
@@ -21,8 +22,7 @@
 #include "coro/runtime.h"
 #include "coro/lazy.h"
 #include "io/byte_stream.h"
-#include "io/epoll_backend.h"
-#include "io/io_uring_backend.h"
+#include "io/socket_platform.h"
 #include "io/tcp.h"
 #include "queues/binary_heap.h"
 #include "queues/mcsp_queue.h"
@@ -36,14 +36,12 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-static_assert(ByteStream<TcpStream<testing::IoTestScheduler<EpollBackend>>>);
-static_assert(ByteStream<TcpStream<testing::IoTestScheduler<IoUringBackend>>>);
-
 template <typename Backend>
-class TcpApiTest : public testing::SocketTest<Backend> {};
+class TcpApiTest : public testing::SocketTest<Backend> {
+  static_assert(ByteStream<TcpStream<testing::IoTestScheduler<Backend>>>);
+};
 
-using Backends = ::testing::Types<EpollBackend, IoUringBackend>;
-TYPED_TEST_SUITE(TcpApiTest, Backends);
+TYPED_TEST_SUITE(TcpApiTest, testing::IoBackends);
 
 TaskDeadline Soon() { return coro::DeadlineAfter(seconds(10)); }
 
@@ -144,6 +142,11 @@ coro::Lazy<FailedWrite> WriteUntilTheDeadline(Sched* scheduler) {
 }
 
 TYPED_TEST(TcpApiTest, AFailedWriteReportsHowManyBytesWereSent) {
+#ifdef _WIN32
+  // As in iocp_backend_test: Wine's WSASend buffering differs from Windows', so where the
+  // timeout falls says nothing about Windows.
+  GTEST_SKIP() << "byte count of a timed-out send: Linux only";
+#endif
   const FailedWrite outcome = this->Run(WriteUntilTheDeadline(&this->scheduler()));
   EXPECT_EQ(outcome.error.code(), IoErrorCode::kTimeout) << outcome.error.Message();
   EXPECT_GT(outcome.error.bytes_done(), 0u);
@@ -151,12 +154,18 @@ TYPED_TEST(TcpApiTest, AFailedWriteReportsHowManyBytesWereSent) {
   EXPECT_EQ(outcome.received, outcome.error.bytes_done());
 }
 
-// getsockopt of an int option, or -1.
+// getsockopt of an int option, or -1. (Winsock may write a one-byte BOOLEAN for a yes/no
+// option: the int starts at 0.)
 int IntOption(int fd, int level, int name) {
-  int value = -1;
+  int value = 0;
   socklen_t length = sizeof(value);
-  if (::getsockopt(fd, level, name, &value, &length) != 0) return -1;
-  return value;
+#ifdef _WIN32
+  const int status = ::getsockopt(static_cast<SOCKET>(fd), level, name,
+                                  reinterpret_cast<char*>(&value), &length);
+#else
+  const int status = ::getsockopt(fd, level, name, &value, &length);
+#endif
+  return status == 0 ? value : -1;
 }
 
 // The kernel's view after each setter: SO_KEEPALIVE, TCP_KEEPIDLE, TCP_KEEPINTVL,
@@ -173,6 +182,16 @@ coro::Lazy<std::vector<std::string>> OptionsSeen(Sched* scheduler) {
   auto record = [&](const IoError& error, int level, int name) {
     seen.push_back(error.ok() ? std::to_string(IntOption(fd, level, name)) : error.Message());
   };
+#ifdef _WIN32
+  // Winsock (as mingw-w64 declares it) has no per-socket keepalive timers: EnableKeepAlive
+  // with timers is an error there, and the system defaults apply. The timer slots read 0.
+  KeepAlive timers;
+  timers.idle = seconds(30);
+  seen.push_back(stream.EnableKeepAlive(timers).ok() ? "timers set" : "timers refused");
+  const IoError enabled = stream.EnableKeepAlive();
+  record(enabled, SOL_SOCKET, SO_KEEPALIVE);
+  seen.insert(seen.end(), {"0", "0", "0"});
+#else
   KeepAlive keepalive;
   keepalive.idle = seconds(30);
   keepalive.interval = seconds(5);
@@ -182,6 +201,7 @@ coro::Lazy<std::vector<std::string>> OptionsSeen(Sched* scheduler) {
   record(enabled, IPPROTO_TCP, TCP_KEEPIDLE);
   record(enabled, IPPROTO_TCP, TCP_KEEPINTVL);
   record(enabled, IPPROTO_TCP, TCP_KEEPCNT);
+#endif
   record(stream.DisableKeepAlive(), SOL_SOCKET, SO_KEEPALIVE);
   for (const int bytes : {32 << 10, 64 << 10}) {
     record(stream.SetReceiveBufferSize(bytes), SOL_SOCKET, SO_RCVBUF);
@@ -194,11 +214,21 @@ coro::Lazy<std::vector<std::string>> OptionsSeen(Sched* scheduler) {
 }
 
 TYPED_TEST(TcpApiTest, StreamOptionsReachTheSocket) {
-  const std::vector<std::string> seen = this->Run(OptionsSeen(&this->scheduler()));
+  std::vector<std::string> seen = this->Run(OptionsSeen(&this->scheduler()));
+#ifdef _WIN32
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen[0], "timers refused");
+  seen.erase(seen.begin());
+  ASSERT_EQ(seen.size(), 10u) << seen[0];
+  EXPECT_EQ(std::vector<std::string>(seen.begin(), seen.begin() + 5),
+            (std::vector<std::string>{"1", "0", "0", "0", "0"}));
+#else
   ASSERT_EQ(seen.size(), 10u) << seen[0];
   EXPECT_EQ(std::vector<std::string>(seen.begin(), seen.begin() + 5),
             (std::vector<std::string>{"1", "30", "5", "4", "0"}));
-  // Linux doubles a buffer request (bookkeeping) and may clamp it; the sizes follow it.
+#endif
+  // Linux doubles a buffer request (bookkeeping) and may clamp it; Winsock keeps it. The
+  // sizes follow the requests.
   EXPECT_GE(std::stoi(seen[5]), 32 << 10);
   EXPECT_GE(std::stoi(seen[6]), 32 << 10);
   EXPECT_GT(std::stoi(seen[7]), std::stoi(seen[5]));
@@ -216,13 +246,16 @@ TYPED_TEST(TcpApiTest, ListenOptionsReachTheSocket) {
 
   IoResult<Listener> plain = Listener::Listen(scheduler, v4);
   ASSERT_TRUE(plain.ok()) << plain.error().Message();
-  EXPECT_EQ(IntOption(plain.value().fd(), SOL_SOCKET, SO_REUSEADDR), 1);  // the default
+  // The default: set where the platform honours it (not Windows: io/internal/socket_ops.h).
+  EXPECT_EQ(IntOption(plain.value().fd(), SOL_SOCKET, SO_REUSEADDR),
+            internal::kListenSetsReuseAddress ? 1 : 0);
   ListenOptions options;
   options.reuse_address = false;
   IoResult<Listener> no_reuse = Listener::Listen(scheduler, v4, options);
   ASSERT_TRUE(no_reuse.ok());
   EXPECT_EQ(IntOption(no_reuse.value().fd(), SOL_SOCKET, SO_REUSEADDR), 0);
 
+#ifndef _WIN32  // SO_REUSEPORT: Linux only (ListenOptions::reuse_port is an error elsewhere)
   // SO_REUSEPORT: a second listener on the same port only when both set it.
   options = ListenOptions();
   options.reuse_port = true;
@@ -235,6 +268,7 @@ TYPED_TEST(TcpApiTest, ListenOptionsReachTheSocket) {
   IoResult<Listener> refused = Listener::Listen(scheduler, taken);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().sys_errno(), EADDRINUSE) << refused.error().Message();
+#endif
 
   for (const bool only : {true, false}) {
     options = ListenOptions();
