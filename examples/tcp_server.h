@@ -33,9 +33,13 @@ namespace fairsched::examples {
 template <typename Scheduler>
 void CloseGracefully(TcpStream<Scheduler>& stream) {
   (void)stream.Shutdown(ShutdownHow::kWrite);
-  char discard[4096];
-  while (internal::RecvNow(stream.fd(), discard, sizeof(discard)) > 0) {
-  }
+  // WithFd: another coroutine may have closed the stream (then there is nothing to drain).
+  (void)stream.WithFd([](int fd) {
+    char discard[4096];
+    while (internal::RecvNow(fd, discard, sizeof(discard)) > 0) {
+    }
+    return IoError();
+  });
   stream.Close();
 }
 
