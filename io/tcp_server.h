@@ -77,9 +77,14 @@ template <typename Scheduler>
 void CloseGracefully(TcpStream<Scheduler>& stream) {
   if (!stream.IsOpen()) return;
   (void)stream.Shutdown(ShutdownHow::kWrite);
-  char discard[4096];
-  while (internal::RecvNow(stream.fd(), discard, sizeof(discard)) > 0) {
-  }
+  // WithFd: another coroutine may close the stream meanwhile (then there is nothing to
+  // drain, and the fd cannot be closed or reused under the drain).
+  (void)stream.WithFd([](int fd) {
+    char discard[4096];
+    while (internal::RecvNow(fd, discard, sizeof(discard)) > 0) {
+    }
+    return IoError();
+  });
   stream.Close();
 }
 

@@ -255,9 +255,9 @@ class SocketCore final : public IoOpHandler {
   // bound passes before the operation's own deadline, the wait asks IdleExtends: if bytes
   // moved in either direction since (Touch), or the setting changed, the bound lies in the
   // future again and the wait goes on; otherwise the operation ends with kTimeout. So a
-  // read that waits while a writer keeps moving bytes is not dropped, and the hot path pays
-  // only a relaxed load per wait (a clock read only in Touch, and only when a timeout is
-  // set; and one when a bound passes).
+  // read that waits while a writer keeps moving bytes is not dropped. Cost: one relaxed
+  // load per wait and per transfer when no timeout is set; a clock read per transfer only
+  // when one is set; one more clock read when a bound passes.
   // Both atomics relaxed: a timestamp and a setting, read and written by the reader, the
   // writer and SetIdleTimeout's thread; each is a value by itself (no other data is
   // published through them). A stale one moves a bound by the age of the value: a Touch
@@ -341,7 +341,9 @@ class SocketCore final : public IoOpHandler {
       }
       // io_uring: a read or send on a non-blocking socket that a spurious wakeup (a state
       // change of the socket, such as this side's Shutdown) ran again and found not ready
-      // is not an error: run it once more. (A connect's EAGAIN is a real answer.)
+      // is not an error: run it once more. (A connect's EAGAIN is a real answer.) It does
+      // not spin: the kernels the backend accepts (IORING_FEAT_EXT_ARG, 5.11+) poll a
+      // socket that is not ready, so an EAGAIN only follows a wakeup.
       if (result == -EAGAIN && op.kind() != IoOpKind::kConnect) {
         if (IoError cancelled = CancellationError(); !cancelled.ok()) co_return cancelled;
         continue;

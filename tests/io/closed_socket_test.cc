@@ -32,7 +32,6 @@
 namespace fairsched {
 namespace {
 
-using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 TaskDeadline Soon() { return coro::DeadlineAfter(seconds(10)); }
