@@ -9,6 +9,7 @@
 
 #include "coro/event.h"
 #include "coro/runtime.h"
+#include "io/wait_error.h"
 
 #ifdef _WIN32
 #include "io/iocp_backend.h"  // EnsureWinsock; brings <winsock2.h>
@@ -131,18 +132,9 @@ coro::Lazy<IoResult<std::vector<SocketAddress>>> Resolve(coro::BlockingPool& poo
   coro::SpawnHere(RunLookup(&pool, job), coro::SpawnOptions{.child_of_current = false})
       .Detach();
   const coro::WaitStatus status = co_await job->done.Wait(deadline);
-  switch (status) {
-    case coro::WaitStatus::kOk:
-      // The lookup coroutine wrote `result` before Set and no longer touches it.
-      co_return std::move(job->result);
-    case coro::WaitStatus::kDeadline:
-      co_return IoError(IoErrorCode::kTimeout);
-    case coro::WaitStatus::kCancelled:
-      co_return IoError(IoErrorCode::kCancelled);
-    case coro::WaitStatus::kShutdown:
-      break;
-  }
-  co_return IoError(IoErrorCode::kShutdown);
+  // kOk: the lookup coroutine wrote `result` before Set and no longer touches it.
+  if (status == coro::WaitStatus::kOk) co_return std::move(job->result);
+  co_return ErrorOfWaitStatus(status);
 }
 
 }  // namespace fairsched

@@ -19,9 +19,10 @@
 //   - The lookup itself cannot be interrupted. It runs in a coroutine of its own, spawned
 //     on the caller's scheduler and not its child: when the caller's wait ends early
 //     (deadline, cancellation) the caller returns at once and the lookup finishes in the
-//     background, its result dropped; it owns everything it uses. So `pool` must outlive
-//     such lookups as well: stop the scheduler (its Stop waits for them; a lookup already
-//     running ends within the system resolver's own timeout) before destroying the pool.
+//     background, its result dropped; it owns everything it uses. Shut down in this
+//     order: pool.Stop() (it runs the lookups still queued and waits for the running
+//     ones, which end within the system resolver's own timeout, so no pool thread is still
+//     waking a coroutine), then the scheduler's Stop / destruction, then the pool object.
 //   - `co_await ConnectToAny(scheduler, addresses, deadline, per_address)`: connects to
 //     each address in order until one succeeds and returns that stream; `deadline` bounds
 //     the whole, `per_address` (> 0) each attempt as well, so an address that drops

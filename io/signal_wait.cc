@@ -2,21 +2,14 @@
 // signal's delivery. The handlers are io/signal_wait_posix.cc and io/signal_wait_windows.cc.
 #include "io/signal_wait.h"
 
+#include "io/wait_error.h"
+
 namespace fairsched {
 
 coro::Lazy<IoResult<int>> SignalWait::Wait(TaskDeadline deadline) {
   const coro::WaitStatus status = co_await event_.Wait(deadline);
-  switch (status) {
-    case coro::WaitStatus::kOk:
-      co_return Outcome();
-    case coro::WaitStatus::kDeadline:
-      co_return IoError(IoErrorCode::kTimeout);
-    case coro::WaitStatus::kCancelled:
-      co_return IoError(IoErrorCode::kCancelled);
-    case coro::WaitStatus::kShutdown:
-      break;
-  }
-  co_return IoError(IoErrorCode::kShutdown);
+  if (status == coro::WaitStatus::kOk) co_return Outcome();
+  co_return ErrorOfWaitStatus(status);
 }
 
 IoResult<int> SignalWait::WaitBlocking(std::chrono::nanoseconds timeout) {

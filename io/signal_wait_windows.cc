@@ -3,13 +3,7 @@
 // The own header first: <windows.h> defines a Yield() macro that coro/wait.h must not see.
 #include "io/signal_wait.h"
 
-#ifndef NOMINMAX
-#define NOMINMAX
-#endif
-#ifndef WIN32_LEAN_AND_MEAN
-#define WIN32_LEAN_AND_MEAN
-#endif
-#include <windows.h>
+#include "io/socket_platform.h"  // <windows.h>, with Winsock 2 first
 
 #include <csignal>
 

@@ -42,6 +42,7 @@
 //     a handler that calls Close() and keeps running sees the stream closed at once, but
 //     the peer sees the connection end (FIN) only when the handler returns, or at once if
 //     the handler shut down the write side (CloseGracefully does).
+//   - ShutdownAsync(grace): the same inside a coroutine (co_await), see below.
 //   - Start once, from any thread; the counters from any thread (relaxed snapshots).
 #ifndef FAIRSCHED_IO_TCP_SERVER_H_
 #define FAIRSCHED_IO_TCP_SERVER_H_
@@ -53,6 +54,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "coro/event.h"
 #include "coro/lazy.h"
 #include "coro/runtime.h"
 #include "coro/semaphore.h"
@@ -133,14 +135,37 @@ class TcpServer {
       acceptor_.Get();  // no session is spawned after this
     }
     MutexLock lock(mu_);
-    if (grace > std::chrono::nanoseconds::zero() && phase_ == Phase::kServing) {
-      phase_ = Phase::kAsking;
-      for (Session* session : sessions_) AskLocked(session);
+    if (grace > std::chrono::nanoseconds::zero()) {
+      AskAllLocked();
       all_ended_.wait_until(lock, give_up, [this] { return OpenLocked() == 0; });
     }
-    phase_ = Phase::kCancelling;
-    for (Session* session : sessions_) CancelLocked(session);
+    CancelAllLocked();
     all_ended_.wait(lock, [this] { return OpenLocked() == 0; });
+  }
+  // Shutdown for a coroutine (spawned on any scheduler, e.g. one that awaited a
+  // SignalWait): the same steps, waiting without blocking its worker. If the awaiting
+  // coroutine is cancelled, it stops waiting at once (the sessions are cancelled by then,
+  // but may not have ended yet). Not at the same time as Shutdown or Stop.
+  coro::Lazy<void> ShutdownAsync(std::chrono::nanoseconds grace) {
+    const TaskDeadline give_up = coro::DeadlineAfter(grace);
+    if (acceptor_.IsValid()) {
+      acceptor_.Cancel();
+      co_await std::move(acceptor_);  // no session is spawned after this
+    }
+    {
+      MutexLock lock(mu_);
+      if (grace > std::chrono::nanoseconds::zero()) AskAllLocked();
+      if (OpenLocked() == 0) ended_event_.Set();
+    }
+    if (grace > std::chrono::nanoseconds::zero()) (void)co_await ended_event_.Wait(give_up);
+    {
+      MutexLock lock(mu_);
+      CancelAllLocked();
+    }
+    (void)co_await ended_event_.Wait();
+    // The session that set the event did so under mu_: once we hold mu_ it has let go of
+    // it, so the caller may destroy the server when this returns.
+    MutexLock lock(mu_);
   }
   void Stop() { Shutdown(std::chrono::nanoseconds::zero()); }
 
@@ -209,8 +234,20 @@ class TcpServer {
     if (options_.max_connections > 0) slots_.Release(1);
     open_.fetch_sub(1, std::memory_order_relaxed);
     all_ended_.notify_all();
+    if (phase_ != Phase::kServing && OpenLocked() == 0) ended_event_.Set();
   }
 
+  // Shutdown's steps 2 and 4 (under mu_): every session, and those spawned later, are asked
+  // / cancelled.
+  void AskAllLocked() {
+    if (phase_ != Phase::kServing) return;
+    phase_ = Phase::kAsking;
+    for (Session* session : sessions_) AskLocked(session);
+  }
+  void CancelAllLocked() {
+    phase_ = Phase::kCancelling;
+    for (Session* session : sessions_) CancelLocked(session);
+  }
   void AskLocked(Session* session) {
     if (session->asked || session->shutdown_handle < 0) return;
     session->asked = true;
@@ -229,7 +266,8 @@ class TcpServer {
   coro::Semaphore slots_;  // free session slots (max_connections > 0 only)
   coro::JoinHandle<void> acceptor_;
   Mutex mu_;
-  ConditionVariable all_ended_;
+  ConditionVariable all_ended_;  // Shutdown's wait for open_ == 0
+  coro::Event ended_event_;      // ShutdownAsync's: set once shutting down and open_ == 0
   Phase phase_ = Phase::kServing;           // guarded by mu_
   std::unordered_set<Session*> sessions_;  // guarded by mu_
   Atomic<std::int64_t> accepted_{0};

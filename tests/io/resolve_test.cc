@@ -32,15 +32,37 @@ class ResolveTest : public testing::SocketTest<Backend> {
   }
 
   // A port on 127.0.0.1 where nobody listens: bound by a listener that is closed again.
+  // Its fd closes once the backend has handed its operations back (io/tcp.h), so this
+  // waits (bounded) until a connect is refused.
   SocketAddress RefusingAddress() {
-    IoResult<TcpListener<Sched>> listener = TcpListener<Sched>::Listen(
-        this->scheduler(), SocketAddress::Parse("127.0.0.1:0").value());
-    EXPECT_TRUE(listener.ok());
-    return listener.value().LocalAddress().value();
+    SocketAddress address;
+    {
+      IoResult<TcpListener<Sched>> listener = TcpListener<Sched>::Listen(
+          this->scheduler(), SocketAddress::Parse("127.0.0.1:0").value());
+      EXPECT_TRUE(listener.ok());
+      address = listener.value().LocalAddress().value();
+    }
+    auto refused = [&]() -> coro::Lazy<bool> {
+      const TaskDeadline give_up = coro::DeadlineAfter(seconds(20));
+      while (TaskClock::now() < give_up) {
+        IoResult<TcpStream<Sched>> stream =
+            co_await TcpStream<Sched>::Connect(this->scheduler(), address, give_up);
+        if (!stream.ok() && stream.error().code() == IoErrorCode::kRefused) co_return true;
+        co_await coro::SleepFor(milliseconds(1));
+      }
+      co_return false;
+    };
+    EXPECT_TRUE(this->Run(refused()));
+    return address;
   }
 
-  // A member: destroyed after TearDown destroyed the scheduler (whose Stop waits for a
-  // lookup left running in the background), so the pool outlives every lookup.
+  // The order io/resolve.h asks for: the pool stops first (it runs the lookups still queued
+  // and joins its threads, so none is still waking a coroutine), then the scheduler goes.
+  void TearDown() override {
+    pool_.Stop();
+    testing::SocketTest<Backend>::TearDown();
+  }
+
   coro::BlockingPool pool_{{.threads = 1, .queue_bound = 16}};
 };
 TYPED_TEST_SUITE(ResolveTest, testing::IoBackends, testing::BackendNames);
@@ -105,9 +127,16 @@ TYPED_TEST(ResolveTest, ADeadlineReturnsTimeoutAndTheLookupFinishesInTheBackgrou
       std::this_thread::sleep_for(milliseconds(1));
     }
   };
-  auto hold_pool = [&]() -> coro::Lazy<void> { co_await coro::RunBlocking(this->pool_, block); };
+  Atomic<bool> blocking{false};
+  auto block_and_say = [&] {
+    blocking.store(true, std::memory_order_relaxed);  // relaxed: a flag the test polls
+    block();
+  };
+  auto hold_pool = [&]() -> coro::Lazy<void> {
+    co_await coro::RunBlocking(this->pool_, block_and_say);
+  };
   coro::JoinHandle<void> holder = coro::Spawn(this->scheduler(), hold_pool());
-  ASSERT_TRUE(testing::WaitUntilTrue([&] { return this->pool_.queued() == 0; }));
+  ASSERT_TRUE(testing::WaitUntilTrue([&] { return blocking.load(); }));
 
   IoResult<std::vector<SocketAddress>> late = this->Run(
       Resolve(this->pool_, "localhost", 80, coro::DeadlineAfter(milliseconds(50))));

@@ -180,6 +180,44 @@ TYPED_TEST(TcpServerTest, ShutdownCancelsASessionThatIgnoresItAtTheDeadline) {
   EXPECT_TRUE(client.SeesClose());
 }
 
+// ShutdownAsync inside a coroutine: a session that finishes when asked (an echo) and one
+// that ignores it (it sleeps) are both over when the co_await returns; only the second was
+// cancelled.
+TYPED_TEST(TcpServerTest, ShutdownAsyncFromACoroutine) {
+  using Sched = typename TestFixture::Sched;
+  Atomic<int> sleepers{0};
+  auto handler = [&](TcpStream<Sched> stream) -> coro::Lazy<void> {
+    char first;
+    IoResult<std::size_t> got =
+        co_await stream.Read(std::span<char>(&first, 1), coro::DeadlineAfter(seconds(30)));
+    if (got.ok() && first == 's') {
+      // Relaxed: a count the test thread polls.
+      sleepers.fetch_add(1, std::memory_order_relaxed);
+      co_await coro::SleepFor(seconds(60));  // ignores the request to finish
+    } else if (got.ok()) {
+      co_await TestFixture::Echo(std::move(stream));
+    }
+  };
+  TcpServer<Sched> server(this->scheduler(), handler);
+  IoResult<SocketAddress> address = this->StartOnLoopback(server);
+  ASSERT_TRUE(address.ok());
+  testing::RawClient echo_client(address.value());
+  testing::RawClient sleep_client(address.value());
+  ASSERT_TRUE(echo_client.SendAll("e"));
+  ASSERT_TRUE(echo_client.RoundTrip("hello"));
+  ASSERT_TRUE(sleep_client.SendAll("s"));
+  ASSERT_TRUE(testing::WaitUntilTrue([&] { return sleepers.load() == 1; }));
+
+  auto shut_down = [&]() -> coro::Lazy<void> {
+    co_await server.ShutdownAsync(std::chrono::milliseconds(200));
+  };
+  coro::Spawn(this->scheduler(), shut_down()).Get();
+  EXPECT_EQ(server.open(), 0);
+  EXPECT_EQ(server.cancelled(), 1);
+  EXPECT_TRUE(echo_client.SeesClose());
+  EXPECT_TRUE(sleep_client.SeesClose());
+}
+
 // Without sessions Shutdown returns at once and the port no longer accepts.
 TYPED_TEST(TcpServerTest, ShutdownWithoutSessionsReturnsAtOnce) {
   using Sched = typename TestFixture::Sched;
