@@ -235,7 +235,7 @@ class UdpSocket : public internal::SocketHandle<Scheduler, internal::kUdpSocketN
   explicit UdpSocket(Core* core) : Handle(core) {}
 
   // The options' access to the fd: kClosed once the socket is closed, else call(fd,
-  // family) (0 or -errno).
+  // family) (0 or -errno) with the fd held open (SocketHandle::WithFd).
   template <typename Call>
   IoError WithOpenFd(Call call) const;
   // One int-valued option (Option: internal::UdpOption, declared after the class).
@@ -286,12 +286,14 @@ int ChangeMulticastMembership(int fd, int family, const SocketAddress& group,
 template <typename Scheduler>
 template <typename Call>
 IoError UdpSocket<Scheduler>::WithOpenFd(Call call) const {
-  Core* core = this->Live();
-  if (core->IsClosed()) return IoError(IoErrorCode::kClosed);
-  IoResult<SocketAddress> local = internal::LocalAddressOf(core->fd());
-  if (!local.ok()) return local.error();
-  const int result = call(core->fd(), local.value().family());
-  return result < 0 ? IoError::FromErrno(-result) : IoError();
+  // Through WithFd: a concurrent Close cannot close (or let the system reuse) the fd
+  // while the option call uses it.
+  return this->WithFd([&](int fd) -> IoError {
+    IoResult<SocketAddress> local = internal::LocalAddressOf(fd);
+    if (!local.ok()) return local.error();
+    const int result = call(fd, local.value().family());
+    return result < 0 ? IoError::FromErrno(-result) : IoError();
+  });
 }
 
 template <typename Scheduler>
