@@ -236,8 +236,10 @@ class ChatRoom {
       }
       Count(lines_in_);
       Line said{member->id, Say(member->name + ": " + std::string(text) + "\n")};
-      // Backpressure: waits while the broadcaster is behind. Ends only when the room closes.
-      if (co_await room_.Send(std::move(said)) != coro::ChannelStatus::kOk) co_return;
+      // Backpressure: waits while the broadcaster is behind. Fails only when the room is
+      // closed or the session cancelled (the server's shutdown deadline).
+      const coro::ChannelStatus sent = co_await room_.Send(std::move(said));
+      if (sent != coro::ChannelStatus::kOk) co_return;
     }
   }
 
