@@ -25,8 +25,11 @@
 //   - Stop() (also run by the destructor) refuses new calls, runs every call already queued
 //     and joins the threads: no submitted call is ever dropped. A RunBlocking issued after
 //     Stop started, or waiting for room when it does, throws BlockingPoolStopped.
-//   - The pool must outlive every coroutine that uses it. Calling RunBlocking outside a
-//     spawned coroutine aborts in debug builds.
+//   - The pool must outlive every coroutine that uses it, and its Stop() must come before
+//     the destruction of a scheduler whose coroutines used it: a pool thread wakes the
+//     coroutine after marking its call done, so that wake can still be running when the
+//     coroutine (woken otherwise, e.g. by a cancellation) has finished. Calling RunBlocking
+//     outside a spawned coroutine aborts in debug builds.
 #ifndef FAIRSCHED_CORO_BLOCKING_POOL_H_
 #define FAIRSCHED_CORO_BLOCKING_POOL_H_
 
