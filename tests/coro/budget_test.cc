@@ -1,15 +1,19 @@
 // Tests for the cooperative budget (coro/budget.h): on one worker, a coroutine whose
 // operations never suspend (ConsumeBudget in a loop, Receive on a channel that is never
 // empty) lets another ready coroutine run at least once per budget; a real suspension
-// refills the budget; SetReadyBudget changes it and 0 turns it off; outside a spawned
-// coroutine it never suspends.
+// refills the budget; SetReadyBudget changes it and 0 turns it off; on 2 and 3 workers that
+// all flood, a coroutine spawned from outside starts before the floods end; outside a
+// spawned coroutine it never suspends.
 #include "coro/budget.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <thread>
+#include <vector>
 
 #include "coro/channel.h"
 #include "coro/runtime.h"
@@ -137,6 +141,55 @@ TEST_F(BudgetTest, ARealSuspensionRefillsTheBudget) {
   JoinHandle<void> other_handle = Spawn(sched, other());
   Spawn(sched, body()).Get();
   other_handle.Get();
+}
+
+// Every worker busy: on 2 and 3 workers, each worker runs a coroutine whose operations
+// never suspend (no worker goes idle). A coroutine spawned from outside then must start
+// while they all still run: each budget yield re-posts its flood behind it (the
+// scheduler's order bound). A flood stops once the probe has run, or after 5 s; without
+// the budget each flood is one long task, so the probe starts only after they stopped.
+void ProbeStartsWhileEveryWorkerFloods(int workers) {
+  struct Shared {
+    std::atomic<int> started{0};
+    std::atomic<int> running{0};
+    std::atomic<bool> probe_ran{false};
+    int running_at_probe = -1;
+  } shared;
+  auto flood = [](Shared* shared) -> Lazy<> {
+    shared->running.fetch_add(1);
+    shared->started.fetch_add(1);
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    for (long i = 1; !shared->probe_ran.load(); ++i) {
+      co_await ConsumeBudget();
+      if (i % 1024 == 0 && std::chrono::steady_clock::now() > give_up) break;
+    }
+    shared->running.fetch_sub(1);
+  };
+  auto probe = [](Shared* shared) -> Lazy<> {
+    shared->running_at_probe = shared->running.load();
+    shared->probe_ran.store(true);
+    co_return;
+  };
+  TaskScheduler sched;
+  sched.Start(workers);
+  std::vector<JoinHandle<void>> floods;
+  for (int i = 0; i < workers; ++i) floods.push_back(Spawn(sched, flood(&shared)));
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (shared.started.load() < workers && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::yield();
+  }
+  ASSERT_EQ(shared.started.load(), workers) << "the floods did not all start";
+  Spawn(sched, probe(&shared)).Get();
+  for (JoinHandle<void>& handle : floods) handle.Get();
+  EXPECT_EQ(shared.running_at_probe, workers) << "the probe waited for floods to end";
+}
+
+TEST_F(BudgetTest, ACoroutineSpawnedWhileTwoWorkersFloodStartsBeforeTheyEnd) {
+  ProbeStartsWhileEveryWorkerFloods(2);
+}
+
+TEST_F(BudgetTest, ACoroutineSpawnedWhileThreeWorkersFloodStartsBeforeTheyEnd) {
+  ProbeStartsWhileEveryWorkerFloods(3);
 }
 
 TEST_F(BudgetTest, OutsideASpawnedCoroutineItNeverSuspends) {
