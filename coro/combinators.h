@@ -300,26 +300,21 @@ inline Lazy<std::size_t> SettleAny(ChildGroup& group) {
 template <typename T, typename... Ts>
 inline constexpr bool kAllSame = (std::is_same_v<T, Ts> && ...);
 
-template <typename T>
-inline constexpr bool kIsVariant = false;
-template <typename... Ts>
-inline constexpr bool kIsVariant<std::variant<Ts...>> = true;
-
 // The variadic WhenAny's result type (see the contract above).
 template <typename T, typename... Ts>
 using WhenAnyOf = std::conditional_t<kAllSame<T, Ts...>, WhenAnyResult<T>,
                                      std::variant<ValueOf<T>, ValueOf<Ts>...>>;
 
 // The variadic WhenAny's result: the winner's value at the winner's index, as a variant
-// alternative or, for one type, as WhenAnyResult.
-template <typename Result, typename Slots, std::size_t... Is>
+// alternative or, for one type (kOneType), as WhenAnyResult.
+template <bool kOneType, typename Result, typename Slots, std::size_t... Is>
 Result TakeWinner(Slots& slots, std::size_t winner, std::index_sequence<Is...>) {
   std::optional<Result> result;
   auto take = [&](auto index, auto& slot) {
-    if constexpr (kIsVariant<Result>) {
-      result.emplace(std::in_place_index<decltype(index)::value>, std::move(*slot));
-    } else {
+    if constexpr (kOneType) {
       result.emplace(Result{winner, std::move(*slot)});
+    } else {
+      result.emplace(std::in_place_index<decltype(index)::value>, std::move(*slot));
     }
   };
   ((winner == Is ? take(std::integral_constant<std::size_t, Is>(), std::get<Is>(slots))
@@ -367,7 +362,7 @@ Lazy<internal::WhenAnyOf<T, Ts...>> WhenAny(Lazy<T> first, Lazy<Ts>... rest) {
   internal::StartAll(group, slots, std::index_sequence_for<T, Ts...>(), std::move(first),
                      std::move(rest)...);
   const std::size_t winner = co_await internal::SettleAny(group);
-  co_return internal::TakeWinner<internal::WhenAnyOf<T, Ts...>>(
+  co_return internal::TakeWinner<internal::kAllSame<T, Ts...>, internal::WhenAnyOf<T, Ts...>>(
       slots, winner, std::index_sequence_for<T, Ts...>());
 }
 

@@ -276,8 +276,10 @@ class SocketIo<Scheduler, true> {
       // WriteSome sends at most kMaxSendSome per call: an overlapped send (IOCP) completes
       // only when all it was given is buffered, so a large one to a peer that does not read
       // would wait for the whole of it instead of returning a partial count.
-      const std::size_t length = all ? data.size() - done : std::min(data.size(), kMaxSendSome);
-      core->op(Core::kWriteSide).PrepareSend(core->fd(), data.data() + done, length, core->handler());
+      const std::size_t left = data.size() - done;
+      const std::size_t length = all ? left : std::min(left, kMaxSendSome);
+      core->op(Core::kWriteSide)
+          .PrepareSend(core->fd(), data.data() + done, length, core->handler());
       IoResult<std::int32_t> result =
           co_await core->RunOp(Core::kWriteSide, deadline);
       if (!result.ok()) co_return result.error().WithBytesDone(done);
