@@ -18,13 +18,8 @@
 #include <thread>
 
 #include "examples/stop_wait.h"
+#include "io/backend_choice.h"
 #include "io/tcp.h"
-#ifdef _WIN32
-#include "io/iocp_backend.h"
-#else
-#include "io/epoll_backend.h"
-#include "io/io_uring_backend.h"
-#endif
 #include "queues/binary_heap.h"
 #include "queues/mcsp_queue.h"
 #include "sched/task_scheduler.h"
@@ -33,16 +28,9 @@ namespace {
 
 using namespace fairsched;
 
-#ifdef _WIN32
-constexpr const char* kDefaultBackend = "iocp";
-bool IsBackend(const std::string& name) { return name == "iocp"; }
-#else
-constexpr const char* kDefaultBackend = "epoll";
-bool IsBackend(const std::string& name) { return name == "epoll" || name == "io_uring"; }
-#endif
 
 struct Flags {
-  std::string backend = kDefaultBackend;
+  std::string backend = std::string(IoBackendName(DefaultIoBackend()));
   int workers = 2;
   std::string address = "127.0.0.1";
   int port = 7000;
@@ -86,7 +74,7 @@ Flags ParseFlags(int argc, char** argv) {
     char* end = nullptr;
     const long number = std::strtol(value.c_str(), &end, 10);
     const bool numeric = !value.empty() && *end == '\0';
-    if (name == "backend" && IsBackend(value)) {
+    if (name == "backend" && ParseIoBackendKind(value)) {
       flags.backend = value;
     } else if (name == "address") {
       flags.address = value;
@@ -162,9 +150,11 @@ int Serve(const Flags& flags) {
 
 int main(int argc, char** argv) {
   const Flags flags = ParseFlags(argc, argv);
-#ifdef _WIN32
-  return Serve<IocpBackend>(flags);
-#else
-  return flags.backend == "io_uring" ? Serve<IoUringBackend>(flags) : Serve<EpollBackend>(flags);
-#endif
+  const IoBackendKind backend = *ParseIoBackendKind(flags.backend);
+  if (!IoBackendSupported(backend)) {
+    std::fprintf(stderr, "echo_server: %s is not available on this kernel or sandbox\n",
+                 flags.backend.c_str());
+    return 1;
+  }
+  return WithIoBackend(backend, [&]<typename Backend>() { return Serve<Backend>(flags); });
 }
