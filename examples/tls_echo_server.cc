@@ -16,14 +16,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "coro/runtime.h"
 #include "coro/lazy.h"
 #include "io/byte_stream.h"
-#include "io/epoll_backend.h"
-#include "io/io_uring_backend.h"
+#include "io/backend_choice.h"
 #include "io/signal_wait.h"
 #include "io/tcp.h"
 #include "io/tcp_server.h"
@@ -182,8 +182,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tls_echo_server: --cert=PEM and --key=PEM are required\n");
     return 2;
   }
-  if (flags.at("backend") == "io_uring") return Serve<IoUringBackend>(flags);
-  if (flags.at("backend") == "epoll") return Serve<EpollBackend>(flags);
-  std::fprintf(stderr, "tls_echo_server: --backend must be epoll or io_uring\n");
-  return 2;
+  const std::optional<IoBackendKind> backend = ParseIoBackendKind(flags.at("backend"));
+  if (!backend) {
+    std::fprintf(stderr, "tls_echo_server: --backend must be %s\n",
+                 std::string(IoBackendNames()).c_str());
+    return 2;
+  }
+  if (!IoBackendSupported(*backend)) {
+    std::fprintf(stderr, "tls_echo_server: %s is not available on this kernel or sandbox\n",
+                 flags.at("backend").c_str());
+    return 1;
+  }
+  return WithIoBackend(*backend, [&]<typename Backend>() { return Serve<Backend>(flags); });
 }
