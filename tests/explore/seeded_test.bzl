@@ -22,6 +22,7 @@ def seeded_header_explore_test(name, bug, shipped, srcs, deps):
     cc_test(
         name = name,
         size = "small",
+        tags = ["seeded"],
         srcs = [":seeded_" + bug, "seeded_bug_util.h", "explore_test_util.h"] + srcs,
         local_defines = ["FAIRSCHED_EXPLORE"],
         deps = deps + [
