@@ -1,0 +1,210 @@
+// Real operating-system faults against io::TcpServer (io/tcp_server.h) on epoll and
+// io_uring, produced by the kernel itself rather than by a mock:
+//   - out of file descriptors: RLIMIT_NOFILE lowered to the fds already open, so accept
+//     fails with EMFILE while a connection waits in the backlog;
+//   - a peer that resets the connection (SO_LINGER 0, then close) while the server is in
+//     the middle of a large write.
+// For each: the session that meets the fault gets a clear error, the other sessions keep
+// being served, the server does not spin, and nothing leaks (the fixture compares the open
+// fds and the backend's live operations with the start).
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <type_traits>
+
+#include "coro/runtime.h"
+#include "io/tcp_server.h"
+#include "tests/io/raw_client.h"
+#include "tests/io/socket_test.h"
+
+namespace fairsched {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+template <typename Backend>
+class OsFaultsTest : public testing::SocketTest<Backend> {
+ public:
+  using Sched = typename testing::SocketTest<Backend>::Sched;
+
+  // Echoes whatever arrives until the stream ends, then closes gracefully.
+  static coro::Lazy<void> Echo(TcpStream<Sched> stream) {
+    char buffer[256];
+    while (true) {
+      IoResult<std::size_t> n = co_await stream.Read(buffer, coro::DeadlineAfter(seconds(30)));
+      if (!n.ok()) break;
+      const IoError written = co_await stream.Write(std::span<const char>(buffer, n.value()),
+                                                    coro::DeadlineAfter(seconds(30)));
+      if (!written.ok()) break;
+    }
+    CloseGracefully(stream);
+  }
+};
+TYPED_TEST_SUITE(OsFaultsTest, testing::IoBackends, testing::BackendNames);
+
+// True if a byte arrives on `client` within `wait` (without taking it).
+bool Readable(int fd, milliseconds wait) {
+  pollfd entry{fd, POLLIN, 0};
+  while (true) {
+    const int ready = ::poll(&entry, 1, static_cast<int>(wait.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    return ready > 0;
+  }
+}
+
+// CPU time (user + system) this process has used.
+std::chrono::microseconds ProcessCpuTime() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  const auto micros = [](const timeval& t) {
+    return std::chrono::seconds(t.tv_sec) + std::chrono::microseconds(t.tv_usec);
+  };
+  return micros(usage.ru_utime) + micros(usage.ru_stime);
+}
+
+// Lowers this process's soft RLIMIT_NOFILE for its lifetime, then restores it.
+class FdLimit {
+ public:
+  explicit FdLimit(rlim_t soft) {
+    ::getrlimit(RLIMIT_NOFILE, &saved_);
+    rlimit lowered = saved_;
+    lowered.rlim_cur = soft;
+    ok_ = ::setrlimit(RLIMIT_NOFILE, &lowered) == 0;
+  }
+  ~FdLimit() { ::setrlimit(RLIMIT_NOFILE, &saved_); }
+  bool ok() const { return ok_; }
+
+ private:
+  rlimit saved_{};
+  bool ok_ = false;
+};
+
+// The highest fd number open now, plus one: the soft limit at which the next new fd fails.
+rlim_t NextFreeFdLimit() {
+  rlim_t highest = 0;
+  for (int fd = 0; fd < 65536; ++fd) {
+    if (::fcntl(fd, F_GETFD) != -1) highest = static_cast<rlim_t>(fd) + 1;
+  }
+  return highest;
+}
+
+TYPED_TEST(OsFaultsTest, OutOfFdsAtAcceptKeepsServingAndRecovers) {
+  using Sched = typename TestFixture::Sched;
+  if constexpr (std::is_same_v<TypeParam, IoUringBackend>) {
+    // Seen on kernel 6.18: an accept through the ring still gets an fd after the soft
+    // limit is lowered (the ring's accept does not run under this thread's new limit), so
+    // this way of producing EMFILE does not reach it.
+    GTEST_SKIP() << "RLIMIT_NOFILE lowered after the ring's setup does not limit its accept";
+  }
+#if defined(__SANITIZE_ADDRESS__)
+  // The ASan build includes UBSan, whose dynamic-type check opens a pipe to probe memory:
+  // with no fd free it reports a valid object as having an invalid vptr.
+  GTEST_SKIP() << "UBSan's vptr check needs a free fd";
+#endif
+  TcpServer<Sched> server(this->scheduler(), &TestFixture::Echo);
+  IoResult<SocketAddress> address = server.Start(SocketAddress::Parse("127.0.0.1:0").value());
+  ASSERT_TRUE(address.ok());
+  testing::RawClient served(address.value());
+  ASSERT_TRUE(served.RoundTrip("before"));
+  ASSERT_EQ(server.accepted(), 1);
+
+  // The second client's socket exists before the limit drops; its connect completes into
+  // the backlog after, and the server's accept of it fails with EMFILE (no fd is free).
+  const int waiting = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(waiting, 0);
+  {
+    FdLimit limit(NextFreeFdLimit());
+    ASSERT_TRUE(limit.ok());
+    ASSERT_EQ(::connect(waiting, address.value().get(), address.value().length()), 0);
+    ASSERT_EQ(::send(waiting, "waiting", 7, MSG_NOSIGNAL), 7);
+    const auto cpu_before = ProcessCpuTime();
+    const auto wall_before = std::chrono::steady_clock::now();
+    EXPECT_FALSE(Readable(waiting, milliseconds(500))) << "accepted with no fd free";
+    // The open session is served as before.
+    EXPECT_TRUE(served.RoundTrip("during"));
+    std::this_thread::sleep_for(milliseconds(500));
+    const auto cpu = ProcessCpuTime() - cpu_before;
+    const auto wall = std::chrono::steady_clock::now() - wall_before;
+    // The accept loop waits between attempts instead of spinning on a listener that stays
+    // readable: well under one core while nothing can be accepted (a spinning loop takes
+    // at least one of the two workers' cores).
+    EXPECT_LT(cpu.count() * 100, std::chrono::duration_cast<std::chrono::microseconds>(wall).count() * 35)
+        << "the server burned CPU while accept failed";
+    EXPECT_EQ(server.accepted(), 1);
+  }
+  // Fds free again: the waiting connection is accepted and served.
+  EXPECT_TRUE(Readable(waiting, milliseconds(10000))) << "not accepted after the fds came back";
+  char echoed[8] = {};
+  EXPECT_EQ(::recv(waiting, echoed, 7, MSG_WAITALL), 7);
+  EXPECT_EQ(std::string(echoed), "waiting");
+  EXPECT_EQ(server.accepted(), 2);
+  ::close(waiting);
+  EXPECT_TRUE(served.RoundTrip("after"));
+  server.Shutdown(seconds(5));
+}
+
+TYPED_TEST(OsFaultsTest, PeerResetDuringALargeWriteIsAnErrorForThatSessionOnly) {
+  using Sched = typename TestFixture::Sched;
+  std::atomic<int> write_error{-1};  // IoErrorCode of the large write, once it ended
+  constexpr std::size_t kLarge = std::size_t{16} << 20;
+  // A session that answers "big" with 16 MiB and anything else with an echo.
+  auto handler = [&write_error](TcpStream<Sched> stream) -> coro::Lazy<void> {
+    char buffer[256];
+    while (true) {
+      IoResult<std::size_t> n = co_await stream.Read(buffer, coro::DeadlineAfter(seconds(30)));
+      if (!n.ok()) break;
+      if (std::string(buffer, n.value()) == "big") {
+        const std::string large(kLarge, 'x');
+        const IoError written =
+            co_await stream.Write(std::span<const char>(large), coro::DeadlineAfter(seconds(30)));
+        write_error.store(static_cast<int>(written.code()));
+        break;
+      }
+      const IoError written = co_await stream.Write(std::span<const char>(buffer, n.value()),
+                                                    coro::DeadlineAfter(seconds(30)));
+      if (!written.ok()) break;
+    }
+    CloseGracefully(stream);
+  };
+  TcpServer<Sched> server(this->scheduler(), handler);
+  IoResult<SocketAddress> address = server.Start(SocketAddress::Parse("127.0.0.1:0").value());
+  ASSERT_TRUE(address.ok());
+  testing::RawClient other(address.value());
+  ASSERT_TRUE(other.RoundTrip("other"));
+
+  {
+    testing::RawClient resetter(address.value());
+    resetter.SetReceiveBuffer(4096);
+    ASSERT_TRUE(resetter.SendAll("big"));
+    // Some of the answer arrives: the server is inside its write.
+    EXPECT_FALSE(resetter.Receive(1024).empty());
+    // Close with SO_LINGER 0: the kernel sends a reset instead of a FIN.
+    const linger abort_on_close{1, 0};
+    ASSERT_EQ(::setsockopt(resetter.fd(), SOL_SOCKET, SO_LINGER, &abort_on_close,
+                           sizeof(abort_on_close)),
+              0);
+  }  // closed here
+  const auto give_up = std::chrono::steady_clock::now() + seconds(10);
+  while (write_error.load() < 0 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  EXPECT_EQ(write_error.load(), static_cast<int>(IoErrorCode::kResetByPeer))
+      << "the write to a reset peer did not end with kResetByPeer";
+  // The process is alive (no SIGPIPE) and the other session is served.
+  EXPECT_TRUE(other.RoundTrip("still here"));
+  server.Shutdown(seconds(5));
+}
+
+}  // namespace
+}  // namespace fairsched
