@@ -25,10 +25,18 @@
 //   - Stop() (also run by the destructor) refuses new calls, runs every call already queued
 //     and joins the threads: no submitted call is ever dropped. A RunBlocking issued after
 //     Stop started, or waiting for room when it does, throws BlockingPoolStopped.
-//   - The pool must outlive every coroutine that uses it, and its Stop() must come before
-//     the destruction of a scheduler whose coroutines used it: a pool thread wakes the
-//     coroutine after marking its call done, so that wake can still be running when the
-//     coroutine (woken otherwise, e.g. by a cancellation) has finished. Calling RunBlocking
+//   - Lifetimes: the pool must outlive every coroutine that uses it. A pool thread wakes
+//     the coroutine under the pool's mutex, and RunBlocking takes that mutex before it
+//     returns, so the wake of a finished call has returned before the coroutine goes on:
+//     the pool holds no reference to a coroutine whose RunBlocking returned, nor is it
+//     inside that coroutine's scheduler, so the scheduler may be destroyed once its
+//     coroutines finished, before or after the pool's Stop. No wake is lost: a call is
+//     woken when it is done, withdrawn (never run) when the coroutine was cancelled before
+//     it started, or waited for again (uncancellably) when it was cancelled while running.
+//     One exception: a coroutine cancelled while it waited for queue room leaves a
+//     reference behind in the pool's room list, which the pool drops when room appears or
+//     at Stop; if that is the coroutine's last reference, its frame (the spawned
+//     coroutine's parameters) is destroyed then, on that thread. Calling RunBlocking
 //     outside a spawned coroutine aborts in debug builds.
 #ifndef FAIRSCHED_CORO_BLOCKING_POOL_H_
 #define FAIRSCHED_CORO_BLOCKING_POOL_H_
@@ -203,14 +211,16 @@ class BlockingPool {
         GiveRoomLocked();
       }
       call->run(call);
-      Waker waker;
-      {
-        MutexLock lock(mu_);
-        call->stage = internal::BlockingCall::Stage::kDone;
-        waker = std::move(call->waker);
-      }
-      // `call` may be freed from here on (its coroutine may have seen kDone and gone on).
-      waker.Wakeup();
+      MutexLock lock(mu_);
+      call->stage = internal::BlockingCall::Stage::kDone;
+      // The wake under mu_, through the waker that stays in the call: RunBlocking takes mu_
+      // once more before it returns (IsDone), so this wake has returned before the coroutine
+      // can go on, and the pool keeps no reference to the coroutine (a moved-out waker
+      // would: its release after the coroutine finished would destroy the spawned
+      // coroutine's frame on this thread, after the JoinHandle's join had returned, and the
+      // wake could still be inside the scheduler when it is destroyed). Waking only closes a
+      // wait and posts a task; it never calls back into the pool.
+      call->waker.Wakeup();
     }
   }
 
@@ -279,7 +289,10 @@ Lazy<std::invoke_result_t<F&>> RunBlocking(BlockingPool& pool, F fn) {
     }
     if (must_wait) co_await WaitWoken();
   }
-  FAIRSCHED_DCHECK(pool.IsDone(&call), "RunBlocking resumed before its call finished");
+  // Always, not only as a check: taking the pool's mutex orders this after the pool
+  // thread's wake (see ThreadMain).
+  [[maybe_unused]] const bool done = pool.IsDone(&call);
+  FAIRSCHED_DCHECK(done, "RunBlocking resumed before its call finished");
   co_return call.Take();
 }
 

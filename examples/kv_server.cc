@@ -1,16 +1,18 @@
 // The key-value server (examples/kv_server.h) as a program:
-//   kv_server [--backend=epoll|io_uring] [--port=7001] [--workers=2] [--seconds=N]
-// Listens on 127.0.0.1, runs until SIGINT/SIGTERM (or N seconds), then prints its counters.
+//   kv_server [--backend=epoll|io_uring|iocp] [--port=7001] [--workers=2] [--seconds=N]
+// The backend is chosen as in the other example servers (io/backend_choice.h); the default
+// is the platform's (epoll, IOCP). Listens on 127.0.0.1, runs until SIGINT/SIGTERM (or N
+// seconds), then prints its counters.
 // Try it with any line client:  printf 'SET a 2\nhi\nGET a\nQUIT\n' | nc 127.0.0.1 7001
 #include "examples/kv_server.h"
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 
 #include "examples/stop_wait.h"
-#include "io/epoll_backend.h"
-#include "io/io_uring_backend.h"
+#include "io/backend_choice.h"
 #include "queues/binary_heap.h"
 #include "queues/mcsp_queue.h"
 #include "sched/task_scheduler.h"
@@ -20,7 +22,7 @@ namespace {
 using namespace fairsched;
 
 struct Flags {
-  bool io_uring = false;
+  IoBackendKind backend = DefaultIoBackend();
   long port = 7001;
   long workers = 2;
   long seconds = 0;
@@ -48,7 +50,8 @@ int Run(const Flags& flags) {
     std::fprintf(stderr, "kv_server: %s\n", bound.error().Message().c_str());
     return 1;
   }
-  std::printf("kv_server: listening on %s\n", bound.value().ToString().c_str());
+  std::printf("kv_server: %s, listening on %s\n", std::string(IoBackendName(flags.backend)).c_str(),
+              bound.value().ToString().c_str());
   const examples::KvServerStats stats = examples::ServeUntilStop(stop_signal, server, scheduler, flags.seconds);
   std::printf(
       "kv_server: accepted %lld, commands %lld, closed %lld, bad input %lld, idle %lld, "
@@ -66,17 +69,24 @@ int main(int argc, char** argv) {
   Flags flags;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
-    if (arg == "--backend=epoll" || arg == "--backend=io_uring") {
-      flags.io_uring = arg == "--backend=io_uring";
+    constexpr std::string_view kBackend = "--backend=";
+    if (arg.substr(0, kBackend.size()) == kBackend &&
+        ParseIoBackendKind(arg.substr(kBackend.size()))) {
+      flags.backend = *ParseIoBackendKind(arg.substr(kBackend.size()));
     } else if (!NumberFlag(arg, "--port=", 0, 65535, &flags.port) &&
                !NumberFlag(arg, "--workers=", 1, 256, &flags.workers) &&
                !NumberFlag(arg, "--seconds=", 0, 1L << 30, &flags.seconds)) {
       std::fprintf(stderr,
-                   "bad flag: %s\nusage: kv_server [--backend=epoll|io_uring] [--port=P] "
-                   "[--workers=N] [--seconds=N]\n",
-                   argv[i]);
+                   "bad flag: %s\nusage: kv_server [--backend=%s] [--port=P] [--workers=N] "
+                   "[--seconds=N]\n",
+                   argv[i], std::string(IoBackendNames()).c_str());
       return 2;
     }
   }
-  return flags.io_uring ? Run<IoUringBackend>(flags) : Run<EpollBackend>(flags);
+  if (!IoBackendSupported(flags.backend)) {
+    std::fprintf(stderr, "kv_server: %s is not available on this kernel or sandbox\n",
+                 std::string(IoBackendName(flags.backend)).c_str());
+    return 1;
+  }
+  return WithIoBackend(flags.backend, [&]<typename Backend>() { return Run<Backend>(flags); });
 }

@@ -16,8 +16,16 @@
 //     async-signal-safe write(2); the handler is installed with SA_RESTART); one thread
 //     owned by the SignalWait blocks in poll(2) on that pipe and, for the first signal,
 //     sets a coro::Event that the waiters wait on. No signal mask is needed: the signal may
-//     be delivered to any thread, a raise() included. Windows: the console control handler
-//     runs on a thread the system makes and sets the event itself; no thread of ours.
+//     be delivered to any thread, a raise() included. Windows: two handlers, no thread of
+//     ours. A console control handler (SetConsoleCtrlHandler) runs on a thread the system
+//     makes and delivers itself, returning TRUE (handled). C runtime handlers for SIGINT
+//     and SIGTERM (std::signal) catch raise() in the process, on the raising thread; the
+//     runtime resets a handler before calling it, so it installs itself again. For
+//     CTRL_CLOSE_EVENT (and logoff, shutdown) Windows ends the process soon after the
+//     handler returned, so a graceful shutdown there is not guaranteed. Tested under Wine:
+//     raise() of both signals, and Ctrl-C from GenerateConsoleCtrlEvent in a child process
+//     that has a (headless) console; Wine generates no Ctrl-Break, close, logoff or
+//     shutdown event, so those paths have run on no machine of the project.
 //   - `co_await Wait(deadline)` (inside a spawned coroutine): the signal number (SIGINT or
 //     SIGTERM; on Windows SIGINT for Ctrl-C, SIGTERM for the other console events), at once
 //     if a signal came earlier. Else kTimeout at `deadline`, kCancelled when Cancel() was

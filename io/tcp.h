@@ -104,6 +104,9 @@ std::span<const ConstIoSlice> DropSent(std::span<const ConstIoSlice> rest, std::
 // reference: an operation still finishing in another coroutine keeps the socket's state
 // alive until it returns).
 template <typename Scheduler>
+class TcpServer;  // io/tcp_server.h
+
+template <typename Scheduler>
 class TcpStream : public internal::SocketHandle<Scheduler, internal::kTcpStreamName> {
   using Handle = internal::SocketHandle<Scheduler, internal::kTcpStreamName>;
   using Core = internal::SocketCore<Scheduler>;
@@ -218,6 +221,8 @@ class TcpStream : public internal::SocketHandle<Scheduler, internal::kTcpStreamN
  private:
   template <typename, bool>
   friend class internal::SocketIo;  // Connect and Accept make streams
+  template <typename>
+  friend class TcpServer;  // holds each session's core to shut its read side down
   explicit TcpStream(Core* core) : Handle(core) {}
   // One setsockopt on the held fd (see WithFd).
   IoError SetOption(internal::SocketOption option, int value);

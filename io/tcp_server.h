@@ -37,11 +37,13 @@
 //     grace <= 0 skips steps 2 and 3 (Stop() is Shutdown(0)). Idempotent; the destructor
 //     calls Stop(). A connection accepted while Shutdown runs is asked (or cancelled) at
 //     once.
-//   - To shut the read side down the server holds a second handle (a duplicated fd, POSIX;
-//     a duplicated SOCKET, Windows) of each session's socket until the handler returns. So
-//     a handler that calls Close() and keeps running sees the stream closed at once, but
-//     the peer sees the connection end (FIN) only when the handler returns, or at once if
-//     the handler shut down the write side (CloseGracefully does).
+//   - To shut the read side down the server holds each session's socket open (a use of
+//     its fd, like an operation in progress) until the handler returns. So a handler that
+//     calls Close() and keeps running sees the stream closed at once, but the peer sees the
+//     connection end (FIN) only when the handler returns, or at once if the handler shut
+//     down the write side (CloseGracefully does). On the completion backends the ask also
+//     ends a pending Read itself (internal::SocketCore::ShutdownReadSide): IOCP completes
+//     no pending receive on SD_RECEIVE.
 //   - ShutdownAsync(grace): the same inside a coroutine (co_await), see below.
 //   - Start once, from any thread; the counters from any thread (relaxed snapshots).
 #ifndef FAIRSCHED_IO_TCP_SERVER_H_
@@ -89,13 +91,6 @@ void CloseGracefully(TcpStream<Scheduler>& stream) {
   });
   stream.Close();
 }
-
-namespace internal {
-// A second handle of the socket `fd` (dup / WSADuplicateSocket) for a read-side shutdown
-// from outside the handler; -1 if none could be made (the session is then only cancelled
-// at the deadline, never asked). Close it with CloseFd. io/tcp_server.cc.
-int DuplicateSocketHandle(int fd);
-}  // namespace internal
 
 template <typename Scheduler>
 class TcpServer {
@@ -178,10 +173,14 @@ class TcpServer {
  private:
   enum class Phase { kServing, kAsking, kCancelling };
 
+  using Core = internal::SocketCore<Scheduler>;
+
   // One open session; lives in Serve's frame, listed in sessions_ while the handler runs.
   struct Session {
     coro::CoroutineRef coroutine;
-    int shutdown_handle = -1;  // DuplicateSocketHandle's, or -1
+    // The socket's core, held as a user of its fd (SocketCore::AcquireUser) until the
+    // handler returned; null if the socket was closed already (never asked, only cancelled).
+    Core* core = nullptr;
     bool asked = false;
   };
 
@@ -217,7 +216,7 @@ class TcpServer {
   coro::Lazy<void> Serve(TcpStream<Scheduler> stream) {
     Session session;
     session.coroutine = coro::ThisCoroutine();
-    session.shutdown_handle = internal::DuplicateSocketHandle(stream.fd());
+    if (Core* core = stream.core(); core != nullptr && core->AcquireUser()) session.core = core;
     bool run_handler = true;
     {
       MutexLock lock(mu_);
@@ -226,7 +225,7 @@ class TcpServer {
       if (phase_ == Phase::kCancelling) run_handler = false;  // Shutdown is past its deadline
     }
     if (run_handler) co_await handler_(std::move(stream));
-    if (session.shutdown_handle >= 0) internal::CloseFd(session.shutdown_handle);
+    if (session.core != nullptr) session.core->ReleaseUser();  // may close the fd
     // Under mu_, notify included: Shutdown may return (and the server be destroyed) as
     // soon as it sees zero, so nothing touches `this` after the unlock.
     MutexLock lock(mu_);
@@ -249,9 +248,11 @@ class TcpServer {
     for (Session* session : sessions_) CancelLocked(session);
   }
   void AskLocked(Session* session) {
-    if (session->asked || session->shutdown_handle < 0) return;
+    if (session->asked || session->core == nullptr) return;
     session->asked = true;
-    (void)internal::ShutdownSocket(session->shutdown_handle, ShutdownHow::kRead);
+    // The fd is open: the session holds a use of it.
+    (void)internal::ShutdownSocket(session->core->fd(), ShutdownHow::kRead);
+    if constexpr (Core::kCompletions) session->core->ShutdownReadSide();
   }
   void CancelLocked(Session* session) {
     // Relaxed: a statistic.

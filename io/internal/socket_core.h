@@ -301,6 +301,7 @@ class SocketCore final : public IoOpHandler {
         // under mu_: either its critical section comes first, and we see the bit here, or
         // ours does, and it finds busy_ set with the op already submitted, and cancels it.
         if (IsClosed()) co_return IoError(IoErrorCode::kClosed);
+        if (side == kReadSide && read_shut_) co_return 0;  // the end of the stream
         busy_[side] = true;
         // Uncancellable: the wait must see the final completion; cancellation reaches the op
         // through the callback below, the deadline through io().Cancel after the wait.
@@ -337,6 +338,9 @@ class SocketCore final : public IoOpHandler {
       if (result == -ECANCELED) {
         if (timed_out) co_return IoError(IoErrorCode::kTimeout);
         if (IsClosed()) co_return IoError(IoErrorCode::kClosed);  // CloseSocket cancelled it
+        if (IoError cancelled = CancellationError(); !cancelled.ok()) co_return cancelled;
+        MutexLock lock(mu_);
+        if (side == kReadSide && read_shut_) co_return 0;  // ShutdownReadSide cancelled it
         co_return CancellationError();
       }
       // io_uring: a read or send on a non-blocking socket that a spurious wakeup (a state
@@ -350,6 +354,19 @@ class SocketCore final : public IoOpHandler {
       }
       co_return result;
     }
+  }
+  // io_uring, IOCP: the read side was shut down (shutdown(2) with SHUT_RD / SD_RECEIVE,
+  // made by the caller): the read in progress, if any, is cancelled and returns 0 (the end
+  // of the stream, unless its bytes came first), and every later read returns 0 at once.
+  // IOCP needs this: Windows completes neither a pending overlapped receive nor fails a
+  // later one with "end of stream" after SD_RECEIVE (a later WSARecv fails with
+  // WSAESHUTDOWN). On io_uring the kernel would end the read by itself; this ends it the
+  // same way. Any thread; the caller holds a user of the fd (AcquireUser).
+  void ShutdownReadSide() {
+    static_assert(kCompletions);
+    MutexLock lock(mu_);
+    read_shut_ = true;
+    if (busy_[kReadSide]) scheduler_->io().Cancel(&ops_[kReadSide]);
   }
   IoOp& op(Direction side) { return ops_[side]; }
   // What the ops of this socket tell about their events: the core (see above).
@@ -460,6 +477,7 @@ class SocketCore final : public IoOpHandler {
   bool drained_[2] = {};        // epoll, owned by the operating coroutine (see Drained)
   Atomic<bool> hangup_{false};  // epoll: the watch reported a hangup or an error (sticky)
   bool busy_[2] = {};           // io_uring, guarded by mu_: the op is submitted
+  bool read_shut_ = false;      // io_uring, IOCP, guarded by mu_: see ShutdownReadSide
   Atomic<TaskClock::rep> idle_{0};           // the idle timeout (TaskClock ticks), 0: none
   Atomic<TaskClock::rep> last_activity_{0};  // TaskClock time of the last bytes moved
 };

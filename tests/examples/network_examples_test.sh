@@ -32,6 +32,25 @@ dropped() {
   [ -z "$got" ] || fail "sent '$1': expected no answer, got bytes: $got"
 }
 
+# uses_backend <epoll|io_uring>: the running server ($pid) says so and holds that kind of
+# kernel object (an eventpoll or io_uring fd), not the other.
+uses_backend() {
+  local kind=$1 other=io_uring
+  [ "$kind" == io_uring ] && other=eventpoll
+  [ "$kind" == epoll ] && kind=eventpoll
+  grep -q ": $1, listening on" "$server_log" || fail "the log does not name $1: $(cat "$server_log")"
+  local fds
+  fds=$(ls -l "/proc/$pid/fd")
+  grep -q "anon_inode:\[$kind\]" <<< "$fds" || fail "--backend=$1: no $kind fd: $fds"
+  ! grep -q "anon_inode:\[$other\]" <<< "$fds" || fail "--backend=$1: an $other fd: $fds"
+}
+
+# A name that is not a backend of this platform is refused with the usage (exit 2).
+status=0
+examples/kv_server --backend=iocp --seconds=1 > "$log" 2>&1 || status=$?
+[ "$status" -eq 2 ] || fail "kv_server --backend=iocp exited with $status: $(cat "$log")"
+grep -q 'usage: kv_server \[--backend=epoll|io_uring\]' "$log" || fail "no usage: $(cat "$log")"
+
 for backend in epoll io_uring; do
   start examples/echo_server --backend="$backend"
   exchange 'hello nc\n' 'hello nc\n'
@@ -44,6 +63,7 @@ for backend in epoll io_uring; do
   stop_server
 
   start examples/kv_server --backend="$backend"
+  uses_backend "$backend"
   exchange 'SET a 2\r\nhi\r\nGET a\nGET b\nQUIT\n' 'STORED\nVALUE 2\nhi\nNOT_FOUND\nBYE\n'
   exchange "GET $(head -c 5000 /dev/zero | tr '\0' x)\n" 'ERROR line too long\n'
   stop_server

@@ -144,6 +144,21 @@ class RawClient {
     if (n >= 0) return n;
     return TimedOutOrInterrupted() ? 0 : -1;
   }
+  // True if a byte (or the end of the stream) is ready to read within `wait`; the byte is
+  // left in place.
+  bool Readable(std::chrono::milliseconds wait) const {
+#ifdef _WIN32
+    WSAPOLLFD entry{fd_, POLLRDNORM, 0};
+    return ::WSAPoll(&entry, 1, static_cast<int>(wait.count())) > 0;
+#else
+    pollfd entry{fd_, POLLIN, 0};
+    while (true) {
+      const int ready = ::poll(&entry, 1, static_cast<int>(wait.count()));
+      if (ready < 0 && errno == EINTR) continue;
+      return ready > 0;
+    }
+#endif
+  }
   // Half-close: no more bytes from this side (FIN); reading goes on.
   bool ShutdownWrite() {
 #ifdef _WIN32
@@ -202,6 +217,25 @@ class RawClient {
   Fd fd_ = kNoFd;
   bool connected_ = false;
 };
+
+// Whether a connection to `address` fails now (nothing listens there any more). One
+// blocking connect from a fresh socket, closed again at once.
+inline bool ConnectionRefused(const SocketAddress& address) {
+#ifdef _WIN32
+  const SOCKET fd = ::socket(address.family(), SOCK_STREAM, 0);
+  const bool refused = ::connect(fd, address.get(), address.length()) != 0;
+  ::closesocket(fd);
+#else
+  const int fd = ::socket(address.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int result;
+  do {
+    result = ::connect(fd, address.get(), address.length());
+  } while (result != 0 && errno == EINTR);
+  ::close(fd);
+  const bool refused = result != 0;
+#endif
+  return refused;
+}
 
 }  // namespace fairsched::testing
 

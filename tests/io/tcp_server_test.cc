@@ -1,4 +1,4 @@
-// io::TcpServer (io/tcp_server.h) on epoll and io_uring: the connection limit (the next
+// io::TcpServer (io/tcp_server.h) on epoll and io_uring, and on IOCP under Wine: the connection limit (the next
 // connection waits in the backlog), session counting, and Shutdown: sessions in the middle
 // of a request finish within the grace period, a session that ignores the request is
 // cancelled at the deadline, and a server without sessions stops at once. Clients are
@@ -6,7 +6,6 @@
 #include "io/tcp_server.h"
 
 #include <gtest/gtest.h>
-#include <poll.h>
 
 #include <chrono>
 #include <memory>
@@ -48,16 +47,6 @@ class TcpServerTest : public testing::SocketTest<Backend> {
 };
 TYPED_TEST_SUITE(TcpServerTest, testing::IoBackends, testing::BackendNames);
 
-// True if a byte arrives on `client` within `wait` (without taking it).
-bool Readable(const testing::RawClient& client, milliseconds wait) {
-  pollfd entry{client.fd(), POLLIN, 0};
-  while (true) {
-    const int ready = ::poll(&entry, 1, static_cast<int>(wait.count()));
-    if (ready < 0 && errno == EINTR) continue;
-    return ready > 0;
-  }
-}
-
 TYPED_TEST(TcpServerTest, ConnectionBeyondTheLimitWaitsUntilASessionEnds) {
   using Sched = typename TestFixture::Sched;
   TcpServer<Sched> server(this->scheduler(), &TestFixture::Echo, {.max_connections = 2});
@@ -72,7 +61,7 @@ TYPED_TEST(TcpServerTest, ConnectionBeyondTheLimitWaitsUntilASessionEnds) {
   // served while two sessions are open.
   testing::RawClient third(address.value());
   ASSERT_TRUE(third.SendAll("three"));
-  EXPECT_FALSE(Readable(third, milliseconds(300))) << "served beyond max_connections";
+  EXPECT_FALSE(third.Readable(milliseconds(300))) << "served beyond max_connections";
   EXPECT_EQ(server.accepted(), 2);
   EXPECT_EQ(server.open(), 2);
 
@@ -231,15 +220,7 @@ TYPED_TEST(TcpServerTest, ShutdownWithoutSessionsReturnsAtOnce) {
   server.Shutdown(seconds(30));  // idempotent
   // The listening fd is closed once the backend handed its last operation back (io/tcp.h:
   // up to one sched-role step after the close): the port refuses connections soon after.
-  auto refused = [&] {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int result;
-    do {
-      result = ::connect(fd, address.value().get(), address.value().length());
-    } while (result != 0 && errno == EINTR);
-    ::close(fd);
-    return result != 0;
-  };
+  auto refused = [&] { return testing::ConnectionRefused(address.value()); };
   EXPECT_TRUE(testing::WaitUntilTrue(refused)) << "the listener still accepts after Shutdown";
 }
 
