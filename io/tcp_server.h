@@ -225,11 +225,17 @@ class TcpServer {
       if (phase_ == Phase::kCancelling) run_handler = false;  // Shutdown is past its deadline
     }
     if (run_handler) co_await handler_(std::move(stream));
+    {
+      // Out of Shutdown's reach first (it asks the listed sessions through their core),
+      // then give up the core, which may free it: the other order let a Shutdown running
+      // in between use a freed core.
+      MutexLock lock(mu_);
+      sessions_.erase(&session);
+    }
     if (session.core != nullptr) session.core->ReleaseUser();  // may close the fd
     // Under mu_, notify included: Shutdown may return (and the server be destroyed) as
     // soon as it sees zero, so nothing touches `this` after the unlock.
     MutexLock lock(mu_);
-    sessions_.erase(&session);
     if (options_.max_connections > 0) slots_.Release(1);
     open_.fetch_sub(1, std::memory_order_relaxed);
     all_ended_.notify_all();

@@ -3,13 +3,17 @@
 //   - out of file descriptors: RLIMIT_NOFILE lowered to the fds already open, so accept
 //     fails with EMFILE while a connection waits in the backlog;
 //   - a peer that resets the connection (SO_LINGER 0, then close) while the server is in
-//     the middle of a large write.
+//     the middle of a large write;
+//   - signals without SA_RESTART hitting the workers thousands of times a second, so that
+//     their system calls (epoll_wait, io_uring_enter, the socket calls) fail with EINTR.
 // For each: the session that meets the fault gets a clear error, the other sessions keep
 // being served, the server does not spin, and nothing leaks (the fixture compares the open
 // fds and the backend's live operations with the start).
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -21,6 +25,7 @@
 #include <string>
 #include <thread>
 #include <type_traits>
+#include <vector>
 
 #include "coro/runtime.h"
 #include "io/tcp_server.h"
@@ -204,6 +209,61 @@ TYPED_TEST(OsFaultsTest, PeerResetDuringALargeWriteIsAnErrorForThatSessionOnly) 
   // The process is alive (no SIGPIPE) and the other session is served.
   EXPECT_TRUE(other.RoundTrip("still here"));
   server.Shutdown(seconds(5));
+}
+
+std::atomic<int> g_interruptions{0};
+void CountInterruption(int) { g_interruptions.fetch_add(1, std::memory_order_relaxed); }
+
+TYPED_TEST(OsFaultsTest, SignalsInterruptingTheWorkersLoseNothing) {
+  using Sched = typename TestFixture::Sched;
+  // No SA_RESTART: an interrupted system call fails with EINTR instead of going on.
+  struct sigaction action{};
+  action.sa_handler = &CountInterruption;
+  sigemptyset(&action.sa_mask);
+  struct sigaction saved{};
+  ASSERT_EQ(::sigaction(SIGUSR1, &action, &saved), 0);
+  TcpServer<Sched> server(this->scheduler(), &TestFixture::Echo);  // workers start here
+  IoResult<SocketAddress> address = server.Start(SocketAddress::Parse("127.0.0.1:0").value());
+  ASSERT_TRUE(address.ok());
+  // This thread and the sender block the signal (the sender inherits the mask), so every
+  // signal lands on a thread started before: the scheduler's workers.
+  sigset_t usr1;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  sigset_t saved_mask;
+  ASSERT_EQ(::pthread_sigmask(SIG_BLOCK, &usr1, &saved_mask), 0);
+  g_interruptions.store(0);
+  std::atomic<bool> stop{false};
+  std::thread sender([&stop] {
+    while (!stop.load()) {
+      ::kill(::getpid(), SIGUSR1);
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  });
+  std::vector<std::unique_ptr<testing::RawClient>> clients;
+  for (int i = 0; i < 4; ++i) {
+    clients.push_back(std::make_unique<testing::RawClient>(address.value()));
+  }
+  int round_trips = 0;
+  bool all_ok = true;
+  const auto until = std::chrono::steady_clock::now() + milliseconds(800);
+  while (all_ok && std::chrono::steady_clock::now() < until) {
+    for (std::size_t i = 0; i < clients.size(); ++i) {
+      const std::string message(1 + (round_trips * 97) % 3000, static_cast<char>('a' + i));
+      all_ok = all_ok && clients[i]->RoundTrip(message);
+      ++round_trips;
+    }
+  }
+  stop.store(true);
+  sender.join();
+  clients.clear();
+  server.Shutdown(seconds(5));
+  ::pthread_sigmask(SIG_SETMASK, &saved_mask, nullptr);
+  ::sigaction(SIGUSR1, &saved, nullptr);
+  EXPECT_TRUE(all_ok) << "a round trip failed after " << round_trips;
+  EXPECT_GT(round_trips, 40);
+  // The fault happened: the workers took the signals.
+  EXPECT_GT(g_interruptions.load(), 100);
 }
 
 }  // namespace
