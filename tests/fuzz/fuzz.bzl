@@ -31,7 +31,7 @@ def fuzz_target(name, srcs, deps, seconds = 8):
     )
     native.sh_test(
         name = name + "_fuzz_run",
-        size = "medium",
+        size = "small",
         srcs = ["fuzz_run_test.sh"],
         args = [
             "$(location :%s_fuzzer)" % name,

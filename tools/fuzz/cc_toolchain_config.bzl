@@ -10,38 +10,8 @@ library as the gcc build). The sanitizer and coverage flags are not here: .bazel
 (tests/fuzz/BUILD). No dynamic libraries: every executable links its objects statically.
 """
 
-load("@bazel_tools//tools/build_defs/cc:action_names.bzl", "ACTION_NAMES")
-load(
-    "@rules_cc//cc:cc_toolchain_config_lib.bzl",
-    "feature",
-    "flag_group",
-    "flag_set",
-    "tool_path",
-)
-
-_COMPILE_ACTIONS = [
-    ACTION_NAMES.assemble,
-    ACTION_NAMES.preprocess_assemble,
-    ACTION_NAMES.c_compile,
-    ACTION_NAMES.cpp_compile,
-    ACTION_NAMES.cpp_header_parsing,
-    ACTION_NAMES.cpp_module_compile,
-    ACTION_NAMES.cpp_module_codegen,
-    ACTION_NAMES.linkstamp_compile,
-]
-
-_LINK_ACTIONS = [
-    ACTION_NAMES.cpp_link_executable,
-    ACTION_NAMES.cpp_link_dynamic_library,
-    ACTION_NAMES.cpp_link_nodeps_dynamic_library,
-]
-
-def _flags_feature(name, actions, flags, enabled = True):
-    return feature(
-        name = name,
-        enabled = enabled,
-        flag_sets = [flag_set(actions = actions, flag_groups = [flag_group(flags = flags)])],
-    )
+load("@rules_cc//cc:cc_toolchain_config_lib.bzl", "tool_path")
+load("//tools/bazel:cc_toolchain_parts.bzl", "COMPILE_ACTIONS", "LINK_ACTIONS", "flags_feature")
 
 def _impl(ctx):
     tool_paths = [
@@ -57,12 +27,12 @@ def _impl(ctx):
     ]
     features = [
         # Position-independent code and executables, as Debian's compilers default to.
-        _flags_feature("default_compile_flags", _COMPILE_ACTIONS, ["-fPIC"]),
+        flags_feature("default_compile_flags", COMPILE_ACTIONS, ["-fPIC"]),
         # -lm: libFuzzer and the sanitizer runtimes need libm; clang++ adds libstdc++ itself.
-        _flags_feature("default_link_flags", _LINK_ACTIONS, ["-pie", "-lm", "-pthread"]),
+        flags_feature("default_link_flags", LINK_ACTIONS, ["-pie", "-lm", "-pthread"]),
         # The compilation modes (`--config=fuzz` itself asks for -O1, see .bazelrc).
-        _flags_feature("dbg", _COMPILE_ACTIONS, ["-g", "-O0"], enabled = False),
-        _flags_feature("opt", _COMPILE_ACTIONS, ["-O2"], enabled = False),
+        flags_feature("dbg", COMPILE_ACTIONS, ["-g", "-O0"], enabled = False),
+        flags_feature("opt", COMPILE_ACTIONS, ["-O2"], enabled = False),
     ]
     return cc_common.create_cc_toolchain_config_info(
         ctx = ctx,
