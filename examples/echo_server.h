@@ -109,11 +109,12 @@ class EchoServer {
     return stats;
   }
 
- private:
-  coro::Lazy<void> Serve(TcpStream<Scheduler> stream) {
-    // Answers are written as soon as they are complete: do not let Nagle hold a small one
-    // back while an earlier one is unacknowledged (Asio's peer does the same).
-    (void)stream.SetNoDelay(true);
+  // Serves one connection over `stream` in the configured protocol until it ends, and
+  // counts how it ended: what each accepted connection gets (then a graceful close). Any
+  // type with TcpStream's Read and Write works; the fuzz target (tests/fuzz) drives the
+  // protocol in memory through it.
+  template <typename Stream>
+  coro::Lazy<void> ServeStream(Stream& stream) {
     Atomic<std::int64_t>* outcome;
     if (options_.protocol == EchoProtocol::kFramed) {
       outcome = co_await EchoFrames(stream);
@@ -122,13 +123,22 @@ class EchoServer {
     }
     // Relaxed: statistics (counted before the connection stops counting as open).
     outcome->fetch_add(1, std::memory_order_relaxed);
+  }
+
+ private:
+  coro::Lazy<void> Serve(TcpStream<Scheduler> stream) {
+    // Answers are written as soon as they are complete: do not let Nagle hold a small one
+    // back while an earlier one is unacknowledged (Asio's peer does the same).
+    (void)stream.SetNoDelay(true);
+    co_await ServeStream(stream);
     CloseGracefully(stream);
   }
 
   // kPlain: echoes each Read's bytes with one Write until the connection ends; returns the
   // counter of how it ended. The buffer is the whole per-connection state: while a Write
   // waits for the peer to read, nothing more is read.
-  coro::Lazy<Atomic<std::int64_t>*> EchoBytes(TcpStream<Scheduler>& stream) {
+  template <typename Stream>
+  coro::Lazy<Atomic<std::int64_t>*> EchoBytes(Stream& stream) {
     std::vector<char> buffer(options_.plain_buffer);
     while (true) {
       IoResult<std::size_t> received =
@@ -144,7 +154,8 @@ class EchoServer {
 
   // kFramed: echoes complete frames (see the file comment) until the connection ends or a
   // frame is too large; returns the counter of how it ended.
-  coro::Lazy<Atomic<std::int64_t>*> EchoFrames(TcpStream<Scheduler>& stream) {
+  template <typename Stream>
+  coro::Lazy<Atomic<std::int64_t>*> EchoFrames(Stream& stream) {
     std::vector<char> buffer(kEchoHeaderSize + 4096);
     std::size_t begin = 0;  // first byte not yet answered
     std::size_t end = 0;    // end of the received bytes

@@ -84,21 +84,29 @@ class KvServer {
     };
   }
 
+  // Serves one connection's commands over `stream` until it ends and counts how it ended:
+  // what each accepted connection gets (then a graceful close), over any ByteStream. The
+  // fuzz target (tests/fuzz) drives the protocol in memory through it.
+  template <ByteStream Inner>
+  coro::Lazy<void> ServeStream(BufferedStream<Inner>& stream) {
+    Counter* const outcome = co_await Session(stream);
+    outcome->fetch_add(1, std::memory_order_relaxed);  // relaxed: statistics
+  }
+
  private:
   coro::Lazy<void> Serve(TcpStream<Scheduler> tcp) {
     Stream stream(std::move(tcp));
-    Counter* const outcome = co_await Session(stream);
-    outcome->fetch_add(1, std::memory_order_relaxed);  // relaxed: statistics
+    co_await ServeStream(stream);
     CloseGracefully(stream.stream());
   }
 
   // Runs commands until the connection ends; returns the counter of how it ended.
-  coro::Lazy<Counter*> Session(Stream& stream) {
+  template <ByteStream Inner>
+  coro::Lazy<Counter*> Session(BufferedStream<Inner>& stream) {
     while (true) {
       // Answers go out when every pipelined command that arrived has been answered.
-      if (stream.Buffered().empty()) {
-        const IoError flushed = co_await stream.Flush(WriteDeadline());
-        if (!flushed.ok()) co_return EndCounter(flushed, &dropped_slow_reader_);
+      if (const IoError flushed = co_await FlushBeforeWaiting(stream, 0); !flushed.ok()) {
+        co_return EndCounter(flushed, &dropped_slow_reader_);
       }
       const TaskDeadline idle = coro::DeadlineAfter(options_.idle_timeout);
       IoResult<std::string_view> line = co_await stream.ReadLine(options_.max_line, idle);
@@ -123,6 +131,9 @@ class KvServer {
             size > options_.max_value) {
           co_return co_await LastAnswer(stream, "ERROR bad value\n");
         }
+        if (const IoError flushed = co_await FlushBeforeWaiting(stream, size); !flushed.ok()) {
+          co_return EndCounter(flushed, &dropped_slow_reader_);
+        }
         std::string value(size, '\0');
         const IoError read = co_await stream.ReadExactly(value, idle);
         if (!read.ok()) co_return EndCounter(read, &dropped_idle_);
@@ -144,8 +155,22 @@ class KvServer {
     }
   }
 
+  // Flushes the buffered answers unless the read buffer holds a line end at or after
+  // `from` (the next line, or a SET's value and its line end, is complete): a read that
+  // waits for the peer never holds answers back, and answers to the commands that arrived
+  // before the stream ended are never lost.
+  template <ByteStream Inner>
+  coro::Lazy<IoError> FlushBeforeWaiting(BufferedStream<Inner>& stream, std::size_t from) {
+    const std::string_view buffered = stream.Buffered();
+    if (from < buffered.size() && buffered.find('\n', from) != std::string_view::npos) {
+      co_return IoError();
+    }
+    co_return co_await stream.Flush(WriteDeadline());
+  }
+
   // Sends a last answer (with everything buffered before it) and ends the connection.
-  coro::Lazy<Counter*> LastAnswer(Stream& stream, std::string_view answer,
+  template <ByteStream Inner>
+  coro::Lazy<Counter*> LastAnswer(BufferedStream<Inner>& stream, std::string_view answer,
                                   Counter* outcome = nullptr) {
     if (outcome == nullptr) outcome = &dropped_bad_input_;
     IoError written = co_await stream.Write(answer, WriteDeadline());

@@ -10,6 +10,9 @@
 namespace fairsched {
 
 IoResult<SocketAddress> SocketAddress::FromHostPort(std::string_view host, std::uint16_t port) {
+  // inet_pton reads a C string: a NUL inside `host` would end it early, and "1.2.3.4\0junk"
+  // would parse as 1.2.3.4.
+  if (host.find('\0') != std::string_view::npos) return IoError(IoErrorCode::kInvalidAddress);
   const std::string host_text(host);
   SocketAddress address;
   auto* v4 = reinterpret_cast<sockaddr_in*>(&address.storage_);

@@ -14,39 +14,8 @@ libstdc++-6.dll / libwinpthread-1.dll next to it). Nothing here builds DLLs: the
 does not declare `supports_dynamic_linker`, so cc_test and cc_binary always link statically.
 """
 
-load("@bazel_tools//tools/build_defs/cc:action_names.bzl", "ACTION_NAMES")
-load(
-    "@rules_cc//cc:cc_toolchain_config_lib.bzl",
-    "artifact_name_pattern",
-    "feature",
-    "flag_group",
-    "flag_set",
-    "tool_path",
-)
-
-_COMPILE_ACTIONS = [
-    ACTION_NAMES.assemble,
-    ACTION_NAMES.preprocess_assemble,
-    ACTION_NAMES.c_compile,
-    ACTION_NAMES.cpp_compile,
-    ACTION_NAMES.cpp_header_parsing,
-    ACTION_NAMES.cpp_module_compile,
-    ACTION_NAMES.cpp_module_codegen,
-    ACTION_NAMES.linkstamp_compile,
-]
-
-_LINK_ACTIONS = [
-    ACTION_NAMES.cpp_link_executable,
-    ACTION_NAMES.cpp_link_dynamic_library,
-    ACTION_NAMES.cpp_link_nodeps_dynamic_library,
-]
-
-def _flags_feature(name, actions, flags, enabled = True):
-    return feature(
-        name = name,
-        enabled = enabled,
-        flag_sets = [flag_set(actions = actions, flag_groups = [flag_group(flags = flags)])],
-    )
+load("@rules_cc//cc:cc_toolchain_config_lib.bzl", "artifact_name_pattern", "feature", "tool_path")
+load("//tools/bazel:cc_toolchain_parts.bzl", "COMPILE_ACTIONS", "LINK_ACTIONS", "flags_feature")
 
 def _impl(ctx):
     prefix = "/usr/bin/x86_64-w64-mingw32-"
@@ -67,11 +36,11 @@ def _impl(ctx):
         # gcc would otherwise write the resolved (symbolic-link-free) path of headers found
         # through -isystem into its dependency files, and Bazel could not match those with
         # the declared headers of an external repository (their files are symbolic links).
-        _flags_feature("default_compile_flags", _COMPILE_ACTIONS, ["-fno-canonical-system-headers"]),
-        _flags_feature("default_link_flags", _LINK_ACTIONS, ["-static"]),
+        flags_feature("default_compile_flags", COMPILE_ACTIONS, ["-fno-canonical-system-headers"]),
+        flags_feature("default_link_flags", LINK_ACTIONS, ["-static"]),
         # The compilation modes: `--config=opt` adds -O2 -DNDEBUG itself (.bazelrc).
-        _flags_feature("dbg", _COMPILE_ACTIONS, ["-g", "-O0"], enabled = False),
-        _flags_feature("opt", _COMPILE_ACTIONS, ["-O2"], enabled = False),
+        flags_feature("dbg", COMPILE_ACTIONS, ["-g", "-O0"], enabled = False),
+        flags_feature("opt", COMPILE_ACTIONS, ["-O2"], enabled = False),
     ]
     return cc_common.create_cc_toolchain_config_info(
         ctx = ctx,
