@@ -42,6 +42,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -85,14 +86,19 @@ class JitterBackend {
   }
   void WaitUntil(TaskDeadline deadline, IoReadySink& sink) { inner_.WaitUntil(deadline, sink); }
   void CancelAll(IoReadySink& sink) {
-    MaybePause(cancel_all_per_mille, 1000);
+    MaybePause(cancel_all_per_mille, 600);
     inner_.CancelAll(sink);
   }
   bool EventsReady() { return false; }
   void Notify() {
     inner_.Notify();
     MaybePause(per_mille);
+    if (after_notify) after_notify();
   }
+  // Run after every Notify, on the notifying thread (Stop notifies after it sets its
+  // stopping and exit flags): a run installs it before its first Start and clears it after
+  // its last Stop, like tests/sched/hooked_backend.h.
+  static inline std::function<void()> after_notify;
 
  private:
   static void MaybePause(const Atomic<std::uint32_t>& knob, std::uint32_t max_micros = 400) {
@@ -138,11 +144,13 @@ inline std::int64_t EnvInteger(const char* name, std::int64_t fallback) {
 // CI: `ci_runs` runs from seed 1 for at most `ci_seconds`. FAIRSCHED_RANDOM_SEED=<n>
 // repeats scenario n (FAIRSCHED_RANDOM_RUNS times, default 1); FAIRSCHED_RANDOM_RUNS=<n>
 // alone runs n scenarios from a seed taken from the clock (printed), with no time limit.
-inline Limits LimitsFromEnvironment(std::int64_t ci_runs, double ci_seconds) {
+// FAIRSCHED_RANDOM_HANG_MS overrides `hang_limit`.
+inline Limits LimitsFromEnvironment(std::int64_t ci_runs, double ci_seconds,
+                                    milliseconds hang_limit = milliseconds(5000)) {
   Limits limits;
   limits.runs = ci_runs;
   limits.wall_seconds = ci_seconds;
-  limits.hang_limit = milliseconds(EnvInteger("FAIRSCHED_RANDOM_HANG_MS", 5000));
+  limits.hang_limit = milliseconds(EnvInteger("FAIRSCHED_RANDOM_HANG_MS", hang_limit.count()));
   const std::int64_t runs = EnvInteger("FAIRSCHED_RANDOM_RUNS", 0);
   const char* seed = std::getenv("FAIRSCHED_RANDOM_SEED");
   if (seed != nullptr && *seed != '\0') {
@@ -171,7 +179,8 @@ enum class PostKind : std::uint8_t {
   kWait,            // PostWait
 };
 enum class ActionKind : std::uint8_t {
-  kPostNode, kPostOneShot, kWakeup, kSignal, kCancel, kOpenGate, kPause
+  kPostNode, kPostOneShot, kWakeup, kSignal, kCancel, kOpenGate, kPause,
+  kPostPair,  // outside only: a one-shot, a spin of 20-400 us, another one-shot
 };
 
 struct Action {
@@ -271,6 +280,7 @@ class Scenario {
   void SnapshotStarts(std::array<std::uint32_t, kMaxSlots>& out) const;
   void Fail(const std::string& what);
   void StopAndCheck(bool expect_empty, const char* when);
+  void AfterNotify();
   void CheckLog();
   TaskDeadline DeadlineFor(PostKind kind, std::uint32_t variant) const;
 
@@ -283,6 +293,9 @@ class Scenario {
   bool batched_ = true;
   std::uint32_t jitter_per_mille_ = 0;
   std::uint32_t cancel_all_per_mille_ = 0;
+  // Chance that Stop's own Notify calls post a pair of one-shots from the owner's thread.
+  std::uint32_t stop_post_per_mille_ = 0;
+  std::thread::id owner_thread_;
   std::vector<std::unique_ptr<Node>> nodes_;
   std::vector<int> waiters_;  // node indexes of the waiters (the only wake targets)
   std::vector<Behaviour> plans_;  // one-shot callbacks
@@ -343,6 +356,7 @@ inline void Scenario::Generate() {
   const std::uint32_t jitter = pick(3);
   jitter_per_mille_ = kJitter[jitter];
   cancel_all_per_mille_ = kCancelAllJitter[jitter];
+  stop_post_per_mille_ = std::array<std::uint32_t, 3>{0, 300, 700}[pick(3)];
   auto add_nodes = [&](NodeKind kind, int count) {
     for (int i = 0; i < count; ++i) {
       nodes_.push_back(std::make_unique<Node>());
@@ -368,16 +382,16 @@ inline void Scenario::Generate() {
     for (int i = 0, n = static_cast<int>(pick(4)); i < n; ++i) {
       cycle.before_start.push_back(RandomAction(false));
     }
-    for (int t = 0, threads = 1 + static_cast<int>(pick(2)); t < threads; ++t) {
+    for (int t = 0, threads = 1 + static_cast<int>(pick(3)); t < threads; ++t) {
       std::vector<Action> list;
       for (int i = 0, n = 8 + static_cast<int>(pick(40)); i < n; ++i) {
         list.push_back(RandomAction(true));
       }
       cycle.outside.push_back(std::move(list));
     }
-    cycle.run_for = microseconds(pick(8000));
+    cycle.run_for = microseconds(pick(2) == 0 ? pick(1000) : pick(8000));
     cycle.stop_reposters = pick(2) == 0;
-    cycle.join_before_stop = pick(2) == 0;
+    cycle.join_before_stop = pick(3) == 0;
     cycle.open_gate = pick(4) != 0;
     script_.push_back(std::move(cycle));
   }
@@ -399,10 +413,10 @@ inline void Scenario::Generate() {
 inline Behaviour Scenario::RandomBehaviour(int max_actions, bool outside) {
   Behaviour behaviour;
   const std::uint32_t work = static_cast<std::uint32_t>(rng_() % 100);
-  if (work < 40) {
+  if (work < 20) {
     // no work
   } else if (work < 88) {
-    behaviour.spin = microseconds(1 + rng_() % 30);
+    behaviour.spin = microseconds(2 + rng_() % 60);
   } else if (work < 96) {
     behaviour.spin = microseconds(500 + rng_() % 2500);  // a long task
   } else {
@@ -417,8 +431,11 @@ inline Action Scenario::RandomAction(bool outside) {
   Action action;
   action.variant = static_cast<std::uint32_t>(rng_());
   const std::uint32_t roll = static_cast<std::uint32_t>(rng_() % 100);
-  if (outside && roll < 25) {
+  if (outside && roll < 20) {
     action.kind = ActionKind::kPause;
+  } else if (outside && roll < 30) {
+    action.kind = ActionKind::kPostPair;
+    action.target = static_cast<int>(rng_() % 8);
   } else if (roll < 55) {
     action.kind = ActionKind::kPostNode;
     action.target = static_cast<int>(rng_() % nodes_.size());
@@ -590,9 +607,17 @@ inline void Scenario::Perform(const Action& action) {
     case ActionKind::kOpenGate:
       gate_.store(true, std::memory_order_relaxed);
       break;
+    case ActionKind::kPostPair: {
+      PostOneShot(action.target);
+      const TaskDeadline until = TaskClock::now() + microseconds(20 + action.variant % 380);
+      while (TaskClock::now() < until) {
+      }
+      PostOneShot(action.target + 1);
+      break;
+    }
     case ActionKind::kPause: {
-      const std::uint32_t micros = action.variant % 500;
-      if (action.variant % 3 == 0) {
+      const std::uint32_t micros = action.variant % 1000;
+      if (action.variant % 2 == 0) {
         std::this_thread::sleep_for(microseconds(micros));
       } else {
         const TaskDeadline until = TaskClock::now() + microseconds(micros / 4);
@@ -670,6 +695,23 @@ inline void Scenario::RunCallback(std::uint32_t id, Task* self) {
   t.current_post = kNoPost;
 }
 
+// Stop notifies the backend right after it sets its stopping flag and again after its exit
+// flag: posts made there race with the drain's last look and the workers' exit. A pair of
+// one-shots with a pause between them, so that the second one can arrive while the first
+// runs.
+inline void Scenario::AfterNotify() {
+  thread_local bool inside = false;  // the hook's own posts notify too
+  if (inside || stop_post_per_mille_ == 0 || !in_stop_.load(std::memory_order_relaxed) ||
+      std::this_thread::get_id() != owner_thread_) {
+    return;
+  }
+  const std::uint32_t roll = static_cast<std::uint32_t>(ticks_.load(std::memory_order_relaxed) * 2654435761u);
+  if (roll % 1000 >= stop_post_per_mille_) return;
+  inside = true;
+  Perform(Action{ActionKind::kPostPair, static_cast<int>(roll % 8), roll >> 10});
+  inside = false;
+}
+
 inline void Scenario::StopAndCheck(bool expect_empty, const char* when) {
   in_stop_.store(true, std::memory_order_relaxed);
   scheduler_->Stop();
@@ -684,6 +726,8 @@ inline void Scenario::RunOwner() {
   JitterBackend::per_mille.store(jitter_per_mille_, std::memory_order_relaxed);
   JitterBackend::cancel_all_per_mille.store(cancel_all_per_mille_, std::memory_order_relaxed);
   JitterBackend::seed.store(seed_ * 7919 + 1, std::memory_order_relaxed);
+  owner_thread_ = std::this_thread::get_id();
+  JitterBackend::after_notify = [this] { AfterNotify(); };
   scheduler_ = std::make_unique<Scheduler>(options_);
   for (const Cycle& cycle : script_) {
     stop_reposters_.store(false, std::memory_order_relaxed);
@@ -723,6 +767,7 @@ inline void Scenario::RunOwner() {
   }
   // Posts that raced with the last Stop wait for this one (it runs them on a temporary worker).
   StopAndCheck(true, "the last Stop");
+  JitterBackend::after_notify = nullptr;  // the workers are gone
   CheckLog();
   done_.store(true, std::memory_order_release);
 }

@@ -30,7 +30,9 @@ TEST(RandomSequencesTest, RealSchedulerKeepsItsPromises) {
 #else
 
 TEST(RandomSequencesTest, FindsTheSeededBug) {
-  rs::Limits limits = rs::LimitsFromEnvironment(kSanitized ? 300 : 1000, kSanitized ? 50 : 18);
+  // A Stop that never returns is this bug's usual symptom: 2 s without progress calls it.
+  const rs::Limits limits = rs::LimitsFromEnvironment(kSanitized ? 300 : 1000, kSanitized ? 50 : 18,
+                                                      std::chrono::milliseconds(2000));
   const rs::Summary summary = rs::RunMany(limits, "seeded " FAIRSCHED_RANDOM_SEEDED_BUG);
   ASSERT_GT(summary.failed_runs, 0) << "the seeded bug " FAIRSCHED_RANDOM_SEEDED_BUG
                                     << " was not found in " << summary.runs << " runs ("
