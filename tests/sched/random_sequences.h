@@ -14,13 +14,13 @@
 //
 // Every post and every start is written to a log; after the run the model checks it:
 //   - every post ran exactly once, and no task ran twice at the same time;
-//   - order: a post P that joined the shared FIFO when it was made (from outside, a post
-//     with a deadline already passed, or under PostOrder::kStrict) is never started
-//     after a due post made after P returned; a run-now post made by a task under kBatched
-//     may be overtaken only by posts made while fewer than execute_batch_size starts had
-//     happened on its poster's worker and fewer than 3 * execute_batch_size on each other
-//     worker since P (counted in the tasks, so with a slack of kBoundSlack starts); two
-//     due posts made by one callback start in post order. "Started before" is counted
+//   - order: a post P that joined the shared FIFO when it was made (from outside, or under
+//     PostOrder::kStrict; a post whose deadline had passed only on request, see CheckLog)
+//     is never started after a due post made after P returned; a run-now post made by a
+//     task under kBatched may be overtaken only by posts made while fewer than
+//     execute_batch_size starts had happened on its poster's worker and fewer than
+//     3 * execute_batch_size on each other worker since P (counted in the tasks, so with a
+//     slack of kBoundSlack starts); two due posts made by one callback start in post order. "Started before" is counted
 //     only when it is certain from the log: on one worker, or before the callback that
 //     preceded P on P's worker ended (with several workers a worker takes one task at a
 //     time, so it took P after that);
