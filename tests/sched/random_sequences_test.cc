@@ -29,6 +29,16 @@ TEST(RandomSequencesTest, RealSchedulerKeepsItsPromises) {
 
 #else
 
+}  // namespace
+}  // namespace fairsched
+
+// A seeded bug may lose a task for good (the Stop race drops a one-shot with its worker's
+// local batch): that leak is the bug's, found already, so LeakSanitizer stays quiet at exit.
+extern "C" int __lsan_is_turned_off() { return 1; }
+
+namespace fairsched {
+namespace {
+
 TEST(RandomSequencesTest, FindsTheSeededBug) {
   // A Stop that never returns is this bug's usual symptom: 2 s without progress calls it.
   const rs::Limits limits = rs::LimitsFromEnvironment(kSanitized ? 300 : 1000, kSanitized ? 50 : 18,
