@@ -89,6 +89,32 @@ BUGS = {
         "      PublishOwnLocalToFront(worker);\n",
         "    if (exit_.load(std::memory_order_acquire)) {\n",
     ),
+    # sched/internal/worker_loop.h WorkerMain: a busy worker never takes over another
+    # worker's local batch at the end of its execution batches, so a post held by a long
+    # task waits for that task while the other workers run on (the bound is gone).
+    "busy_worker_skips_take_over": (
+        "sched/internal/worker_loop.h",
+        "      if (local_batches_ && worker_count_ > 1) TakeOverStaleBatches(worker);\n",
+        "",
+    ),
+    # sched/internal/sched_role.h LazyNow::IsDue: a deadline less than 2 ms away counts as
+    # due, so a timer can start up to 2 ms early.
+    "deadline_due_early": (
+        "sched/internal/sched_role.h",
+        "  bool IsDue(TaskDeadline deadline) { return deadline < TaskDeadline{} || deadline <= Get(); }\n",
+        "  bool IsDue(TaskDeadline deadline) {\n"
+        "    return deadline < TaskDeadline{} || deadline <= Get() + std::chrono::milliseconds(2);\n"
+        "  }\n",
+    ),
+    # sched/task_scheduler.h PostMarked: a post of a task that does not go into the local
+    # batch (a deadline, PostDeadlineThroughStop) no longer publishes the task's earlier
+    # posts held there first, so it can overtake them (per-poster order).
+    "post_skips_held_publish": (
+        "sched/task_scheduler.h",
+        "      // Any other post of a task goes behind that task's earlier posts still held locally.\n"
+        "      if (local_batches_) PublishOwnLocalToFront(worker);\n",
+        "",
+    ),
     # sched/internal/local_batch.h PublishClaimed: the head moves past the items before
     # they are published (the rule before the fix: take, then push), so a looker that
     # finds the batch empty runs on while a descheduled publisher still holds the items.

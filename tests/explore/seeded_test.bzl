@@ -2,6 +2,17 @@
 
 load("@rules_cc//cc:defs.bzl", "cc_test")
 
+def seeded_copy(bug, shipped):
+    """The genrule `seeded_<bug>`: tests/explore/seeded/<bug>/<file>, a copy of `shipped`
+    with seed_bug.py's `bug` (the build fails if the shipped text it replaces is gone)."""
+    native.genrule(
+        name = "seeded_" + bug,
+        srcs = [shipped],
+        outs = ["seeded/%s/%s" % (bug, shipped.split(":")[1].split("/")[-1])],
+        cmd = "python3 $(location seed_bug.py) %s $< $@" % bug,
+        tools = ["seed_bug.py"],
+    )
+
 def seeded_header_explore_test(name, bug, shipped, srcs, deps):
     """A scratch copy of `shipped` with seed_bug.py's `bug`, and the test that includes it.
 
@@ -12,13 +23,7 @@ def seeded_header_explore_test(name, bug, shipped, srcs, deps):
     so that the scenario's include resolves. The test passes only if the explorer reports the
     bug with the expected message.
     """
-    native.genrule(
-        name = "seeded_" + bug,
-        srcs = [shipped],
-        outs = ["seeded/%s/%s" % (bug, shipped.split(":")[1].split("/")[-1])],
-        cmd = "python3 $(location seed_bug.py) %s $< $@" % bug,
-        tools = ["seed_bug.py"],
-    )
+    seeded_copy(bug, shipped)
     cc_test(
         name = name,
         size = "small",
