@@ -34,6 +34,15 @@ class BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::LazyNow {
     return now_;
   }
   bool IsDue(TaskDeadline deadline) { return deadline < TaskDeadline{} || deadline <= Get(); }
+  // IsDue, exact at the call: a finite deadline after this pass's reading is checked
+  // against a new reading (the pass may receive posts made after its first reading, whose
+  // deadline passed before they were made). The reading only moves forward.
+  bool IsDueNow(TaskDeadline deadline) {
+    if (IsDue(deadline)) return true;
+    if (deadline == kNoDeadline) return false;
+    now_ = TaskClock::now();
+    return deadline <= now_;
+  }
 
  private:
   TaskDeadline now_{};
@@ -207,7 +216,10 @@ inline std::size_t BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Rece
   FAIRSCHED_DCHECK(!task->IsWaiting(),
                    "a waiting task was posted again (posting a task that is already queued)");
   const TaskDeadline deadline = task->Deadline();
-  if (now.IsDue(deadline)) {
+  // Exact (a clock read for a deadline that looks ahead): "a task whose deadline has
+  // passed when the sched-role receives it is ready at once, in post order", also while
+  // stopping (it then runs as expired, not as woken by Stop).
+  if (now.IsDueNow(deadline)) {
     // Due now. The state stays 0: a wakeup racing with this only sets kWoken and pushes
     // nothing, so the task is still in exactly one queue.
     MakeReady(task, true);

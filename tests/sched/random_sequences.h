@@ -776,13 +776,10 @@ inline void Scenario::RunOwner() {
 inline void Scenario::CheckLog() {
   const std::uint32_t count = std::min(next_post_.load(), kCapacity);
   // A post whose deadline had passed is checked for order (as the overtaken one) and for
-  // IsExpired() only with FAIRSCHED_RANDOM_CHECK_PAST_DEADLINE_ORDER=1: the sched-role judges
-  // "passed" by a clock read once per pass (LazyNow), which can predate a post it receives
-  // later in the same pass. Such a post then waits in the wait queue behind later posts,
-  // or, while Stop drains, runs at once as woken by Stop, with IsExpired() false
-  // (docs/testing.md, "What it found").
+  // IsExpired() unless FAIRSCHED_RANDOM_CHECK_PAST_DEADLINE_ORDER=0 (docs/testing.md, "What
+  // it found": the sched-role once judged "passed" by a clock read per pass).
   const bool check_past_deadline =
-      EnvInteger("FAIRSCHED_RANDOM_CHECK_PAST_DEADLINE_ORDER", 0) != 0;
+      EnvInteger("FAIRSCHED_RANDOM_CHECK_PAST_DEADLINE_ORDER", 1) != 0;
   std::vector<std::uint32_t> due;  // posts that join the FIFO as due (the order's subjects)
   for (std::uint32_t id = 0; id < count; ++id) {
     const PostRecord& r = posts_[id];
