@@ -25,10 +25,12 @@
 #include <string>
 #include <thread>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "coro/runtime.h"
 #include "io/tcp_server.h"
+#include "tests/io/echo_session.h"
 #include "tests/io/raw_client.h"
 #include "tests/io/socket_test.h"
 
@@ -43,17 +45,9 @@ class OsFaultsTest : public testing::SocketTest<Backend> {
  public:
   using Sched = typename testing::SocketTest<Backend>::Sched;
 
-  // Echoes whatever arrives until the stream ends, then closes gracefully.
+  // Echoes until the stream ends (tests/io/echo_session.h).
   static coro::Lazy<void> Echo(TcpStream<Sched> stream) {
-    char buffer[256];
-    while (true) {
-      IoResult<std::size_t> n = co_await stream.Read(buffer, coro::DeadlineAfter(seconds(30)));
-      if (!n.ok()) break;
-      const IoError written = co_await stream.Write(std::span<const char>(buffer, n.value()),
-                                                    coro::DeadlineAfter(seconds(30)));
-      if (!written.ok()) break;
-    }
-    CloseGracefully(stream);
+    return testing::EchoSession(std::move(stream));
   }
 };
 TYPED_TEST_SUITE(OsFaultsTest, testing::IoBackends, testing::BackendNames);

@@ -11,9 +11,11 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "coro/runtime.h"
+#include "tests/io/echo_session.h"
 #include "tests/io/raw_client.h"
 #include "tests/io/socket_test.h"
 
@@ -28,17 +30,9 @@ class TcpServerTest : public testing::SocketTest<Backend> {
  public:
   using Sched = typename testing::SocketTest<Backend>::Sched;
 
-  // Echoes whatever arrives until the stream ends, then closes gracefully.
+  // Echoes until the stream ends (tests/io/echo_session.h).
   static coro::Lazy<void> Echo(TcpStream<Sched> stream) {
-    char buffer[256];
-    while (true) {
-      IoResult<std::size_t> n = co_await stream.Read(buffer, coro::DeadlineAfter(seconds(30)));
-      if (!n.ok()) break;
-      const IoError written = co_await stream.Write(std::span<const char>(buffer, n.value()),
-                                                    coro::DeadlineAfter(seconds(30)));
-      if (!written.ok()) break;
-    }
-    CloseGracefully(stream);
+    return testing::EchoSession(std::move(stream));
   }
 
   IoResult<SocketAddress> StartOnLoopback(TcpServer<Sched>& server) {
