@@ -876,7 +876,7 @@ inline ReceiveFromFront(t) {
   :: else ->
      assert((state[t] & kWaiting) == 0);
      if
-     /* code: sched/internal/sched_role.h ReceiveFromFront: if (now.IsDue(deadline)) { */
+     /* code: sched/internal/sched_role.h ReceiveFromFront: if (now.IsDueNow(deadline)) { */
      :: deadline[t] == DUE -> MakeReady(t)
      :: deadline[t] == FUTURE -> MakeReady(t)        /* the deadline has passed by now */
 #ifdef STOP
