@@ -100,12 +100,12 @@ std::span<const ConstIoSlice> DropSent(std::span<const ConstIoSlice> rest, std::
                                        std::vector<ConstIoSlice>& own);
 }  // namespace internal
 
-// A connected TCP socket. Move-only; the destructor closes it (and drops the object's
-// reference: an operation still finishing in another coroutine keeps the socket's state
-// alive until it returns).
 template <typename Scheduler>
 class TcpServer;  // io/tcp_server.h
 
+// A connected TCP socket. Move-only; the destructor closes it (and drops the object's
+// reference: an operation still finishing in another coroutine keeps the socket's state
+// alive until it returns).
 template <typename Scheduler>
 class TcpStream : public internal::SocketHandle<Scheduler, internal::kTcpStreamName> {
   using Handle = internal::SocketHandle<Scheduler, internal::kTcpStreamName>;

@@ -11,7 +11,6 @@
 // fds and the backend's live operations with the start).
 #include <gtest/gtest.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -51,16 +50,6 @@ class OsFaultsTest : public testing::SocketTest<Backend> {
   }
 };
 TYPED_TEST_SUITE(OsFaultsTest, testing::IoBackends, testing::BackendNames);
-
-// True if a byte arrives on `client` within `wait` (without taking it).
-bool Readable(int fd, milliseconds wait) {
-  pollfd entry{fd, POLLIN, 0};
-  while (true) {
-    const int ready = ::poll(&entry, 1, static_cast<int>(wait.count()));
-    if (ready < 0 && errno == EINTR) continue;
-    return ready > 0;
-  }
-}
 
 // CPU time (user + system) this process has used.
 std::chrono::microseconds ProcessCpuTime() {
@@ -129,7 +118,7 @@ TYPED_TEST(OsFaultsTest, OutOfFdsAtAcceptKeepsServingAndRecovers) {
     ASSERT_EQ(::send(waiting, "waiting", 7, MSG_NOSIGNAL), 7);
     const auto cpu_before = ProcessCpuTime();
     const auto wall_before = std::chrono::steady_clock::now();
-    EXPECT_FALSE(Readable(waiting, milliseconds(500))) << "accepted with no fd free";
+    EXPECT_FALSE(testing::RawClient::Readable(waiting, milliseconds(500))) << "accepted with no fd free";
     // The open session is served as before.
     EXPECT_TRUE(served.RoundTrip("during"));
     std::this_thread::sleep_for(milliseconds(500));
@@ -143,7 +132,7 @@ TYPED_TEST(OsFaultsTest, OutOfFdsAtAcceptKeepsServingAndRecovers) {
     EXPECT_EQ(server.accepted(), 1);
   }
   // Fds free again: the waiting connection is accepted and served.
-  EXPECT_TRUE(Readable(waiting, milliseconds(10000))) << "not accepted after the fds came back";
+  EXPECT_TRUE(testing::RawClient::Readable(waiting, milliseconds(10000))) << "not accepted after the fds came back";
   char echoed[8] = {};
   EXPECT_EQ(::recv(waiting, echoed, 7, MSG_WAITALL), 7);
   EXPECT_EQ(std::string(echoed), "waiting");

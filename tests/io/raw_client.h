@@ -146,12 +146,14 @@ class RawClient {
   }
   // True if a byte (or the end of the stream) is ready to read within `wait`; the byte is
   // left in place.
-  bool Readable(std::chrono::milliseconds wait) const {
+  bool Readable(std::chrono::milliseconds wait) const { return Readable(fd_, wait); }
+  // The same for any socket (one the caller made without a RawClient).
+  static bool Readable(Fd fd, std::chrono::milliseconds wait) {
 #ifdef _WIN32
-    WSAPOLLFD entry{fd_, POLLRDNORM, 0};
+    WSAPOLLFD entry{fd, POLLRDNORM, 0};
     return ::WSAPoll(&entry, 1, static_cast<int>(wait.count())) > 0;
 #else
-    pollfd entry{fd_, POLLIN, 0};
+    pollfd entry{fd, POLLIN, 0};
     while (true) {
       const int ready = ::poll(&entry, 1, static_cast<int>(wait.count()));
       if (ready < 0 && errno == EINTR) continue;
