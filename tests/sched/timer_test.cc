@@ -253,8 +253,8 @@ TEST(TimerTest, DeadlinePassedAfterThePassReadTheClockRunsExpiredDuringStop) {
     HoldingScheduler sched;
     sched.Start(workers);
     const LatePostResult result = PostPastDeadlineWhileRoleHolds(sched, workers, /*stop=*/true);
-    EXPECT_TRUE(result.expired) << workers
-                                << " workers: ran as woken by Stop although its deadline had passed";
+    EXPECT_TRUE(result.expired)
+        << workers << " workers: ran as woken by Stop although its deadline had passed";
     EXPECT_TRUE(sched.IsEmpty());
   }
 }
