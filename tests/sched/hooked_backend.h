@@ -1,9 +1,11 @@
 // A test IO backend that lets a test act at the scheduler's backend calls: NoIoBackend with
-// a hook run after every Notify and one run before every CancelAll, on the calling thread.
+// a hook run before every Poll, one after every Notify and one before every CancelAll, on
+// the calling thread.
 // Stop notifies the backend from its own thread after it sets stopping_ and again after it
 // sets exit_, and the role holder calls CancelAll on every pass while stopping: tests use
 // these points to make posts race with Stop's drain and the workers' exit on purpose
-// (tests/sched/lifecycle_test.cc, tests/sched/held_post_test.cc).
+// (tests/sched/lifecycle_test.cc, tests/sched/held_post_test.cc); the randomized sequences
+// (tests/sched/random_sequences.h) pause the role holder there at random.
 //
 // The hooks are static (the scheduler default-constructs its backend). Install them before
 // Start and clear them after Stop: the workers read them, so changing them while workers
@@ -20,10 +22,14 @@ namespace fairsched::testing {
 
 class HookedBackend {
  public:
+  static inline std::function<void()> before_poll;
   static inline std::function<void()> after_notify;
   static inline std::function<void()> before_cancel_all;
 
-  void Poll(IoReadySink& sink) { inner_.Poll(sink); }
+  void Poll(IoReadySink& sink) {
+    if (before_poll) before_poll();
+    inner_.Poll(sink);
+  }
   void WaitUntil(TaskDeadline deadline, IoReadySink& sink) { inner_.WaitUntil(deadline, sink); }
   void CancelAll(IoReadySink& sink) {
     if (before_cancel_all) before_cancel_all();

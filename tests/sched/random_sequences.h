@@ -8,7 +8,7 @@
 // PostDeadline (past and future), PostDeadlineThroughStop, PostWait, Wakeup, Signal,
 // Cancel, each also made from inside tasks; 1-4 Start/Stop cycles, outside threads racing
 // with Stop or joined before it. The seed fixes the scenario, not the interleaving: the
-// threads run for real. An IO backend (JitterBackend) widens the races around Stop: the
+// threads run for real. An IO backend (HookedBackend, with Jitter) widens the races around Stop: the
 // role holder sleeps at random in Poll and, while Stop drains, in CancelAll, and Stop's own
 // Notify calls sometimes post a pair of one-shots from the owner's thread.
 //
@@ -56,6 +56,7 @@
 #include "sched/task.h"
 #include "sched/task_scheduler.h"
 #include "sync/primitives.h"
+#include "tests/sched/hooked_backend.h"
 #include "tests/stress.h"
 
 namespace fairsched::testing::random_sequences {
@@ -71,38 +72,17 @@ inline constexpr std::int64_t kBoundSlack = 2;
 // was not run is added, so a paused or starved process does not fail it).
 inline constexpr nanoseconds kWakeLatencyBound = std::chrono::seconds(5);
 
-// NoIoBackend that sleeps for a random while at some of the role holder's calls (Poll,
-// CancelAll) and after a poster's Notify, as if the OS descheduled the thread there. The
-// chance is per mille, set by the run before Start (one run at a time).
-class JitterBackend {
- public:
+// Sleeps for a random while at some of the role holder's calls (Poll, CancelAll) and after a
+// poster's Notify, as if the OS descheduled the thread there: the run installs Pause as the
+// hooks of tests/sched/hooked_backend.h. The chance is per mille, set by the run before
+// Start (one run at a time).
+struct Jitter {
   static inline Atomic<std::uint32_t> per_mille{0};
   // CancelAll runs only while Stop drains, at every role take: its own (higher) chance.
   static inline Atomic<std::uint32_t> cancel_all_per_mille{0};
   static inline Atomic<std::uint64_t> seed{1};
 
-  void Poll(IoReadySink& sink) {
-    MaybePause(per_mille);
-    inner_.Poll(sink);
-  }
-  void WaitUntil(TaskDeadline deadline, IoReadySink& sink) { inner_.WaitUntil(deadline, sink); }
-  void CancelAll(IoReadySink& sink) {
-    MaybePause(cancel_all_per_mille, 600);
-    inner_.CancelAll(sink);
-  }
-  bool EventsReady() { return false; }
-  void Notify() {
-    inner_.Notify();
-    MaybePause(per_mille);
-    if (after_notify) after_notify();
-  }
-  // Run after every Notify, on the notifying thread (Stop notifies after it sets its
-  // stopping and exit flags): a run installs it before its first Start and clears it after
-  // its last Stop, like tests/sched/hooked_backend.h.
-  static inline std::function<void()> after_notify;
-
- private:
-  static void MaybePause(const Atomic<std::uint32_t>& knob, std::uint32_t max_micros = 400) {
+  static void Pause(const Atomic<std::uint32_t>& knob, std::uint32_t max_micros = 400) {
     // Relaxed: a knob; a stale value only changes the chance.
     const std::uint32_t chance = knob.load(std::memory_order_relaxed);
     if (chance == 0) return;
@@ -113,10 +93,9 @@ class JitterBackend {
     if (rng() % 1000 >= chance) return;
     std::this_thread::sleep_for(microseconds(rng() % max_micros));
   }
-  NoIoBackend inner_;
 };
 
-using Scheduler = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, JitterBackend>;
+using Scheduler = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, HookedBackend>;
 
 // What one run found: empty `failure` when the model accepted the log.
 struct Outcome {
@@ -724,11 +703,16 @@ inline void Scenario::StopAndCheck(bool expect_empty, const char* when) {
 
 inline void Scenario::RunOwner() {
   run_id_ = g_run_ids.fetch_add(1, std::memory_order_relaxed) + 1;
-  JitterBackend::per_mille.store(jitter_per_mille_, std::memory_order_relaxed);
-  JitterBackend::cancel_all_per_mille.store(cancel_all_per_mille_, std::memory_order_relaxed);
-  JitterBackend::seed.store(seed_ * 7919 + 1, std::memory_order_relaxed);
+  Jitter::per_mille.store(jitter_per_mille_, std::memory_order_relaxed);
+  Jitter::cancel_all_per_mille.store(cancel_all_per_mille_, std::memory_order_relaxed);
+  Jitter::seed.store(seed_ * 7919 + 1, std::memory_order_relaxed);
   owner_thread_ = std::this_thread::get_id();
-  JitterBackend::after_notify = [this] { AfterNotify(); };
+  HookedBackend::before_poll = [] { Jitter::Pause(Jitter::per_mille); };
+  HookedBackend::before_cancel_all = [] { Jitter::Pause(Jitter::cancel_all_per_mille, 600); };
+  HookedBackend::after_notify = [this] {
+    Jitter::Pause(Jitter::per_mille);
+    AfterNotify();
+  };
   scheduler_ = std::make_unique<Scheduler>(options_);
   for (const Cycle& cycle : script_) {
     stop_reposters_.store(false, std::memory_order_relaxed);
@@ -768,7 +752,10 @@ inline void Scenario::RunOwner() {
   }
   // Posts that raced with the last Stop wait for this one (it runs them on a temporary worker).
   StopAndCheck(true, "the last Stop");
-  JitterBackend::after_notify = nullptr;  // the workers are gone
+  // The workers are gone.
+  HookedBackend::before_poll = nullptr;
+  HookedBackend::before_cancel_all = nullptr;
+  HookedBackend::after_notify = nullptr;
   CheckLog();
   done_.store(true, std::memory_order_release);
 }
