@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <numeric>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -394,21 +395,37 @@ TYPED_TEST(SchedulerTest, IdleSchedulerUsesNoCpu) {
   TypeParam sched;
   sched.Start(2);
   Task distant([](Task*) {});  // not `far`: <windows.h> defines that as a macro
-  sched.PostDelay(&distant, seconds(5));                   // a deadline to sleep towards
-  for (int i = 0; i < 100; ++i) sched.PostOneShot([] {});  // some work, then idle
-  std::this_thread::sleep_for(milliseconds(50));
-  const double before = ProcessCpuSeconds();
-  std::this_thread::sleep_for(seconds(1));
-  const double used = ProcessCpuSeconds() - before;
+  sched.PostDelay(&distant, seconds(5));  // a deadline to sleep towards
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 100; ++i) sched.PostOneShot([&ran] { ran.fetch_add(1); });  // some work
+  const auto work_deadline = std::chrono::steady_clock::now() + seconds(30);
+  while (ran.load() < 100 && std::chrono::steady_clock::now() < work_deadline) {
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  ASSERT_EQ(ran.load(), 100);
+  std::this_thread::sleep_for(milliseconds(50));  // past every spin_before_park: now idle
   // < 1% of one core; sanitizer runtimes run background threads of their own: 5% there.
   // Windows counts CPU time in whole scheduler ticks (15.6 ms; 10 ms under Wine), so one
-  // tick landing in the window is already 1%: allow two there (a polling worker uses 100%).
+  // tick landing in the window is already 1%: allow two there.
 #if defined(_WIN32)
   constexpr double kLimit = 0.035;
 #else
   constexpr double kLimit = testing::kSanitized ? 0.05 : 0.01;
 #endif
-  EXPECT_LT(used, kLimit) << used << " s of CPU in 1 s idle";
+  // Up to three 1-s windows, passing on the first under the limit: a worker that polls or
+  // wakes periodically uses far more in every window, while a one-off charge to the process
+  // (seen once in CI while the machine compiled: 20 ms in one window) only spoils one.
+  std::string windows;
+  bool idle = false;
+  for (int window = 0; window < 3 && !idle; ++window) {
+    const double before = ProcessCpuSeconds();
+    std::this_thread::sleep_for(seconds(1));
+    const double used = ProcessCpuSeconds() - before;
+    windows += std::to_string(used) + " s ";
+    idle = used < kLimit;
+  }
+  EXPECT_TRUE(idle) << "CPU used in each 1-s idle window: " << windows << "(limit " << kLimit
+                    << " s)";
   sched.Wakeup(&distant);
   ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
 }
