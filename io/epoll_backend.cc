@@ -13,6 +13,8 @@
 #include <chrono>
 #include <cstdint>
 
+#include "io/internal/socket_faults.h"
+
 namespace fairsched {
 
 namespace {
@@ -179,7 +181,11 @@ void EpollBackend::WaitAndDispatch(const timespec* timeout, bool sleeping, IoRea
   for (int i = 0; i < count; ++i) {
     auto* op = static_cast<IoOp*>(events[i].data.ptr);
     if (op == nullptr) continue;  // the wake eventfd: its only job was to end the wait
-    const std::uint32_t readiness = FromEpollEvents(events[i].events);
+    std::uint32_t readiness = FromEpollEvents(events[i].events);
+    if (internal::SocketFaults* faults = internal::InstalledSocketFaults();
+        faults != nullptr && op->kind() == IoOpKind::kWatch && faults->FalseReadiness(op->fd())) {
+      readiness |= kIoReadable | kIoWritable;  // the fault seam: a side that is not ready
+    }
     if (op->kind() == IoOpKind::kWatch) {
       registry_.Ready(op, readiness, sink);
     } else {

@@ -12,10 +12,13 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <utility>
+
+#include "io/internal/socket_faults.h"
 
 namespace fairsched {
 
@@ -48,6 +51,10 @@ std::uint32_t FromPollMask(std::int32_t revents) {
 
 namespace internal {
 int InitRing(io_uring* ring, unsigned entries, RingInit init, io_uring_params* params) {
+  // The fault seam (io/internal/socket_faults.h): a setup the kernel would refuse.
+  if (SocketFaults* faults = InstalledSocketFaults(); faults != nullptr) {
+    if (const int fault = faults->BeforeRingSetup(); fault != 0) return fault;
+  }
   *params = io_uring_params{};
   params->flags = IORING_SETUP_CLAMP | IORING_SETUP_SUBMIT_ALL;
   const int error = init(entries, ring, params);
@@ -72,9 +79,13 @@ IoUringBackend::IoUringBackend(unsigned entries) : ring_(std::make_unique<io_uri
   const int error = internal::InitRing(ring_.get(), std::max(entries, 8u),
                                        &io_uring_queue_init_params, &params);
   submit_all_ = (params.flags & IORING_SETUP_SUBMIT_ALL) != 0;
+  if (error != 0) {
+    // Said before the check aborts: which error the kernel gave (ENOMEM, EPERM, ENOSYS...).
+    std::fprintf(stderr, "IoUringBackend: io_uring_queue_init: %s\n", std::strerror(-error));
+  }
   FAIRSCHED_CHECK(error == 0,
                   "IoUringBackend: io_uring_queue_init failed (io_uring disabled "
-                  "by the kernel or sandbox, or out of memory)");
+                  "by the kernel or sandbox, or out of memory); ask IoBackendSupported first");
   FAIRSCHED_CHECK((params.features & IORING_FEAT_EXT_ARG) != 0,
                   "IoUringBackend: the kernel lacks IORING_FEAT_EXT_ARG (needs Linux 5.11+)");
   // Blocking eventfd on purpose: io_uring returns -EAGAIN for a read on an O_NONBLOCK file
@@ -303,8 +314,15 @@ void IoUringBackend::Arm(IoOp* op) {
   FAIRSCHED_CHECK(!IsMultishot(op->kind()) || op->events() != nullptr,
                   "a multishot IoOp needs an event queue");
   io_uring_sqe* sqe = GetSqe();
+  std::size_t capped_length = op->length();
+  if (op->kind() == IoOpKind::kSend || op->kind() == IoOpKind::kWrite) {
+    // The fault seam (io/internal/socket_faults.h) may cap a send: a short write.
+    if (internal::SocketFaults* faults = internal::InstalledSocketFaults(); faults != nullptr) {
+      faults->BeforeSend(op->fd(), &capped_length);
+    }
+  }
   const unsigned length = static_cast<unsigned>(
-      std::min<std::size_t>(op->length(), std::numeric_limits<unsigned>::max()));
+      std::min<std::size_t>(capped_length, std::numeric_limits<unsigned>::max()));
   switch (op->kind()) {
     case IoOpKind::kWatch:
       io_uring_prep_poll_multishot(sqe, op->fd(), ToPollMask(op->interest()));
@@ -494,7 +512,15 @@ void IoUringBackend::Reap(IoReadySink& sink) {
 }
 
 void IoUringBackend::SubmitPending() {
-  if (io_uring_sq_ready(ring_.get()) > 0) io_uring_submit(ring_.get());
+  if (io_uring_sq_ready(ring_.get()) == 0) return;
+  // A refused submit (-EAGAIN: no memory for the requests; -EBUSY: completions overflowed)
+  // leaves the entries queued; the next SubmitPending, at the latest after the next wait,
+  // hands them over. The fault seam (io/internal/socket_faults.h) refuses some on purpose.
+  if (internal::SocketFaults* faults = internal::InstalledSocketFaults();
+      faults != nullptr && faults->BeforeRingSubmit() != 0) {
+    return;
+  }
+  io_uring_submit(ring_.get());
 }
 
 io_uring_sqe* IoUringBackend::GetSqe() {

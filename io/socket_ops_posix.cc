@@ -6,9 +6,11 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
+#include "io/internal/socket_faults.h"
 #include "io/internal/socket_ops.h"
 
 namespace fairsched::internal {
@@ -92,12 +94,28 @@ int SocketName(int fd, bool peer, sockaddr_storage* storage, socklen_t* length) 
   return status == 0 ? 0 : -errno;
 }
 
+// The fault seam (io/internal/socket_faults.h) of the readiness path's calls below: the
+// installed faults' answer for a receive / send / accept, 0 when none are installed. A send
+// may also be capped (`*limit`).
+namespace {
+int ReceiveFault(int fd) {
+  SocketFaults* faults = InstalledSocketFaults();
+  return faults == nullptr ? 0 : faults->BeforeReceive(fd);
+}
+int SendFault(int fd, std::size_t* limit) {
+  SocketFaults* faults = InstalledSocketFaults();
+  return faults == nullptr ? 0 : faults->BeforeSend(fd, limit);
+}
+}  // namespace
+
 std::ptrdiff_t RecvNow(int fd, char* buffer, std::size_t size) {
+  if (const int fault = ReceiveFault(fd); fault != 0) return fault;
   const ssize_t n = ::recv(fd, buffer, size, MSG_DONTWAIT);
   return n >= 0 ? n : -errno;
 }
 
 std::ptrdiff_t SendNow(int fd, const char* data, std::size_t size) {
+  if (const int fault = SendFault(fd, &size); fault != 0) return fault;
   const ssize_t n = ::send(fd, data, size, MSG_DONTWAIT | MSG_NOSIGNAL);
   return n >= 0 ? n : -errno;
 }
@@ -113,18 +131,34 @@ msghdr MessageOf(iovec* slices, std::size_t count) {
 }  // namespace
 
 std::ptrdiff_t RecvVNow(int fd, const IoSlice* slices, std::size_t count) {
+  if (const int fault = ReceiveFault(fd); fault != 0) return fault;
   msghdr message = MessageOf(IoSlice::Native(slices), count);
   const ssize_t n = ::recvmsg(fd, &message, MSG_DONTWAIT);
   return n >= 0 ? n : -errno;
 }
 
 std::ptrdiff_t SendVNow(int fd, const ConstIoSlice* slices, std::size_t count) {
-  const msghdr message = MessageOf(ConstIoSlice::Native(slices), count);
+  std::size_t limit = static_cast<std::size_t>(-1);
+  if (const int fault = SendFault(fd, &limit); fault != 0) return fault;
+  msghdr message = MessageOf(ConstIoSlice::Native(slices), count);
+  iovec capped{};
+  if (limit != static_cast<std::size_t>(-1)) {
+    // A capped send: one slice of at most `limit` bytes (the first non-empty one).
+    std::size_t first = 0;
+    while (first + 1 < count && message.msg_iov[first].iov_len == 0) ++first;
+    capped = message.msg_iov[first];
+    capped.iov_len = std::min(capped.iov_len, limit);
+    message.msg_iov = &capped;
+    message.msg_iovlen = 1;
+  }
   const ssize_t n = ::sendmsg(fd, &message, MSG_DONTWAIT | MSG_NOSIGNAL);
   return n >= 0 ? n : -errno;
 }
 
 int AcceptNow(int listen_fd) {
+  if (SocketFaults* faults = InstalledSocketFaults(); faults != nullptr) {
+    if (const int fault = faults->BeforeAccept(listen_fd); fault != 0) return fault;
+  }
   const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
   return fd >= 0 ? fd : -errno;
 }

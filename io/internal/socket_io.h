@@ -146,9 +146,11 @@ class SocketIo<Scheduler, false> {
       }
       const std::ptrdiff_t n = SendNow(core->fd(), data.data() + done, data.size() - done);
       if (n >= 0) {
+        // A short send is tried again at once, not taken as a full buffer: only EAGAIN
+        // says the next writable edge is coming (a send cut short for another reason, say
+        // a signal, would otherwise wait for an edge that never comes).
         done += static_cast<std::size_t>(n);
         core->Touch();
-        if (done < data.size()) core->SetDrained(Core::kWriteSide);  // the buffer is full
         continue;
       }
       if (n == -EINTR) continue;
@@ -186,13 +188,10 @@ class SocketIo<Scheduler, false> {
       }
       if (n > 0) {
         core->Touch();
-        // Short: the socket's buffer is full (send) or empty (receive) for now.
-        if (static_cast<std::size_t>(n) < bytes) {
-          if constexpr (kSend) {
-            core->SetDrained(kSide);
-          } else {
-            core->SetDrainedAfterShortRead();
-          }
+        // A short receive: the socket's buffer is empty for now. A short send is not taken
+        // as a full buffer (see Transmit): the next send finds out, with EAGAIN.
+        if constexpr (!kSend) {
+          if (static_cast<std::size_t>(n) < bytes) core->SetDrainedAfterShortRead();
         }
       }
       if (n >= 0) co_return static_cast<std::size_t>(n);

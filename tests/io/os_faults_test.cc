@@ -1,11 +1,14 @@
-// Real operating-system faults against io::TcpServer (io/tcp_server.h) on epoll and
-// io_uring, produced by the kernel itself rather than by a mock:
+// Operating-system faults against io::TcpServer (io/tcp_server.h) on epoll and io_uring.
+// First those the kernel itself produces:
 //   - out of file descriptors: RLIMIT_NOFILE lowered to the fds already open, so accept
 //     fails with EMFILE while a connection waits in the backlog;
 //   - a peer that resets the connection (SO_LINGER 0, then close) while the server is in
 //     the middle of a large write;
 //   - signals without SA_RESTART hitting the workers thousands of times a second, so that
 //     their system calls (epoll_wait, io_uring_enter, the socket calls) fail with EINTR.
+// Then those only the socket layer's fault seam (io/internal/socket_faults.h) can produce:
+// sends of one byte at a time, readiness that was false, EINTR from the socket calls,
+// EMFILE/ENFILE at accept, and io_uring's setup and submit refused.
 // For each: the session that meets the fault gets a clear error, the other sessions keep
 // being served, the server does not spin, and nothing leaks (the fixture compares the open
 // fds and the backend's live operations with the start).
@@ -18,6 +21,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -28,6 +32,7 @@
 #include <vector>
 
 #include "coro/runtime.h"
+#include "io/internal/socket_faults.h"
 #include "io/tcp_server.h"
 #include "tests/io/echo_session.h"
 #include "tests/io/raw_client.h"
@@ -250,6 +255,191 @@ TYPED_TEST(OsFaultsTest, SignalsInterruptingTheWorkersLoseNothing) {
   EXPECT_GT(round_trips, 40);
   // The fault happened: the workers took the signals.
   EXPECT_GT(g_interruptions.load(), 100);
+}
+
+// ---- Faults through the seam ----
+
+// The faults a test asks for, counted as they are injected. Every knob is atomic: the
+// socket calls ask from the workers while the test thread sets them.
+class FaultPlan : public internal::SocketFaults {
+ public:
+  std::atomic<std::size_t> send_cap{0};         // 0: sends are not capped
+  std::atomic<bool> false_readiness{false};     // every edge: both sides said ready
+  std::atomic<int> interrupt_every{0};          // every Nth send/receive/accept: -EINTR
+  std::atomic<int> accept_failures{0};          // the next N accepts fail with accept_errno
+  std::atomic<int> accept_errno{EMFILE};
+  std::atomic<int> ring_setup_errno{0};         // io_uring_queue_init refused with it
+  std::atomic<bool> refuse_every_other_submit{false};
+
+  std::atomic<long> capped_sends{0};
+  std::atomic<long> false_readies{0};
+  std::atomic<long> interrupts{0};
+  std::atomic<long> failed_accepts{0};
+  std::atomic<long> refused_submits{0};
+
+  int BeforeReceive(int) override {
+    return MaybeInterrupt();
+  }
+  bool FalseReadiness(int) override {
+    if (!false_readiness.load()) return false;
+    false_readies.fetch_add(1);
+    return true;
+  }
+  int BeforeSend(int, std::size_t* limit) override {
+    if (const int e = MaybeInterrupt(); e != 0) return e;
+    const std::size_t cap = send_cap.load();
+    if (cap != 0 && *limit > cap) {
+      *limit = cap;
+      capped_sends.fetch_add(1);
+    }
+    return 0;
+  }
+  int BeforeAccept(int) override {
+    if (const int e = MaybeInterrupt(); e != 0) return e;
+    int left = accept_failures.load();
+    while (left > 0 && !accept_failures.compare_exchange_weak(left, left - 1)) {
+    }
+    if (left <= 0) return 0;
+    failed_accepts.fetch_add(1);
+    return -accept_errno.load();
+  }
+  int BeforeRingSetup() override { return -ring_setup_errno.load(); }
+  int BeforeRingSubmit() override {
+    if (refuse_every_other_submit.load() && submits_.fetch_add(1) % 2 == 0) {
+      refused_submits.fetch_add(1);
+      return -EAGAIN;
+    }
+    return 0;
+  }
+
+ private:
+  int MaybeInterrupt() {
+    const int every = interrupt_every.load();
+    if (every == 0 || calls_.fetch_add(1) % every != 0) return 0;
+    interrupts.fetch_add(1);
+    return -EINTR;
+  }
+  std::atomic<long> submits_{0};
+  std::atomic<long> calls_{0};
+};
+
+// The seam's faults are installed for the whole test, and removed only after the
+// scheduler (whose role holder submits to the ring between waits) is gone.
+template <typename Backend>
+class InjectedFaultsTest : public OsFaultsTest<Backend> {
+ protected:
+  void SetUp() override {
+    OsFaultsTest<Backend>::SetUp();
+    internal::InstallSocketFaults(&plan_);
+  }
+  void TearDown() override {
+    OsFaultsTest<Backend>::TearDown();  // destroys the scheduler
+    internal::InstallSocketFaults(nullptr);
+  }
+
+  // Starts an echo server on loopback; `round_trips` clients of it each send messages of
+  // growing size (up to `largest` bytes) and check each comes back whole, in order.
+  bool EchoFromClients(int clients, int round_trips, std::size_t largest,
+                       std::string* failure) {
+    using Sched = typename OsFaultsTest<Backend>::Sched;
+    TcpServer<Sched> server(this->scheduler(), &OsFaultsTest<Backend>::Echo);
+    IoResult<SocketAddress> address =
+        server.Start(SocketAddress::Parse("127.0.0.1:0").value());
+    if (!address.ok()) {
+      *failure = "Start: " + address.error().Message();
+      return false;
+    }
+    bool ok = true;
+    {
+      std::vector<std::unique_ptr<testing::RawClient>> open;
+      for (int c = 0; c < clients; ++c) {
+        open.push_back(std::make_unique<testing::RawClient>(address.value()));
+      }
+      for (int r = 0; r < round_trips && ok; ++r) {
+        for (int c = 0; c < clients && ok; ++c) {
+          const std::size_t size = 1 + (largest * static_cast<std::size_t>(r + 1)) /
+                                           static_cast<std::size_t>(round_trips);
+          const std::string message(size, static_cast<char>('a' + (r + c) % 26));
+          ok = open[static_cast<std::size_t>(c)]->RoundTrip(message);
+          if (!ok) *failure = "round trip " + std::to_string(r) + " of client " +
+                              std::to_string(c) + " (" + std::to_string(size) + " bytes)";
+        }
+      }
+    }
+    server.Shutdown(seconds(5));
+    return ok;
+  }
+
+  FaultPlan plan_;
+};
+TYPED_TEST_SUITE(InjectedFaultsTest, testing::IoBackends, testing::BackendNames);
+
+TYPED_TEST(InjectedFaultsTest, OneByteSendsDeliverEveryByteInOrder) {
+  this->plan_.send_cap.store(1);
+  std::string failure;
+  EXPECT_TRUE(this->EchoFromClients(3, 6, 8192, &failure)) << failure;
+  // The fault happened: the server's answers went out a byte per send.
+  EXPECT_GT(this->plan_.capped_sends.load(), 8192);
+}
+
+TYPED_TEST(InjectedFaultsTest, FalseReadinessAndInterruptedCallsLoseNothing) {
+  if constexpr (std::is_same_v<TypeParam, IoUringBackend>) {
+    GTEST_SKIP() << "io_uring receives through the ring: no readiness to be false";
+  }
+  this->plan_.false_readiness.store(true);
+  this->plan_.interrupt_every.store(3);
+  std::string failure;
+  EXPECT_TRUE(this->EchoFromClients(3, 20, 20000, &failure)) << failure;
+  EXPECT_GT(this->plan_.false_readies.load(), 30);
+  EXPECT_GT(this->plan_.interrupts.load(), 30);
+}
+
+TYPED_TEST(InjectedFaultsTest, AcceptOutOfFdsIsRetriedAndTheOthersAreServed) {
+  using Sched = typename TestFixture::Sched;
+  if constexpr (std::is_same_v<TypeParam, IoUringBackend>) {
+    GTEST_SKIP() << "io_uring accepts through the ring (covered by the RLIMIT test on epoll)";
+  }
+  TcpServer<Sched> server(this->scheduler(), &TestFixture::Echo);
+  IoResult<SocketAddress> address = server.Start(SocketAddress::Parse("127.0.0.1:0").value());
+  ASSERT_TRUE(address.ok());
+  testing::RawClient served(address.value());
+  ASSERT_TRUE(served.RoundTrip("before"));
+  for (const int error : {EMFILE, ENFILE}) {
+    this->plan_.accept_errno.store(error);
+    this->plan_.accept_failures.store(3);
+    const long failed_before = this->plan_.failed_accepts.load();
+    testing::RawClient waiting(address.value());  // accepted after three failures
+    EXPECT_TRUE(served.RoundTrip("during"));
+    EXPECT_TRUE(waiting.RoundTrip("waiting")) << "not served after accept failed with "
+                                              << error;
+    EXPECT_EQ(this->plan_.failed_accepts.load() - failed_before, 3);
+  }
+  EXPECT_EQ(server.accepted(), 3);
+  EXPECT_TRUE(served.RoundTrip("after"));
+  server.Shutdown(seconds(5));
+}
+
+TYPED_TEST(InjectedFaultsTest, RefusedRingSubmitsAreSubmittedLater) {
+  if constexpr (!std::is_same_v<TypeParam, IoUringBackend>) {
+    GTEST_SKIP() << "only io_uring submits";
+  }
+  this->plan_.refuse_every_other_submit.store(true);
+  std::string failure;
+  EXPECT_TRUE(this->EchoFromClients(3, 10, 4000, &failure)) << failure;
+  EXPECT_GT(this->plan_.refused_submits.load(), 10);
+}
+
+TYPED_TEST(InjectedFaultsTest, RingSetupOutOfMemoryIsReportedNotUsed) {
+  if constexpr (!std::is_same_v<TypeParam, IoUringBackend>) {
+    GTEST_SKIP() << "only io_uring sets up a ring";
+  }
+  this->plan_.ring_setup_errno.store(ENOMEM);
+  // Asked first, as io/backend_choice.h says: the kernel's refusal is a "no", not a crash.
+  EXPECT_FALSE(IoUringBackend::Supported());
+  // Constructed anyway: a message naming the kernel's error, then the abort.
+  EXPECT_DEATH({ IoUringBackend backend; }, "io_uring_queue_init: Cannot allocate memory");
+  this->plan_.ring_setup_errno.store(0);
+  EXPECT_TRUE(IoUringBackend::Supported());
 }
 
 }  // namespace
