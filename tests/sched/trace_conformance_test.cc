@@ -71,6 +71,7 @@ std::vector<SchedEvent> RunMixed(int workers) {
 void ExpectAccepted(const std::vector<SchedEvent>& trace) {
   const TraceVerdict verdict = CheckTrace(trace);
   EXPECT_TRUE(verdict.ok) << verdict.message;
+  std::printf("a trace of %zu steps: %s\n", trace.size(), verdict.ok ? "accepted" : "rejected");
   // Every post started, and the run went through the steps the checker is for (whether
   // the waits are received before their wakeups depends on the timing: the wait queue's
   // steps are certain in WakeBeatingExpiryIsABehaviourOfTheSpec).
@@ -116,11 +117,15 @@ class Trace {
     events_.push_back(e);
     return *this;
   }
-  // Post of `task` by the owner, received, made ready and flushed by worker 2.
-  Trace& PostedAndReady(int task) {
-    return Add(1, SchedStep::kPost, task)
+  // Post of `task` by the owner (with `deadline`), received by worker 2 in a role take.
+  Trace& Received(int task, std::int64_t deadline = -1) {
+    return Add(1, SchedStep::kPost, task, deadline)
         .Add(2, SchedStep::kRoleTake)
-        .Add(2, SchedStep::kReceive, task)
+        .Add(2, SchedStep::kReceive, task);
+  }
+  // ... then made ready and flushed, and the role released.
+  Trace& PostedAndReady(int task) {
+    return Received(task)
         .Add(2, SchedStep::kReady, task)
         .Add(2, SchedStep::kFlush)
         .Add(2, SchedStep::kRoleRelease);
@@ -169,11 +174,7 @@ TEST(TraceCheckerTest, RejectsAStartBeforeTheRoleReceivedTheTask) {
 
 TEST(TraceCheckerTest, RejectsAStartBeforeTheFlush) {
   Trace trace;
-  trace.Add(1, SchedStep::kPost, 1)
-      .Add(2, SchedStep::kRoleTake)
-      .Add(2, SchedStep::kReceive, 1)
-      .Add(2, SchedStep::kReady, 1)
-      .Add(3, SchedStep::kStart, 1);
+  trace.Received(1).Add(2, SchedStep::kReady, 1).Add(3, SchedStep::kStart, 1);
   ExpectRejected(trace, 4,
                  "step 4: thread 3 kStart t1: t1 starts while it is pending (made ready, not "
                  "flushed), not ready [ExecuteBatchPop]");
@@ -194,9 +195,7 @@ TEST(TraceCheckerTest, RejectsStopReturningWithWorkLeft) {
 
 TEST(TraceCheckerTest, RejectsARoleStepOfAThreadThatDoesNotHoldTheRole) {
   Trace trace;
-  trace.Add(1, SchedStep::kPost, 1)
-      .Add(2, SchedStep::kRoleTake)
-      .Add(3, SchedStep::kReceive, 1);
+  trace.Add(1, SchedStep::kPost, 1).Add(2, SchedStep::kRoleTake).Add(3, SchedStep::kReceive, 1);
   ExpectRejected(trace, 2,
                  "step 2: thread 3 kReceive t1: a step of the sched-role by a thread that does "
                  "not hold it [SchedulePop]");
@@ -204,9 +203,7 @@ TEST(TraceCheckerTest, RejectsARoleStepOfAThreadThatDoesNotHoldTheRole) {
 
 TEST(TraceCheckerTest, RejectsAnEarlyTimerUnlessWoken) {
   Trace trace;
-  trace.Add(1, SchedStep::kPost, 1, 1000)
-      .Add(2, SchedStep::kRoleTake)
-      .Add(2, SchedStep::kReceive, 1)
+  trace.Received(1, 1000)
       .Add(2, SchedStep::kWait, 1)
       .Add(2, SchedStep::kReady, 1)
       .Add(2, SchedStep::kFlush)
