@@ -26,6 +26,9 @@
 // PostDeadlineThroughStop post (the trace treats every post queued during a Stop as woken). ClaimLocalInPlace (a lone worker running its own local
 // batch without the ready queue) is not a step of the spec; the checker allows it for the
 // worker that made the post.
+// Tasks are told apart by address: a task deleted by its own callback whose memory holds
+// a new task that is posted and started before the old callback has returned (its kFinish)
+// would show as a start while it runs. The tests' tasks outlive their runs.
 #ifndef FAIRSCHED_TESTS_SCHED_TRACE_CHECKER_H_
 #define FAIRSCHED_TESTS_SCHED_TRACE_CHECKER_H_
 

@@ -71,7 +71,8 @@ std::vector<SchedEvent> RunMixed(int workers) {
 void ExpectAccepted(const std::vector<SchedEvent>& trace) {
   const TraceVerdict verdict = CheckTrace(trace);
   EXPECT_TRUE(verdict.ok) << verdict.message;
-  std::printf("a trace of %zu steps: %s\n", trace.size(), verdict.ok ? "accepted" : "rejected");
+  std::printf("a trace of %lu steps: %s\n", static_cast<unsigned long>(trace.size()),
+              verdict.ok ? "accepted" : "rejected");
   // Every post started, and the run went through the steps the checker is for (whether
   // the waits are received before their wakeups depends on the timing: the wait queue's
   // steps are certain in WakeBeatingExpiryIsABehaviourOfTheSpec).
