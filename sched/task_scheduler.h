@@ -107,6 +107,7 @@
 #include "queues/mpsc_queue.h"
 #include "sched/internal/local_batch.h"
 #include "sched/internal/task_exception_reporter.h"
+#include "sched/internal/trace_hook.h"
 #include "sched/io_backend.h"
 #include "sched/latency_histogram.h"
 #include "sched/post_counters.h"
@@ -156,6 +157,7 @@ class BasicTaskScheduler {
     if (threads_.empty() && IsEmpty()) return;  // nothing to drain, no workers to join
     // Never started, or posted to after Stop: run what is queued on a temporary worker.
     if (threads_.empty()) StartWorkers(1);
+    internal::TraceStep(internal::SchedStep::kStopBegin);
     // Relaxed: published by the release store of stopping_ below (see WakeWaitingForStop).
     stop_generation_.store(stop_generation_.load(std::memory_order_relaxed) + 1,
                            std::memory_order_relaxed);
@@ -188,6 +190,7 @@ class BasicTaskScheduler {
     // The workers' task caches went back to the heap with the workers (RetireWorkers); so
     // does the shared tier (threads that posted keep their small thread-local caches).
     pool_.ReleaseShared();
+    internal::TraceStep(internal::SchedStep::kStopReturn);
   }
 
   // Posts `task` with the deadline it carries (by default: run as soon as possible).
@@ -428,6 +431,7 @@ class BasicTaskScheduler {
   // Post and PostOneShot, after the double-post check marked the task queued. `worker`:
   // CurrentWorker().
   void PostMarked(Task* task, Worker* worker) {
+    internal::TraceStep(internal::SchedStep::kPost, task);
     task->SetOwner(this);  // relaxed: only for the misuse checks of Wakeup/Signal/Cancel
     // Sampled post-time stamp for the latency histogram (see Task::StampPostTime); only for
     // posts that run at once. The counter is per thread, so posters share nothing here.
@@ -477,7 +481,10 @@ class BasicTaskScheduler {
     // hand it to the sched-role through the front queue. The sched-role sees it woken,
     // removes it from the wait queue and readies it. Not counted as a post (PostCounters):
     // it is the same post. Nothing touches the task after the push.
-    if (task->TryWake(bits)) PushFront(task);
+    internal::TraceStep(internal::SchedStep::kWakeCall, task);
+    if (!task->TryWake(bits)) return;
+    internal::TraceStep(internal::SchedStep::kWakePush, task);
+    PushFront(task);
   }
 
   // --- Held posts: sched/internal/held_posts.h. ---

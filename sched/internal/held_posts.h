@@ -102,6 +102,9 @@ inline std::size_t BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Move
       was_empty = PushChain(tasks, count);
       return;
     }
+    for (std::uint32_t i = 0; i < count; ++i) {
+      internal::TraceStep(internal::SchedStep::kReadyLocal, tasks[i]);
+    }
     // Pending in the ready queue until the caller's FlushPending: only this thread (the
     // role holder) adds to it, so nothing posted later can get ahead of them meanwhile.
     for (std::uint32_t i = 0; i < count; ++i) ready_.PushPending(tasks[i]);
@@ -176,7 +179,10 @@ inline bool BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::ClaimLocalI
   Task* batch[kLocalBatchCapacity];
   const std::uint32_t count = worker->local.TakeAlone(batch);
   // Empty claimed ring (the caller checked): its indexes start again at 0.
-  for (std::uint32_t i = 0; i < count; ++i) worker->claimed[i] = batch[i];
+  for (std::uint32_t i = 0; i < count; ++i) {
+    internal::TraceStep(internal::SchedStep::kClaimLocal, batch[i]);
+    worker->claimed[i] = batch[i];
+  }
   worker->claimed_head = 0;
   worker->claimed_end = count;
   return count > 0;

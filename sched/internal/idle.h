@@ -126,7 +126,9 @@ inline bool BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Park(Worker
     if (executing_.load(std::memory_order_relaxed) > 0) {
       until = std::min(until, TaskClock::now() + kLocalBatchRecheck);
     }
+    internal::TraceStep(internal::SchedStep::kPark);
     ready_event_.ReceiveUntil(until);
+    internal::TraceStep(internal::SchedStep::kUnpark);
   }
   // Relaxed: a publisher that still counts us merely sends one spurious signal.
   parked_.fetch_sub(1, std::memory_order_relaxed);

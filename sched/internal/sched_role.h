@@ -129,6 +129,7 @@ inline auto BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Schedule(Wo
     for (; popped < options_.batch_size; ++popped) {
       Task* task = front_.Pop();
       if (task == nullptr) break;
+      internal::TraceStep(internal::SchedStep::kReceive, task);
       moved += ReceiveFromFront(task, now, stopping);
     }
     // This worker's local batch: straight into the ready queue when the front queue is
@@ -159,6 +160,7 @@ inline auto BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Schedule(Wo
     // poster, whose Push returned false, sends no notify).
     result.backlog = !front_.IsEmpty();
     if (moved > 0) {
+      internal::TraceStep(internal::SchedStep::kFlush);
       ready_.FlushPending();
       result.ready = moved;
       return result;
@@ -229,6 +231,7 @@ inline std::size_t BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Rece
     MakeReady(task, false);  // Stop wakes every waiting task at once
     return 1;
   }
+  internal::TraceStep(internal::SchedStep::kWait, task);
   if (!task->TryPendingToWaiting()) {
     // A waker won between our load and the CAS; it saw no kWaiting, so it pushed nothing.
     MakeReady(task, false);
@@ -248,6 +251,7 @@ inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::MakeReady(T
   // A plain write of the task's flags (Task::MarkReady): the executor reads them after the
   // ready queue's release/acquire hand-off.
   task->MarkReady(expired);
+  internal::TraceStep(internal::SchedStep::kReady, task);
   ready_.PushPending(task);
 }
 

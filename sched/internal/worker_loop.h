@@ -53,7 +53,9 @@ inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::WorkerMain(
     const bool has_local = worker->HasLocal();
     if ((batch_ended_early || has_local) && role_.TryLock()) {
       worker->stats.sched_role_taken.Add();
+      internal::TraceStep(internal::SchedStep::kRoleTake);
       const ScheduleResult result = Schedule(worker);
+      internal::TraceStep(internal::SchedStep::kRoleRelease);
       // seq_cst unlock, then seq_cst look at the front queue: the holder's half of the
       // Dekker pair with PushFront (a poster that saw the role held woke nobody).
       role_.Unlock();
@@ -194,7 +196,9 @@ inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Execute(Wor
   // Read before the call: any other task may be deleted or re-posted by its callback.
   const bool one_shot = task->IsOneShot();
   worker->running = task;  // for Post: "re-posted from its own callback"
+  internal::TraceStep(internal::SchedStep::kStart, task);
   task->Run();             // may delete or re-post the task: do not touch it afterwards...
+  internal::TraceStep(internal::SchedStep::kFinish, task);  // the address only
   worker->running = nullptr;
   internal::t_running_task = false;
   if (one_shot) RecycleOneShot(worker, task);  // ...unless the scheduler owns it

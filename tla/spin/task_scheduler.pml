@@ -841,7 +841,7 @@ inline Wake(t, bits) {
   atomic { old = state[t]; state[t] = old | bits };
 #endif
   if
-  /* code: sched/task_scheduler.h Wake: if (task->TryWake(bits)) PushFront(task); */
+  /* code: sched/task_scheduler.h Wake: if (!task->TryWake(bits)) return; */
   :: (old & (kWaiting | kWoken)) == kWaiting -> PushFront(t)
   :: else
   fi;

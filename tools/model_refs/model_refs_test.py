@@ -39,6 +39,13 @@ class ModelRefsTest(unittest.TestCase):
             _, count = check_model_refs.check([model], ROOT)
             self.assertGreater(count, 0, "%s has no code: references" % model)
 
+    def test_trace_checker_quotes_the_spec(self):
+        # tests/sched/trace_checker.cc quotes, at each step rule, the spec's text it follows.
+        checker = os.path.join(ROOT, "tests/sched/trace_checker.cc")
+        problems, total = check_model_refs.check([checker], ROOT, ["tests/sched/trace_checker.cc"])
+        self.assertEqual(problems, [], "\n" + "\n".join(problems))
+        self.assertGreaterEqual(total, 20, "the trace checker's rules lost their quotes")
+
     def test_stale_references_are_reported(self):
         problems, total = check_model_refs.check(
             [os.path.join(TESTDATA, "stale_refs.pml"), os.path.join(TESTDATA, "stale_refs.tla")],
