@@ -251,7 +251,7 @@ class ChildGroup {
   }
 
   std::vector<JoinHandle<void>> children_;  // the caller's coroutine only
-  Mutex mu_;
+  fairsched::Mutex mu_;
   std::size_t running_ = 0;  // guarded by mu_, as are the fields below
   std::size_t first_done_ = kNoChild;
   std::size_t first_failed_ = kNoChild;
@@ -471,7 +471,7 @@ class CancelSourceState {
     node->linked = false;
   }
 
-  Mutex mu_;
+  fairsched::Mutex mu_;
   Atomic<bool> cancelled_{false};
   CancelNode* head_ = nullptr;  // guarded by mu_
 };

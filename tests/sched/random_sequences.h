@@ -931,8 +931,10 @@ struct Summary {
   bool hung = false;
 };
 
-// Runs scenarios as `limits` say; prints every failure with its seed and how to rerun it.
-inline Summary RunMany(const Limits& limits, const char* name) {
+// Runs scenarios as `limits` say (run_one(seed, hang_limit) -> Outcome runs one); prints
+// every failure with its seed and how to rerun it.
+template <typename RunOne>
+Summary RunMany(const Limits& limits, const char* name, RunOne run_one) {
   Summary summary;
   const TaskDeadline begin = TaskClock::now();
   if (!limits.one_seed && limits.wall_seconds == 0) {
@@ -944,7 +946,7 @@ inline Summary RunMany(const Limits& limits, const char* name) {
     const std::uint64_t seed =
         limits.one_seed ? limits.first_seed : limits.first_seed + static_cast<std::uint64_t>(i);
     const TaskDeadline run_begin = TaskClock::now();
-    const Outcome outcome = RunScenario(seed, limits.hang_limit);
+    const Outcome outcome = run_one(seed, limits.hang_limit);
     ++summary.runs;
     const double run_seconds = std::chrono::duration<double>(TaskClock::now() - run_begin).count();
     if (run_seconds > 1) {
@@ -968,6 +970,11 @@ inline Summary RunMany(const Limits& limits, const char* name) {
               static_cast<long long>(summary.failed_runs));
   std::fflush(stdout);
   return summary;
+}
+
+// The scheduler's scenarios (RunScenario above).
+inline Summary RunMany(const Limits& limits, const char* name) {
+  return RunMany(limits, name, RunScenario);
 }
 
 }  // namespace fairsched::testing::random_sequences
