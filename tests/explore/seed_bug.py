@@ -172,6 +172,28 @@ BUGS = {
         "      if ((old & kDetached) != 0) return false;\n",
         "",
     ),
+    # coro/mutex.h HandOff: Unlock hands the lock to the newest waiter instead of the oldest.
+    "mutex_hands_to_newest": (
+        "coro/mutex.h",
+        "    while (internal::WaitNode* node = wait_list_.PopFront()) {\n"
+        "      // The waiter owns the lock from here on, before it even wakes: a running coroutine's\n",
+        "    for (internal::WaitNode* node = wait_list_.front(); node != nullptr;\n"
+        "         node = wait_list_.front()) {\n"
+        "      while (node->next != nullptr) node = node->next;\n"
+        "      wait_list_.Remove(node);\n"
+        "      // The waiter owns the lock from here on, before it even wakes: a running coroutine's\n",
+    ),
+    # coro/channel.h SendLocked: a value handed to a receiver that had just left (deadline,
+    # cancellation) is dropped, and the Send still reports kOk.
+    "channel_drops_for_leaving_receiver": (
+        "coro/channel.h",
+        "      parcel.value.emplace(std::move(*receiver->value));\n"
+        "      receiver->value.reset();\n"
+        "    }\n",
+        "      receiver->value.reset();\n"
+        "      return true;\n"
+        "    }\n",
+    ),
 }
 
 
