@@ -472,6 +472,9 @@ inline int AddPlan(Scenario& s, std::mt19937_64& rng, Role role, int parent) {
   plan.hold = rng() % 3 == 0 ? microseconds(0) : Short(rng);
   plan.variant = static_cast<std::uint32_t>(rng());
   if (role == Role::kSender) plan.rounds = 1 + static_cast<int>(rng() % 24);
+  // Receivers mostly time out while senders are busy: a Receive that ends by its deadline
+  // just as a value is handed to it is the race the channel must get right.
+  if (role == Role::kReceiver) plan.wait = microseconds(10 + rng() % 100);
   s.plans.push_back(plan);
   return plan.id;
 }
