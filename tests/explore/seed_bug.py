@@ -175,13 +175,11 @@ BUGS = {
     # coro/mutex.h HandOff: Unlock hands the lock to the newest waiter instead of the oldest.
     "mutex_hands_to_newest": (
         "coro/mutex.h",
-        "    while (internal::WaitNode* node = wait_list_.PopFront()) {\n"
-        "      // The waiter owns the lock from here on, before it even wakes: a running coroutine's\n",
+        "    while (internal::WaitNode* node = wait_list_.PopFront()) {\n",
         "    for (internal::WaitNode* node = wait_list_.front(); node != nullptr;\n"
         "         node = wait_list_.front()) {\n"
         "      while (node->next != nullptr) node = node->next;\n"
-        "      wait_list_.Remove(node);\n"
-        "      // The waiter owns the lock from here on, before it even wakes: a running coroutine's\n",
+        "      wait_list_.Remove(node);\n",
     ),
     # coro/channel.h SendLocked: a value handed to a receiver that had just left (deadline,
     # cancellation) is dropped, and the Send still reports kOk.
