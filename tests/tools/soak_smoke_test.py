@@ -16,7 +16,7 @@ RUNFILES = os.path.join(os.environ.get("TEST_SRCDIR", ""), "fairsched")
 SOAK = os.path.join(RUNFILES, "tools/soak/soak")
 REPORT = os.path.join(RUNFILES, "tools/soak/soak_report.py")
 SAMPLE_COLUMNS = [
-    "t", "phase", "rss_kb", "fds", "live_coroutines", "coroutines_between_rounds",
+    "t", "phase", "load1", "rss_kb", "fds", "live_coroutines", "coroutines_between_rounds",
     "frame_pool_bytes", "io_ops", "echo_open", "kv_open", "tasks_in_flight",
     "one_shot_allocations", "planted_leaks", "task_posted", "task_ran", "task_duplicated",
     "task_early", "coro_sent", "coro_received", "coro_lost", "coro_duplicated", "echo_sent",

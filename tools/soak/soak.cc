@@ -496,6 +496,14 @@ std::int64_t OpenFds() {
   return count - 3;  // ".", ".." and the directory's own fd
 }
 
+// The 1-minute load average (the machine's, not only this process's load).
+double LoadAverage() {
+  std::ifstream loadavg("/proc/loadavg");
+  double one_minute = -1;
+  loadavg >> one_minute;
+  return one_minute;
+}
+
 std::string Sample(double t, const char* phase, Scheduler& sched, const Counters& c,
                    const examples::EchoServerStats& echo, const examples::KvServerStats& kv,
                    std::int64_t planted) {
@@ -503,7 +511,7 @@ std::string Sample(double t, const char* phase, Scheduler& sched, const Counters
   char line[2048];
   std::snprintf(
       line, sizeof(line),
-      "{\"t\": %.2f, \"phase\": \"%s\", \"rss_kb\": %lld, \"fds\": %lld, "
+      "{\"t\": %.2f, \"phase\": \"%s\", \"load1\": %.2f, \"rss_kb\": %lld, \"fds\": %lld, "
       "\"live_coroutines\": %lld, \"coroutines_between_rounds\": %lld, \"frame_pool_bytes\": %lld, \"io_ops\": %lld, "
       "\"echo_open\": %lld, \"kv_open\": %lld, \"tasks_in_flight\": %lld, "
       "\"one_shot_allocations\": %lld, \"planted_leaks\": %lld, "
@@ -513,7 +521,7 @@ std::string Sample(double t, const char* phase, Scheduler& sched, const Counters
       "\"kv_requests\": %lld, \"kv_answers\": %lld, \"kv_lost\": %lld, \"kv_wrong\": %lld, "
       "\"hostile_connections\": %lld, \"hostile_unexpected\": %lld, "
       "\"echo_accepted\": %lld, \"kv_accepted\": %lld, \"echo_dropped\": %lld, \"kv_dropped\": %lld}\n",
-      t, phase, static_cast<long long>(RssKilobytes()), static_cast<long long>(OpenFds()),
+      t, phase, LoadAverage(), static_cast<long long>(RssKilobytes()), static_cast<long long>(OpenFds()),
       v(c.live_coroutines), v(c.coroutines_between_rounds), static_cast<long long>(coro::FrameAllocator::PooledBytes()),
       static_cast<long long>(sched.io().LiveCount()), static_cast<long long>(echo.open),
       static_cast<long long>(kv.open), v(c.task_posted) - v(c.task_ran),

@@ -115,6 +115,11 @@ def check_growth(header, samples):
     return failures, lines, warmup_end
 
 
+def load_range(samples):
+    loads = [s["load1"] for s in samples if s.get("load1", -1) >= 0]
+    return f"{min(loads):.1f}-{max(loads):.1f}" if loads else "unknown"
+
+
 def rates(samples, key):
     times, values = [], []
     for before, now in zip(samples, samples[1:]):
@@ -171,7 +176,8 @@ def plot(path, header, samples, final, warmup_end, verdict):
         totals = (f"{final['task_ran']:,} task runs, "
                   f"{final['echo_echoed'] + final['kv_answers']:,} socket answers")
     figure.suptitle(f"soak {header.get('seconds', '?')} s, {totals}: {verdict}\n"
-                    f"load average at start {header.get('loadavg_at_start', '?')}; "
+                    f"1-minute load average during the run {load_range(samples)} "
+                    f"(machine: {header.get('cpus', '?')} CPUs); "
                     f"{header.get('note', '')}", fontsize=10)
     figure.tight_layout()
     figure.savefig(path, dpi=80)
@@ -211,7 +217,8 @@ def main(argv):
     lines += growth_lines
     verdict = "PASS" if not failures else "FAIL"
     print(f"soak: {args.raw}: {len(samples)} samples over {header.get('seconds', '?')} s, "
-          f"load average at start {header.get('loadavg_at_start', '?')}")
+          f"load average at start {header.get('loadavg_at_start', '?')}, "
+          f"during the run {load_range(samples)}")
     if final:
         print(f"  {final['task_ran']:,} task runs, {final['coro_received']:,} coroutine values, "
               f"{final['echo_echoed']:,} echo frames, {final['kv_answers']:,} kv answers, "
