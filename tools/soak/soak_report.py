@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 
 DEBIAN_PYTHON = "/usr/bin/python3"
 
@@ -175,10 +176,10 @@ def plot(path, header, samples, final, warmup_end, verdict):
     if final:
         totals = (f"{final['task_ran']:,} task runs, "
                   f"{final['echo_echoed'] + final['kv_answers']:,} socket answers")
+    context = (f"1-minute load average during the run {load_range(samples)} "
+               f"(machine: {header.get('cpus', '?')} CPUs). {header.get('note', '')}")
     figure.suptitle(f"soak {header.get('seconds', '?')} s, {totals}: {verdict}\n"
-                    f"1-minute load average during the run {load_range(samples)} "
-                    f"(machine: {header.get('cpus', '?')} CPUs); "
-                    f"{header.get('note', '')}", fontsize=10)
+                    + "\n".join(textwrap.wrap(context, 160)), fontsize=10)
     figure.tight_layout()
     figure.savefig(path, dpi=80)
     plt.close(figure)
