@@ -18,7 +18,8 @@ REPORT = os.path.join(RUNFILES, "tools/soak/soak_report.py")
 SAMPLE_COLUMNS = [
     "t", "phase", "load1", "rss_kb", "fds", "live_coroutines", "coroutines_between_rounds",
     "frame_pool_bytes", "io_ops", "echo_open", "kv_open", "tasks_in_flight",
-    "one_shot_allocations", "planted_leaks", "task_posted", "task_ran", "task_duplicated",
+    "one_shot_posted", "one_shot_allocations", "planted_leaks", "task_posted", "task_ran",
+    "task_duplicated",
     "task_early", "coro_sent", "coro_received", "coro_lost", "coro_duplicated", "echo_sent",
     "echo_echoed", "echo_lost", "echo_duplicated", "kv_requests", "kv_answers", "kv_lost",
     "kv_wrong", "hostile_connections", "hostile_unexpected", "echo_accepted", "kv_accepted",

@@ -23,21 +23,26 @@
 // applied by tools/soak/soak_report.py; this program only records.
 // --plant_leak (tests only) leaks one fd (fd), one parked coroutine (task) or one of each
 // per second, until the load stops (then they are released, so the drain still completes).
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <dirent.h>
-#include <fcntl.h>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "coro/channel.h"
@@ -76,21 +81,37 @@ struct Flags {
   std::exit(2);
 }
 
+// The number `text` is, or a clear error naming `flag`.
+double Number(const std::string& flag, const std::string& text) {
+  char* end = nullptr;
+  const double number = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0') Die("--" + flag + " wants a number, not '" + text + "'");
+  return number;
+}
+
 Flags ParseFlags(int argc, char** argv) {
   Flags flags;
+  using Setter = std::function<void(const std::string& name, const std::string& value)>;
+  const std::map<std::string, Setter> setters = {
+      {"seconds", [&](auto& name, auto& value) { flags.seconds = Number(name, value); }},
+      {"interval", [&](auto& name, auto& value) { flags.interval = Number(name, value); }},
+      {"warmup", [&](auto& name, auto& value) { flags.warmup = Number(name, value); }},
+      {"workers",
+       [&](auto& name, auto& value) {
+         flags.workers = static_cast<int>(std::clamp(Number(name, value), -1.0, 1e3));
+       }},
+      {"out", [&](auto&, auto& value) { flags.out = value; }},
+      {"note", [&](auto&, auto& value) { flags.note = value; }},
+      {"plant_leak", [&](auto&, auto& value) { flags.plant_leak = value; }},
+  };
   for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const std::size_t eq = arg.find('=');
-    if (arg.rfind("--", 0) != 0 || eq == std::string::npos) Die("bad flag " + arg);
-    const std::string name = arg.substr(2, eq - 2), value = arg.substr(eq + 1);
-    if (name == "seconds") flags.seconds = std::atof(value.c_str());
-    else if (name == "interval") flags.interval = std::atof(value.c_str());
-    else if (name == "warmup") flags.warmup = std::atof(value.c_str());
-    else if (name == "workers") flags.workers = std::atoi(value.c_str());
-    else if (name == "out") flags.out = value;
-    else if (name == "note") flags.note = value;
-    else if (name == "plant_leak") flags.plant_leak = value;
-    else Die("unknown flag " + arg);
+    const std::string_view arg = argv[i];
+    const std::size_t equals = arg.find('=');
+    const auto setter = arg.starts_with("--") && equals != std::string_view::npos
+                            ? setters.find(std::string(arg.substr(2, equals - 2)))
+                            : setters.end();
+    if (setter == setters.end()) Die("unknown flag " + std::string(arg) + " (see soak.cc's top)");
+    setter->second(setter->first, std::string(arg.substr(equals + 1)));
   }
   if (flags.out.empty()) Die("--out=FILE is required");
   if (!(flags.seconds > 0 && flags.seconds <= 7 * 24 * 3600)) Die("--seconds out of range");
@@ -109,6 +130,7 @@ Flags ParseFlags(int argc, char** argv) {
 // writes them was joined and the scheduler drained (join and WaitEmpty order them).
 struct Counters {
   Counter task_posted{0}, task_ran{0}, task_duplicated{0}, task_early{0};
+  Counter one_shot_posted{0};  // of task_posted
   Counter coro_sent{0}, coro_received{0}, coro_lost{0}, coro_duplicated{0};
   Counter live_coroutines{0};
   // live_coroutines when the last round had joined all its coroutines (-1: no round yet).
@@ -126,8 +148,8 @@ struct Counters {
 struct Tracked {
   Task task;
   std::atomic<int> in_flight{0};
-  int chain = 0;                 // re-posts still to make from its own callback
-  TaskDeadline due{};            // deadline of a PostDelay post (else the epoch)
+  int chain = 0;       // re-posts still to make from its own callback
+  TaskDeadline due{};  // deadline of a PostDelay post (else the epoch)
   Counters* counters = nullptr;
 };
 
@@ -202,10 +224,12 @@ void PostTasks(Scheduler& sched, Counters& c, std::atomic<bool>& stop) {
           break;
       }
     }
-    for (int i = 0; i < 64 && one_shots_in_flight.load(std::memory_order_relaxed) <
-                                  kMaxOneShotsInFlight; ++i) {
+    for (int i = 0;
+         i < 64 && one_shots_in_flight.load(std::memory_order_relaxed) < kMaxOneShotsInFlight;
+         ++i) {
       one_shots_in_flight.fetch_add(1, std::memory_order_relaxed);
       c.task_posted.fetch_add(1, std::memory_order_relaxed);
+      c.one_shot_posted.fetch_add(1, std::memory_order_relaxed);
       sched.PostOneShot([&c, &one_shots_in_flight] {
         c.task_ran.fetch_add(1, std::memory_order_relaxed);
         one_shots_in_flight.fetch_sub(1, std::memory_order_relaxed);
@@ -308,13 +332,14 @@ std::string EchoFrame(std::uint64_t sequence, std::size_t filler) {
   std::string frame(examples::kEchoHeaderSize + 8 + filler, '\0');
   examples::EncodeFrameLength(static_cast<std::uint32_t>(8 + filler), frame.data());
   for (int i = 0; i < 8; ++i) frame[4 + i] = static_cast<char>(sequence >> (8 * i));
-  for (std::size_t i = 0; i < filler; ++i) frame[12 + i] = static_cast<char>('a' + (sequence + i) % 26);
+  for (std::size_t i = 0; i < filler; ++i)
+    frame[12 + i] = static_cast<char>('a' + (sequence + i) % 26);
   return frame;
 }
 
 // Sends `frames` frames (pipelined `depth` at a time) and checks each echo; the counters.
-bool EchoExchange(ClientSocket& socket, std::uint64_t& sequence, int depth, std::minstd_rand& random,
-                  Counters& c) {
+bool EchoExchange(ClientSocket& socket, std::uint64_t& sequence, int depth,
+                  std::minstd_rand& random, Counters& c) {
   std::vector<std::string> sent;
   std::string batch;
   for (int i = 0; i < depth; ++i) {
@@ -389,7 +414,8 @@ void RunKvClient(std::uint16_t port, int id, Counters& c, std::atomic<bool>& sto
       open = KvExchange(socket, id, step++, c);
     }
     std::string bye;
-    if (open && socket.ok() && (!socket.SendAll("QUIT\n") || !socket.ReceiveLine(&bye) || bye != "BYE\n")) {
+    if (open && socket.ok() &&
+        (!socket.SendAll("QUIT\n") || !socket.ReceiveLine(&bye) || bye != "BYE\n")) {
       c.kv_wrong.fetch_add(1, std::memory_order_relaxed);
     }
   }
@@ -504,36 +530,55 @@ double LoadAverage() {
   return one_minute;
 }
 
+// One sample as a JSON line: the gauges, then the exactly-once counters.
 std::string Sample(double t, const char* phase, Scheduler& sched, const Counters& c,
                    const examples::EchoServerStats& echo, const examples::KvServerStats& kv,
                    std::int64_t planted) {
-  auto v = [](const Counter& counter) { return static_cast<long long>(counter.load(std::memory_order_relaxed)); };
-  char line[2048];
-  std::snprintf(
-      line, sizeof(line),
-      "{\"t\": %.2f, \"phase\": \"%s\", \"load1\": %.2f, \"rss_kb\": %lld, \"fds\": %lld, "
-      "\"live_coroutines\": %lld, \"coroutines_between_rounds\": %lld, \"frame_pool_bytes\": %lld, \"io_ops\": %lld, "
-      "\"echo_open\": %lld, \"kv_open\": %lld, \"tasks_in_flight\": %lld, "
-      "\"one_shot_allocations\": %lld, \"planted_leaks\": %lld, "
-      "\"task_posted\": %lld, \"task_ran\": %lld, \"task_duplicated\": %lld, \"task_early\": %lld, "
-      "\"coro_sent\": %lld, \"coro_received\": %lld, \"coro_lost\": %lld, \"coro_duplicated\": %lld, "
-      "\"echo_sent\": %lld, \"echo_echoed\": %lld, \"echo_lost\": %lld, \"echo_duplicated\": %lld, "
-      "\"kv_requests\": %lld, \"kv_answers\": %lld, \"kv_lost\": %lld, \"kv_wrong\": %lld, "
-      "\"hostile_connections\": %lld, \"hostile_unexpected\": %lld, "
-      "\"echo_accepted\": %lld, \"kv_accepted\": %lld, \"echo_dropped\": %lld, \"kv_dropped\": %lld}\n",
-      t, phase, LoadAverage(), static_cast<long long>(RssKilobytes()), static_cast<long long>(OpenFds()),
-      v(c.live_coroutines), v(c.coroutines_between_rounds), static_cast<long long>(coro::FrameAllocator::PooledBytes()),
-      static_cast<long long>(sched.io().LiveCount()), static_cast<long long>(echo.open),
-      static_cast<long long>(kv.open), v(c.task_posted) - v(c.task_ran),
-      static_cast<long long>(sched.OneShotAllocations()), static_cast<long long>(planted),
-      v(c.task_posted), v(c.task_ran), v(c.task_duplicated), v(c.task_early), v(c.coro_sent),
-      v(c.coro_received), v(c.coro_lost), v(c.coro_duplicated), v(c.echo_sent), v(c.echo_echoed),
-      v(c.echo_lost), v(c.echo_duplicated), v(c.kv_requests), v(c.kv_answers), v(c.kv_lost),
-      v(c.kv_wrong), v(c.hostile_connections), v(c.hostile_unexpected),
-      static_cast<long long>(echo.accepted), static_cast<long long>(kv.accepted),
-      static_cast<long long>(echo.dropped_idle + echo.dropped_slow_reader + echo.dropped_oversized),
-      static_cast<long long>(kv.dropped_bad_input + kv.dropped_idle + kv.dropped_slow_reader));
-  return line;
+  auto v = [](const Counter& counter) { return counter.load(std::memory_order_relaxed); };
+  const std::pair<const char*, std::int64_t> fields[] = {
+      {"rss_kb", RssKilobytes()},
+      {"fds", OpenFds()},
+      {"live_coroutines", v(c.live_coroutines)},
+      {"coroutines_between_rounds", v(c.coroutines_between_rounds)},
+      {"frame_pool_bytes", static_cast<std::int64_t>(coro::FrameAllocator::PooledBytes())},
+      {"io_ops", sched.io().LiveCount()},
+      {"echo_open", echo.open},
+      {"kv_open", kv.open},
+      {"tasks_in_flight", v(c.task_posted) - v(c.task_ran)},
+      {"one_shot_posted", v(c.one_shot_posted)},
+      {"one_shot_allocations", static_cast<std::int64_t>(sched.OneShotAllocations())},
+      {"planted_leaks", planted},
+      {"task_posted", v(c.task_posted)},
+      {"task_ran", v(c.task_ran)},
+      {"task_duplicated", v(c.task_duplicated)},
+      {"task_early", v(c.task_early)},
+      {"coro_sent", v(c.coro_sent)},
+      {"coro_received", v(c.coro_received)},
+      {"coro_lost", v(c.coro_lost)},
+      {"coro_duplicated", v(c.coro_duplicated)},
+      {"echo_sent", v(c.echo_sent)},
+      {"echo_echoed", v(c.echo_echoed)},
+      {"echo_lost", v(c.echo_lost)},
+      {"echo_duplicated", v(c.echo_duplicated)},
+      {"kv_requests", v(c.kv_requests)},
+      {"kv_answers", v(c.kv_answers)},
+      {"kv_lost", v(c.kv_lost)},
+      {"kv_wrong", v(c.kv_wrong)},
+      {"hostile_connections", v(c.hostile_connections)},
+      {"hostile_unexpected", v(c.hostile_unexpected)},
+      {"echo_accepted", echo.accepted},
+      {"kv_accepted", kv.accepted},
+      {"echo_dropped", echo.dropped_idle + echo.dropped_slow_reader + echo.dropped_oversized},
+      {"kv_dropped", kv.dropped_bad_input + kv.dropped_idle + kv.dropped_slow_reader},
+  };
+  char start[96];
+  std::snprintf(start, sizeof(start), "{\"t\": %.2f, \"phase\": \"%s\", \"load1\": %.2f", t, phase,
+                LoadAverage());
+  std::string line = start;
+  for (const auto& [name, value] : fields) {
+    line += ", \"" + std::string(name) + "\": " + std::to_string(value);
+  }
+  return line + "}\n";
 }
 
 std::string JsonString(const std::string& text) {
@@ -562,17 +607,18 @@ std::string Header(const Flags& flags, int argc, char** argv) {
   const char* sanitizer = "none";
 #endif
   char line[4096];
-  std::snprintf(line, sizeof(line),
-                "{\"header\": {\"command\": %s, \"seconds\": %.1f, \"interval\": %.2f, "
-                "\"warmup\": %.3f, \"workers\": %d, \"cpus\": %ld, \"machine\": %s, "
-                "\"loadavg_at_start\": %s, \"sanitizer\": \"%s\", \"plant_leak\": %s, "
-                "\"note\": %s}}\n",
-                JsonString(command).c_str(), flags.seconds, flags.interval, flags.warmup,
-                flags.workers, sysconf(_SC_NPROCESSORS_ONLN),
-                JsonString(std::string(machine.sysname) + " " + machine.release + " " +
-                           machine.machine).c_str(),
-                JsonString(loadavg).c_str(), sanitizer, JsonString(flags.plant_leak).c_str(),
-                JsonString(flags.note).c_str());
+  std::snprintf(
+      line, sizeof(line),
+      "{\"header\": {\"command\": %s, \"seconds\": %.1f, \"interval\": %.2f, "
+      "\"warmup\": %.3f, \"workers\": %d, \"cpus\": %ld, \"machine\": %s, "
+      "\"loadavg_at_start\": %s, \"sanitizer\": \"%s\", \"plant_leak\": %s, "
+      "\"note\": %s}}\n",
+      JsonString(command).c_str(), flags.seconds, flags.interval, flags.warmup, flags.workers,
+      sysconf(_SC_NPROCESSORS_ONLN),
+      JsonString(std::string(machine.sysname) + " " + machine.release + " " + machine.machine)
+          .c_str(),
+      JsonString(loadavg).c_str(), sanitizer, JsonString(flags.plant_leak).c_str(),
+      JsonString(flags.note).c_str());
   return line;
 }
 
@@ -636,8 +682,10 @@ int Run(const Flags& flags, int argc, char** argv) {
     }
     if (now >= next_sample) {
       next_sample += flags.interval;
-      const std::int64_t planted = static_cast<std::int64_t>(leaked_fds.size() + leaked_coroutines.size());
-      std::fputs(Sample(now, "run", sched, counters, echo->Stats(), kv->Stats(), planted).c_str(), out);
+      const std::int64_t planted =
+          static_cast<std::int64_t>(leaked_fds.size() + leaked_coroutines.size());
+      std::fputs(Sample(now, "run", sched, counters, echo->Stats(), kv->Stats(), planted).c_str(),
+                 out);
       std::fflush(out);
     }
     if (now >= flags.seconds) break;

@@ -91,8 +91,8 @@ def check_growth(header, samples):
     warmup_end = seconds * float(header.get("warmup", 0.2))
     after = [s for s in samples if s["t"] >= warmup_end]
     if len(after) < 3:
-        return ([f"only {len(after)} samples after warm-up (need 3): run longer or sample more often"],
-                [], warmup_end)
+        return ([f"only {len(after)} samples after warm-up (need 3): "
+                 "run longer or sample more often"], [], warmup_end)
     third = max(1, len(after) // 3)
     first, last = after[:third], after[-third:]
     failures, lines = [], []
@@ -142,7 +142,8 @@ def plot(path, header, samples, final, warmup_end, verdict):
         (axes[0][0], "RSS (MiB)", [("rss", [s["rss_kb"] / 1024 for s in samples])]),
         (axes[0][1], "open fds", [("fds", [s["fds"] for s in samples])]),
         (axes[0][2], "live objects", [
-            ("coroutines between rounds", [max(0, s["coroutines_between_rounds"]) for s in samples]),
+            ("coroutines between rounds",
+             [max(0, s["coroutines_between_rounds"]) for s in samples]),
             ("IO operations", [s["io_ops"] for s in samples]),
             ("open connections", [s["open_connections"] for s in samples]),
         ]),
