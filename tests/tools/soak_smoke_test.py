@@ -23,7 +23,7 @@ SAMPLE_COLUMNS = [
     "task_early", "coro_sent", "coro_received", "coro_lost", "coro_duplicated", "echo_sent",
     "echo_echoed", "echo_lost", "echo_duplicated", "kv_requests", "kv_answers", "kv_lost",
     "kv_wrong", "hostile_connections", "hostile_unexpected", "echo_accepted", "kv_accepted",
-    "echo_dropped", "kv_dropped",
+    "echo_dropped_idle", "echo_dropped_slow_reader", "echo_dropped_oversized", "kv_dropped",
 ]
 
 
@@ -66,7 +66,11 @@ class SoakSmokeTest(unittest.TestCase):
                             ("echo_sent", "echo_echoed"), ("kv_requests", "kv_answers")]:
             self.assertGreater(final[done], 0, done)
             self.assertEqual(final[total], final[done], total)
+        # Every hostile connection met the documented answer or close, and the first slow
+        # reader (the second hostile client starts with one) was dropped by the write deadline.
         self.assertGreater(final["hostile_connections"], 0)
+        self.assertEqual(final["hostile_unexpected"], 0)
+        self.assertGreater(final["echo_dropped_slow_reader"], 0)
         self.assertEqual(final["tasks_in_flight"], 0)
         code, output = report(self.clean)
         self.assertEqual(code, 0, output)

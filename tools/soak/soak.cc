@@ -471,6 +471,8 @@ bool HostileConnection(int kind, std::uint16_t echo_port, std::uint16_t kv_port,
       std::string frames;
       for (int i = 0; i < 64; ++i) frames += EchoFrame(0, 1000);
       socket.SendUntilFull(frames, std::size_t{4} << 20);
+      // Not a byte read until the server's write has waited past write_timeout (1 s).
+      std::this_thread::sleep_for(milliseconds(1500));
       return socket.SeesEnd();
     }
     case 4: {  // oversized frame: disconnected
@@ -568,7 +570,9 @@ std::string Sample(double t, const char* phase, Scheduler& sched, const Counters
       {"hostile_unexpected", v(c.hostile_unexpected)},
       {"echo_accepted", echo.accepted},
       {"kv_accepted", kv.accepted},
-      {"echo_dropped", echo.dropped_idle + echo.dropped_slow_reader + echo.dropped_oversized},
+      {"echo_dropped_idle", echo.dropped_idle},
+      {"echo_dropped_slow_reader", echo.dropped_slow_reader},
+      {"echo_dropped_oversized", echo.dropped_oversized},
       {"kv_dropped", kv.dropped_bad_input + kv.dropped_idle + kv.dropped_slow_reader},
   };
   char start[96];
