@@ -371,7 +371,9 @@ void RunEchoClient(std::uint16_t port, int id, Counters& c, std::atomic<bool>& s
   std::uint64_t sequence = 0;
   while (!stop.load(std::memory_order_relaxed)) {  // relaxed: see PostTasks
     ClientSocket socket(port);
-    for (int i = 0; i < 200 && socket.ok() && !stop.load(std::memory_order_relaxed); ++i) {
+    // A new connection every 2000 exchanges: churn, but rare enough that a sample seldom
+    // catches a client between two connections (the fd baseline the growth rule reads).
+    for (int i = 0; i < 2000 && socket.ok() && !stop.load(std::memory_order_relaxed); ++i) {
       if (!EchoExchange(socket, sequence, 1 + static_cast<int>(random() % 4), random, c)) break;
     }
   }
@@ -410,7 +412,7 @@ void RunKvClient(std::uint16_t port, int id, Counters& c, std::atomic<bool>& sto
   while (!stop.load(std::memory_order_relaxed)) {  // relaxed: see PostTasks
     ClientSocket socket(port);
     bool open = true;
-    for (int i = 0; i < 100 && open && socket.ok() && !stop.load(std::memory_order_relaxed); ++i) {
+    for (int i = 0; i < 1000 && open && socket.ok() && !stop.load(std::memory_order_relaxed); ++i) {
       open = KvExchange(socket, id, step++, c);
     }
     std::string bye;
