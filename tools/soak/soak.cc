@@ -371,8 +371,7 @@ void RunEchoClient(std::uint16_t port, int id, Counters& c, std::atomic<bool>& s
   std::uint64_t sequence = 0;
   while (!stop.load(std::memory_order_relaxed)) {  // relaxed: see PostTasks
     ClientSocket socket(port);
-    // A new connection every 2000 exchanges: churn, but rare enough that a sample seldom
-    // catches a client between two connections (the fd baseline the growth rule reads).
+    // A new connection every 2000 exchanges (the hostile clients churn far more).
     for (int i = 0; i < 2000 && socket.ok() && !stop.load(std::memory_order_relaxed); ++i) {
       if (!EchoExchange(socket, sequence, 1 + static_cast<int>(random() % 4), random, c)) break;
     }
