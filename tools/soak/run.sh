@@ -35,6 +35,10 @@ if [[ ! -x ./bazelw ]]; then
   echo "run.sh: run from the workspace root (./bazelw not found)" >&2
   exit 2
 fi
+if [[ ! "$minutes" =~ ^[0-9]+([.][0-9]+)?$ ]]; then
+  echo "run.sh: --minutes wants a positive number, not '$minutes'" >&2
+  exit 2
+fi
 seconds=$(python3 -c "import sys; print(float(sys.argv[1]) * 60)" "$minutes")
 
 ./bazelw build --config=opt //tools/soak:soak
