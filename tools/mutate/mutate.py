@@ -10,6 +10,7 @@ line), from which `--table` renders the table again.
 Usage (from anywhere in the repository; tools/mutate/run.sh runs this under nice -n 19):
   mutate.py --list                     the mutations, and whether each still applies
   mutate.py [--subset ci] [--only ID,ID] [--timeout S] [--results FILE]
+                                       (--only: those mutations, in that order)
   mutate.py --table FILE               render a results file as the kill table
   mutate.py --apply ID INPUT OUTPUT    write INPUT with mutation ID applied to OUTPUT (the
                                        genrules of tests/explore's mutation_subset_test)
@@ -333,7 +334,8 @@ def main():
         unknown = [w for w in wanted if w not in order]
         if unknown:
             raise SystemExit("mutate: unknown mutation ids: %s" % ", ".join(unknown))
-        mutations = [m for m in mutations if m["id"] in wanted]
+        by_id = {m["id"]: m for m in mutations}
+        mutations = [by_id[w] for w in wanted if w in by_id]  # run in the order given
 
     problems = check_applies(root, mutations)
     if args.list:
@@ -379,6 +381,8 @@ def main():
               file=sys.stderr)
         return 1
 
+    results = args.results or os.path.join(logs, "results.jsonl")
+    old_rows = read_results(args.results) if args.results else []
     rows = []
     for m in mutations:
         path = os.path.join(scratch, m["file"])
@@ -409,14 +413,13 @@ def main():
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         }
         rows.append(row)
+        all_rows = write_results(results, old_rows, rows, order)  # after each: a partial run counts
         print("mutate: %-34s %s%s (%.0f s)" % (
             m["id"], verdict(row),
             ": " + ", ".join("%s (%s)" % (k["target"], k["how"]) for k in killed_by)
             if killed_by else "", seconds), flush=True)
 
-    results = args.results or os.path.join(logs, "results.jsonl")
-    all_rows = write_results(results, read_results(args.results) if args.results else [], rows,
-                             order)
+    all_rows = write_results(results, old_rows, rows, order)
     print()
     print(render_table(all_rows))
     print("\nmutate: raw results in %s" % results)
