@@ -50,6 +50,7 @@ RESULT_LINE = re.compile(
     r"^(//\S+)\s+(?:\(cached\) )?(PASSED|FAILED|TIMEOUT|FLAKY|NO STATUS|INCOMPLETE)")
 BUILD_FAILED_LINE = re.compile(r"^(//\S+)\s+FAILED TO BUILD")
 COUNTEREXAMPLE = re.compile(r"schedules .*, FAILED$", re.MULTILINE)
+FAILED_TEST = re.compile(r"^\[  FAILED  \] (\w+\.\w+) \(", re.MULTILINE)
 CUT_SHORT = re.compile(r"schedules .*, cut short$", re.MULTILINE)
 
 
@@ -204,19 +205,21 @@ def run_bazel(scratch, targets, timeout, log_path, disk_cache, test_timeout):
 
 
 def how_killed(scratch, target):
-    """"counterexample", "schedule cap" or "failed", from the target's test log."""
+    """("counterexample", "schedule cap" or "failed", the failed GoogleTest tests), from the
+    target's test log."""
     package, name = target[2:].split(":")
     path = os.path.join(scratch, "bazel-testlogs", package, name, "test.log")
     try:
         with open(path, errors="replace") as f:
             log = f.read()
     except OSError:
-        return "failed"
+        return "failed", []
+    tests = sorted(set(FAILED_TEST.findall(log)))
     if COUNTEREXAMPLE.search(log):
-        return "counterexample"
+        return "counterexample", tests
     if CUT_SHORT.search(log):
-        return "schedule cap"
-    return "failed"
+        return "schedule cap", tests
+    return "failed", tests
 
 
 def model_refs(scratch):
@@ -241,14 +244,20 @@ def verdict(row):
     return "survived"
 
 
+def killer_text(killer):
+    detail = killer["how"]
+    if killer.get("tests"):
+        detail += ": " + ", ".join(killer["tests"])
+    return "`%s` (%s)" % (killer["target"].replace("//tests/", ""), detail)
+
+
 def render_table(rows):
     lines = [
         "| mutation | kind | file | verdict | killed by | expected killers | model_refs |",
         "|---|---|---|---|---|---|---|",
     ]
     for row in rows:
-        killers = ", ".join("`%s` (%s)" % (k["target"].replace("//tests/", ""), k["how"])
-                            for k in row["killed_by"]) or "-"
+        killers = ", ".join(killer_text(k) for k in row["killed_by"]) or "-"
         if row["timed_out"] and not row["killed_by"]:
             killers = "timed out: " + ", ".join("`%s`" % t for t in row["timed_out"])
         expected = ", ".join("`%s`" % e.replace("//tests/", "") for e in row["expected"]) or "-"
@@ -395,9 +404,11 @@ def main():
             status, timed_out, seconds = run_bazel(
                 scratch, checker_targets(m, groups), args.timeout,
                 os.path.join(logs, m["id"] + ".log"), disk_cache, args.test_timeout)
-            killed_by = [{"target": t, "how": how_killed(scratch, t)}
-                         for t, s in sorted(status.items())
-                         if s in ("FAILED", "FLAKY") and t not in failing_at_baseline]
+            killed_by = []
+            for t, s in sorted(status.items()):
+                if s in ("FAILED", "FLAKY") and t not in failing_at_baseline:
+                    how, tests = how_killed(scratch, t)
+                    killed_by.append({"target": t, "how": how, "tests": tests})
         finally:
             with open(path, "w") as f:
                 f.write(pristine)
