@@ -145,6 +145,11 @@ ASSUME ExecBatch \in Nat /\ (LocalRepost => ExecBatch >= 1) /\ (EndlessRepost =>
 ASSUME StopHarness \in BOOLEAN /\ BugFinisherReadsWaitersFirst \in BOOLEAN
 ASSUME BugWaitEmptyReadsPostedFirst \in BOOLEAN /\ ~(StopHarness /\ LocalRepost)
 
+\* Seeded bug, off here: Park's re-check after its registration skips the ready queue (the
+\* sleep decision without !ReadySeemsNonEmpty). Not a CONSTANT, so the other configurations
+\* need not name it; TaskSchedulerBugParkSkipsReadyRecheck.cfg overrides the definition.
+BugParkSkipsReadyRecheck == FALSE
+
 Blocker == 0
 Timer == 1
 Short == 2
@@ -1140,8 +1145,10 @@ ParkRegister(w) ==             \* parked_.fetch_add(1, seq_cst)
 \* code: sched/internal/idle.h Park: const bool sleep = !exit_.load(std::memory_order_seq_cst) && !ReadySeemsNonEmpty(worker) &&
 \* code: sched/internal/idle.h Park: const bool role_locked = role_.IsLocked(std::memory_order_seq_cst);
 \* code: sched/internal/idle.h Park: (role_locked || front_.IsEmpty(std::memory_order_seq_cst)) &&
-ParkRecheckReady(w) == Jump(w, "park_recheck_ready", IF exit \/ ready # <<>> THEN "park_done"
-                                                     ELSE "park_recheck_role")
+ParkRecheckReady(w) ==
+  Jump(w, "park_recheck_ready",
+       IF exit \/ (ready # <<>> /\ ~BugParkSkipsReadyRecheck) THEN "park_done"
+       ELSE "park_recheck_role")
 
 \* The re-checks found nothing: sleep (with LocalRepost: take the batches over first).
 ParkRecheckSleep(w, from, sleep, elseTo) ==

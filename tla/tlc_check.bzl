@@ -4,7 +4,7 @@ def tlc_check(name, spec, config, expect = ["pass"], size = "medium", manual = F
     """Declares a sh_test that checks `spec` with TLC under `config`.
 
     The test passes without running anything (and says so in its log) when TLA2TOOLS_JAR is
-    not set or names no file.
+    not set or names no file, unless FAIRSCHED_REQUIRE_TLC=1 (CI), when it fails.
 
     `spec` must be one of this package's .tla files (all of them are data of the test).
 

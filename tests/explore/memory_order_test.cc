@@ -17,6 +17,9 @@
 //      defaults, and pass the same scenarios (as do the real classes where they fit one).
 // Each weakened variant must fail with its own message. The copies can drift from the
 // code; each names the function and step it repeats.
+// 3. The same publications through the shipped classes, with explore::Data payloads
+//    (real_code_order_scenarios.h): they pass here, and tools/mutate's runs show each one
+//    failing when the library's order is weakened.
 #include <cstdint>
 #include <string>
 
@@ -24,10 +27,12 @@
 #include "queues/mcsp_queue.h"
 #include "queues/mpsc_queue.h"
 #include "sched/task.h"
-#include "sync/primitives.h"
 #include "sync/auto_reset_event.h"
+#include "sync/primitives.h"
+#include "sync/role_lock.h"
 #include "tests/explore/explore_test_util.h"
 #include "tests/explore/front_queue_scenario.h"
+#include "tests/explore/real_code_order_scenarios.h"
 #include "tests/explore/real_task_ops.h"
 #include "tests/explore/auto_reset_event_scenario.h"
 #include "tests/explore/task_wake_scenario.h"
@@ -74,6 +79,7 @@ void ExpectFailure(const char* name, const explore::Options& options, Scenario s
 
 // --- 1. The real code's scenarios under the C++20 model. ---
 
+using testing::Payload;
 using testing::RealTaskOps;
 
 TEST(WeakMemoryScenarioTest, FrontQueueTwoProducersOneConsumer) {
@@ -100,52 +106,9 @@ TEST(WeakMemoryScenarioTest, TaskAbsorbedWakeupPublishesTheWakersWrites) {
              [] { testing::AbsorbedWakeupPublishesTheWakersWrites<RealTaskOps>(); });
 }
 
-// The ready queue (queues/mcsp_queue.h), one block per item so that the consumers also
-// step through StartNewBlock's link: one producer publishes two items whose payloads are
-// explore::Data, two consumers pop once each, the main thread pops the rest. Its relaxed begin/next/end loads and relaxed CAS
-// run with stale values here.
-struct Payload {
-  explore::Data<int> value{0};
-};
-
-void ReadyQueueOneProducerTwoConsumers() {
-  McspQueue<Payload> ready(/*block_size=*/1);
-  Payload items[2];
-  int taken = 0;  // per consumer below, summed after the joins
-  int taken_by[2] = {0, 0};
-  {
-    McspQueue<Payload>::Consumer first(ready);
-    McspQueue<Payload>::Consumer second(ready);
-    Thread producer([&] {
-      for (Payload& item : items) {
-        item.value.Write(1);
-        ready.Push(&item);
-      }
-    });
-    auto consume = [&](McspQueue<Payload>::Consumer& consumer, int k) {
-      if (Payload* item = consumer.Pop()) {
-        Check(item->value.Read() == 1, "ready queue: a popped item's payload is stale");
-        ++taken_by[k];
-      }
-    };
-    Thread a([&] { consume(first, 0); });
-    Thread b([&] { consume(second, 1); });
-    producer.Join();
-    a.Join();
-    b.Join();
-    taken = taken_by[0] + taken_by[1];
-    // What the consumers left is still there for a late pop (nothing lost, nothing twice).
-    while (Payload* item = first.Pop()) {
-      Check(item->value.Read() == 1, "ready queue: a popped item's payload is stale");
-      ++taken;
-    }
-  }
-  Check(taken == 2, "ready queue: " + std::to_string(taken) + " items popped of 2");
-}
-
 TEST(WeakMemoryScenarioTest, ReadyQueueOneProducerTwoConsumers) {
   ExpectPass("cpp20: mcsp 1 producer x 2 items, 2 consumers, bound 2", Cpp20(2),
-             &ReadyQueueOneProducerTwoConsumers);
+             &testing::ReadyQueueOneProducerTwoConsumers);
 }
 
 // --- 2a. Park / WakeOne (sched/internal/idle.h): the ready queue is published with a
@@ -485,10 +448,10 @@ class SignalCopy {
 };
 
 // Ping-pong with the payload in an explore::Data: each side reads what the other wrote
-// before its Send (a data race if a Receive does not acquire it).
-void SignalPingPong(const SignalOrders& orders) {
-  SignalCopy ping(orders);
-  SignalCopy pong(orders);
+// before its Send (a data race if a Receive does not acquire it). `Event` is the copy or
+// the real AutoResetEvent (section 3).
+template <typename Event>
+void PingPongWithPayload(Event& ping, Event& pong) {
   explore::Data<int> payload(0);
   Thread a([&] {
     payload.Write(1);
@@ -504,6 +467,12 @@ void SignalPingPong(const SignalOrders& orders) {
   });
   a.Join();
   b.Join();
+}
+
+void SignalPingPong(const SignalOrders& orders) {
+  SignalCopy ping(orders);
+  SignalCopy pong(orders);
+  PingPongWithPayload(ping, pong);
 }
 
 void SignalOneSenderOneReceiver(const SignalOrders& orders) {
@@ -650,24 +619,9 @@ class RoleLockCopy {
   Atomic<bool> held_{false};
 };
 
-// Two workers take the role in turn and update sched-only state (explore::Data).
 void RoleHandover(const RoleOrders& orders) {
   RoleLockCopy role(orders);
-  explore::Data<int> sched_state(0);
-  auto worker = [&] {
-    for (int attempt = 0; attempt < 2; ++attempt) {
-      if (role.TryLock()) {
-        sched_state.Write(sched_state.Read() + 1);
-        role.Unlock();
-        return;
-      }
-      CpuRelax();
-    }
-  };
-  Thread a(worker);
-  Thread b(worker);
-  a.Join();
-  b.Join();
+  testing::RoleHandoverOf(role);
 }
 
 // The role holder releases the role and then looks at the front queue (seq_cst); a poster
@@ -791,6 +745,38 @@ TEST(RingOrderTest, RelaxedPublishIsADataRace) {
 TEST(RingOrderTest, RelaxedObserveIsADataRace) {
   ExpectFailure("cpp20: ring copy, observe relaxed", Cpp20(),
                 [] { RingPublishesPayloads({kRelease, kRelaxed}); }, kPayloadRace);
+}
+
+// --- 3. The production code itself, with explore::Data payloads. ---
+// The copies above show which step each order protects; these scenarios run the same
+// publications through the shipped classes, so that weakening the order in the library
+// (tools/mutate, docs/testing.md "Mutation score") fails a test here too.
+
+TEST(RealCodeOrderTest, SignalPingPongPublishesThePayload) {
+  // Receive's TryClear (acquire) and Send's exchange (seq_cst, a release) carry the payload.
+  ExpectPass("cpp20: real signal ping-pong with payload", Cpp20(3), [] {
+    AutoResetEvent ping;
+    AutoResetEvent pong;
+    PingPongWithPayload(ping, pong);
+  });
+}
+
+TEST(RealCodeOrderTest, RoleLockHandsOverSchedState) {
+  // TryLock's acquire pairs with Unlock's release.
+  ExpectPass("cpp20: real role lock handover", Cpp20(), [] {
+    RoleLock role;
+    testing::RoleHandoverOf(role);
+  });
+}
+
+TEST(RealCodeOrderTest, PendingToWaitingPublishesTheRolesWrites) {
+  ExpectPass("cpp20: real task pending -> waiting publishes", Cpp20(3),
+             &testing::PendingToWaitingPublishesTheRolesWrites);
+}
+
+TEST(RealCodeOrderTest, LocalBatchPublishesTheOwnersWrites) {
+  ExpectPass("hb: real local batch publishes the owner's writes", explore::Options{},
+             &testing::LocalBatchPublishesTheOwnersWrites);
 }
 
 }  // namespace
