@@ -27,9 +27,9 @@ SAMPLE_COLUMNS = [
 ]
 
 
-def report(path):
-    result = subprocess.run([sys.executable, REPORT, path], capture_output=True, text=True,
-                            timeout=60, check=False)
+def report(path, *flags):
+    result = subprocess.run([sys.executable, REPORT, path, *flags], capture_output=True,
+                            text=True, timeout=60, check=False)
     return result.returncode, result.stdout + result.stderr
 
 
@@ -113,6 +113,42 @@ class SoakSmokeTest(unittest.TestCase):
         code, output = self.doctored("cut.jsonl", lambda lines: lines.pop())
         self.assertEqual(code, 1, output)
         self.assertIn("no final sample", output)
+
+    def test_readme_sentence_is_written_from_the_file_between_the_markers(self):
+        readme = os.path.join(self.dir, "README.md")
+        with open(readme, "w", encoding="utf-8") as out:
+            out.write("before\n<!-- soak:begin -->\nold text\n<!-- soak:end -->\nafter\n")
+        code, output = report(self.clean, "--readme", readme)
+        self.assertEqual(code, 0, output)
+        with open(readme, encoding="utf-8") as written:
+            text = written.read()
+        final = records(self.clean)[-1]
+        self.assertTrue(text.startswith("before\n<!-- soak:begin -->\nSoak on this machine"))
+        self.assertTrue(text.endswith("<!-- soak:end -->\nafter\n"))
+        self.assertNotIn("old text", text)
+        self.assertIn(f"{final['task_ran']:,} tasks", text)
+        self.assertIn("none lost or duplicated", text)
+        self.assertIn("**PASS**", text)
+        # A failing file says so; a README without the markers is an error, left unchanged.
+        lines = records(self.clean)
+        lines[-1]["task_ran"] -= 1
+        lost = os.path.join(self.dir, "lost_for_readme.jsonl")
+        with open(lost, "w", encoding="utf-8") as out:
+            out.writelines(json.dumps(line) + "\n" for line in lines)
+        code, output = report(lost, "--readme", readme)
+        self.assertEqual(code, 1, output)
+        with open(readme, encoding="utf-8") as written:
+            text = written.read()
+        self.assertIn("NOT all exactly once", text)
+        self.assertIn("**FAIL**", text)
+        bare = os.path.join(self.dir, "BARE.md")
+        with open(bare, "w", encoding="utf-8") as out:
+            out.write("no markers\n")
+        code, output = report(self.clean, "--readme", bare)
+        self.assertEqual(code, 2, output)
+        self.assertIn("needs the markers", output)
+        with open(bare, encoding="utf-8") as unchanged:
+            self.assertEqual(unchanged.read(), "no markers\n")
 
 
 if __name__ == "__main__":

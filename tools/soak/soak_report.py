@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """soak_report: checks a soak run's raw file (tools/soak/soak.cc) and plots it.
 
-    soak_report.py RAW.jsonl [--png PLOT.png] [--json]
+    soak_report.py RAW.jsonl [--png PLOT.png] [--readme README.md]
 
 Prints a summary and the verdict of the pass rules; exits 0 if every rule holds, 1 if one
 fails, 2 if the file cannot be read. The rules (docs/testing.md, "Soak"):
@@ -14,6 +14,9 @@ fails, 2 if the file cannot be read. The rules (docs/testing.md, "Soak"):
     each gauge (minima, because connections, rounds and IO come and go above a baseline
     that a leak raises). RSS is not judged in a sanitizer build (the sanitizer's allocator
     and quarantine own the memory there).
+With --readme the sentence between <!-- soak:begin --> and <!-- soak:end --> in that file is
+rewritten from the raw file (the run's length, load, totals, flat gauges and verdict) and
+names the plot; nothing else in the file changes.
 With --png the plot goes there (needs matplotlib: Debian's python3-matplotlib, which
 ./bazelw installs; the script re-runs itself with /usr/bin/python3 when the python3 on the
 PATH cannot import it).
@@ -121,6 +124,48 @@ def load_range(samples):
     return f"{min(loads):.1f}-{max(loads):.1f}" if loads else "unknown"
 
 
+def readme_sentence(raw_path, png_path, header, samples, final, verdict):
+    """One sentence for the README, every figure read from the raw file."""
+    minutes = float(header.get("seconds", 0)) / 60
+    after = [s for s in samples if s["t"] >= float(header.get("seconds", 0)) *
+             float(header.get("warmup", 0.2))]
+
+    def span(key, scale=1, unit=""):
+        values = [s[key] for s in after]
+        if scale == 1:
+            return f"{min(values)}-{max(values)}{unit}"
+        return f"{min(values) / scale:.1f}-{max(values) / scale:.1f}{unit}"
+
+    text = (f"Soak on this machine ({header.get('cpus', '?')} CPUs, 1-minute load average "
+            f"{load_range(samples)} during the run; figures by `tools/soak/soak_report.py` from "
+            f"`{raw_path}`): {minutes:g} minutes of mixed load on {header.get('workers', '?')} "
+            f"workers ran ")
+    if final:
+        balanced = not check_balances(final)[0]
+        text += (f"{final['task_ran']:,} tasks, {final['coro_received']:,} coroutine values, "
+                 f"{final['echo_echoed']:,} echo frames and {final['kv_answers']:,} kv answers, "
+                 + ("none lost or duplicated" if balanced else "NOT all exactly once") +
+                 f", and met {final['hostile_connections']:,} hostile "
+                 f"connections ({final['hostile_unexpected']} answered otherwise than "
+                 f"documented); ")
+    text += (f"after warm-up RSS stayed at {span('rss_kb', 1024, ' MiB')}, open fds at "
+             f"{span('fds')} and IO operations in flight at {span('io_ops')}: **{verdict}**."
+             f"\n\n![soak: gauges and rates over the run]({png_path})")
+    return text
+
+
+def update_readme(readme_path, sentence):
+    begin, end = "<!-- soak:begin -->", "<!-- soak:end -->"
+    with open(readme_path, encoding="utf-8") as readme:
+        text = readme.read()
+    start, stop = text.find(begin), text.find(end)
+    if start < 0 or stop < start:
+        raise ValueError(f"{readme_path} needs the markers {begin} and {end}, in that order")
+    text = text[:start + len(begin)] + "\n" + sentence + "\n" + text[stop:]
+    with open(readme_path, "w", encoding="utf-8") as readme:
+        readme.write(text)
+
+
 def rates(samples, key):
     times, values = [], []
     for before, now in zip(samples, samples[1:]):
@@ -190,6 +235,7 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[1])
     parser.add_argument("raw")
     parser.add_argument("--png", help="write the plot here")
+    parser.add_argument("--readme", help="rewrite the soak sentence of this README")
     args = parser.parse_args(argv)
     if args.png:
         try:
@@ -233,6 +279,15 @@ def main(argv):
     if args.png and samples:
         plot(args.png, header, samples, final, warmup_end, verdict)
         print(f"soak: plot {args.png}")
+    if args.readme:
+        png = args.png or os.path.join(os.path.dirname(args.raw), "soak.png")
+        try:
+            update_readme(args.readme, readme_sentence(args.raw, png, header, samples, final,
+                                                       verdict))
+        except (OSError, ValueError) as error:
+            print(f"soak_report: {error}", file=sys.stderr)
+            return 2
+        print(f"soak: sentence written to {args.readme}")
     return 0 if not failures else 1
 
 
