@@ -141,6 +141,15 @@ class SoakSmokeTest(unittest.TestCase):
             text = written.read()
         self.assertIn("NOT all exactly once", text)
         self.assertIn("**FAIL**", text)
+        # An hour-long header brings the goals in: an 8-second run meets neither.
+        lines = records(self.clean)
+        lines[0]["header"]["seconds"] = 3600
+        hour = os.path.join(self.dir, "hour_for_readme.jsonl")
+        with open(hour, "w", encoding="utf-8") as out:
+            out.writelines(json.dumps(line) + "\n" for line in lines)
+        report(hour, "--readme", readme)
+        with open(readme, encoding="utf-8") as written:
+            self.assertIn("socket answers were not met", written.read())
         bare = os.path.join(self.dir, "BARE.md")
         with open(bare, "w", encoding="utf-8") as out:
             out.write("no markers\n")

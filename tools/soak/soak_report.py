@@ -39,6 +39,11 @@ BALANCES = [
 ]
 
 
+# What an hour-long run should reach (issue 34): the README sentence says whether it did.
+GOAL_TASK_RUNS = 1e9
+GOAL_SOCKET_ANSWERS = 1e8
+
+
 def rss_tolerance(baseline_kb):
     """RSS may grow by 10% of its post-warm-up baseline or 4 MiB, whichever is more."""
     return max(4096, baseline_kb // 10)
@@ -132,6 +137,8 @@ def readme_sentence(raw_path, png_path, header, samples, final, verdict):
 
     def span(key, scale=1, unit=""):
         values = [s[key] for s in after]
+        if not values:
+            return "n/a (no sample after warm-up)"
         if scale == 1:
             return f"{min(values)}-{max(values)}{unit}"
         return f"{min(values) / scale:.1f}-{max(values) / scale:.1f}{unit}"
@@ -148,6 +155,14 @@ def readme_sentence(raw_path, png_path, header, samples, final, verdict):
                  f", and met {final['hostile_connections']:,} hostile "
                  f"connections ({final['hostile_unexpected']} answered otherwise than "
                  f"documented); ")
+        if minutes >= 60:
+            tasks_met = final["task_ran"] >= GOAL_TASK_RUNS
+            socket_met = final["echo_echoed"] + final["kv_answers"] >= GOAL_SOCKET_ANSWERS
+            text += (f"the hour's goals of {GOAL_TASK_RUNS:,.0f} task runs and "
+                     f"{GOAL_SOCKET_ANSWERS:,.0f} socket answers were "
+                     + ("both met" if tasks_met and socket_met else
+                        "met for tasks only" if tasks_met else
+                        "met for socket answers only" if socket_met else "not met") + "; ")
     text += (f"after warm-up RSS stayed at {span('rss_kb', 1024, ' MiB')}, open fds at "
              f"{span('fds')} and IO operations in flight at {span('io_ops')}: **{verdict}**."
              f"\n\n![soak: gauges and rates over the run]({png_path})")
