@@ -18,6 +18,8 @@
 //                    smallest that can do it: no result, no exception, no cancellation).
 //     asio           asio::thread_pool(W), co_spawn(detached), co_await asio::post(
 //                    executor, use_awaitable) as the yield.
+//     home_queues_prototype  not the library: the ready-queue rule proposed for the
+//                    two-worker hot path, on plain handles (see its section below).
 //     local_queue    W = 1 only: the benchmark thread itself resumes the handles from a
 //                    std::deque, no lock, no atomics: the cost of the coroutine switch and
 //                    the queue, with no scheduler.
@@ -31,10 +33,14 @@
 #include <asio/this_coro.hpp>
 #include <asio/thread_pool.hpp>
 #include <asio/use_awaitable.hpp>
+#include <algorithm>
+#include <chrono>
 #include <coroutine>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -169,6 +175,239 @@ void BM_TextbookPool(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * coroutines * steps);
 }
 
+// ---------------------------------------------------------------- home queues (prototype)
+
+// Not the library: a measurement of the ready-queue rule proposed for the two-worker hot
+// path (tla/README.md, "Proposed: home queues with a skew bound"; the rule is checked in
+// tla/spin/home_queues.pml) on plain handles, taken before the core changes, to see what it
+// can reach here next to the same run's fairsched, textbook pool and Tokio.
+//
+// Each worker owns a FIFO ring of (handle, stamp). A yield on a worker goes to the tail of
+// that worker's ring; a post from any other thread goes to one shared injection queue.
+// Stamps come from one global clock, reserved kStampBlock at a time by each worker (one
+// fetch_add per kStampBlock yields; the injection queue takes one per post). A worker runs
+// its own ring's head; every kLookEvery starts it takes, from the injection queue and from
+// the other rings' heads, every task more than kSkew stamps older than its own head (up to
+// kTakeMax) and runs those first. A worker whose ring is empty takes from the injection
+// queue, then half of another ring, spins, and parks. Simplifications a core version must
+// not make: the ring is large enough for every coroutine here (no overflow path), and a
+// pusher reads the parked count relaxed with no fence, so a wakeup can be missed; parking is
+// timed (1 ms) to bound what that costs.
+class HomeQueuePool {
+ public:
+  explicit HomeQueuePool(int workers) {
+    for (int i = 0; i < workers; ++i) workers_.push_back(std::make_unique<Worker>());
+    for (int i = 0; i < workers; ++i) {
+      threads_.emplace_back([this, i] { Run(*workers_[i]); });
+    }
+  }
+  ~HomeQueuePool() {
+    stopped_.store(true, std::memory_order_release);
+    {
+      MutexLock lock(park_mu_);
+    }
+    park_cv_.notify_all();
+    for (std::thread& thread : threads_) thread.join();
+  }
+
+  void Push(std::coroutine_handle<> handle) {
+    if (this_pool_ == this) {
+      PushOwn(*this_worker_, handle);
+    } else {
+      Inject(handle);
+    }
+  }
+
+ private:
+  static constexpr std::uint64_t kRingSize = std::uint64_t{1} << 17;  // > 100,000 coroutines
+  static constexpr std::uint64_t kStampBlock = 64;
+  static constexpr std::uint64_t kSkew = 256;
+  static constexpr int kLookEvery = 64;
+  static constexpr int kTakeMax = 64;
+  static constexpr std::uint64_t kAny = ~std::uint64_t{0};  // a `below` every stamp is under
+
+  // Relaxed atomics: a taker may read a slot while its owner rewrites it a ring later; its
+  // CAS on head then fails and the value is dropped (the stale read must not be a data race).
+  struct Slot {
+    Atomic<void*> handle{nullptr};
+    Atomic<std::uint64_t> stamp{0};
+  };
+  struct alignas(kCacheLineSize) Worker {
+    Atomic<std::uint64_t> head{0};  // CAS by the owner and by takers
+    alignas(kCacheLineSize) Atomic<std::uint64_t> tail{0};  // stored by the owner only
+    std::uint64_t stamp_next = 0;  // the owner's reserved block [stamp_next, stamp_end)
+    std::uint64_t stamp_end = 0;
+    std::unique_ptr<Slot[]> ring = std::make_unique<Slot[]>(kRingSize);
+  };
+  struct Injected {
+    std::coroutine_handle<> handle;
+    std::uint64_t stamp;
+  };
+
+  void PushOwn(Worker& me, std::coroutine_handle<> handle) {
+    if (me.stamp_next == me.stamp_end) {
+      // Relaxed: the clock only orders stamps; no data travels with it.
+      me.stamp_next = clock_.fetch_add(kStampBlock, std::memory_order_relaxed);
+      me.stamp_end = me.stamp_next + kStampBlock;
+    }
+    const std::uint64_t tail = me.tail.load(std::memory_order_relaxed);  // ours
+    if (tail - me.head.load(std::memory_order_relaxed) >= kRingSize) {
+      Inject(handle);  // not reached with these shapes
+      return;
+    }
+    Slot& slot = me.ring[tail & (kRingSize - 1)];
+    slot.handle.store(handle.address(), std::memory_order_relaxed);
+    slot.stamp.store(me.stamp_next++, std::memory_order_relaxed);
+    // Release: a taker that reads this tail (acquire) reads the slot written above.
+    me.tail.store(tail + 1, std::memory_order_release);
+    if (parked_.load(std::memory_order_relaxed) > 0) park_cv_.notify_one();
+  }
+
+  void Inject(std::coroutine_handle<> handle) {
+    {
+      MutexLock lock(inject_mu_);
+      injected_.push_back({handle, clock_.fetch_add(1, std::memory_order_relaxed)});
+      injected_count_.store(injected_.size(), std::memory_order_relaxed);
+    }
+    if (parked_.load(std::memory_order_relaxed) > 0) park_cv_.notify_one();
+  }
+
+  // Takes up to `max` tasks (at most half of them when `half`) from the front of `from`'s
+  // ring, as long as their stamps are below `below`; returns how many.
+  static int TakeFront(Worker& from, std::uint64_t below, bool half, int max,
+                       std::coroutine_handle<>* out) {
+    std::uint64_t head = from.head.load(std::memory_order_acquire);
+    while (true) {
+      // Acquire: the slots up to this tail were written before the owner stored it.
+      const std::uint64_t tail = from.tail.load(std::memory_order_acquire);
+      if (head >= tail) return 0;
+      std::uint64_t limit = std::min<std::uint64_t>(tail - head, max);
+      if (half) limit = std::min<std::uint64_t>(limit, (tail - head + 1) / 2);
+      int n = 0;
+      while (static_cast<std::uint64_t>(n) < limit) {
+        const Slot& slot = from.ring[(head + n) & (kRingSize - 1)];
+        if (slot.stamp.load(std::memory_order_relaxed) >= below) break;
+        out[n] = std::coroutine_handle<>::from_address(
+            slot.handle.load(std::memory_order_relaxed));
+        ++n;
+      }
+      if (n == 0) return 0;
+      // acq_rel: claims the slots (against the owner and other takers); a failure reloads
+      // head and reads again.
+      if (from.head.compare_exchange_weak(head, head + n, std::memory_order_acq_rel,
+                                          std::memory_order_acquire)) {
+        return n;
+      }
+    }
+  }
+
+  int TakeInjected(std::uint64_t below, int max, std::coroutine_handle<>* out) {
+    if (injected_count_.load(std::memory_order_relaxed) == 0) return 0;
+    MutexLock lock(inject_mu_);
+    int n = 0;
+    while (n < max && !injected_.empty() && injected_.front().stamp < below) {
+      out[n++] = injected_.front().handle;
+      injected_.pop_front();
+    }
+    injected_count_.store(injected_.size(), std::memory_order_relaxed);
+    return n;
+  }
+
+  // The look: everything more than kSkew stamps older than this worker's own head.
+  int TakeOld(Worker& me, std::coroutine_handle<>* out) {
+    const std::uint64_t head = me.head.load(std::memory_order_relaxed);
+    if (head == me.tail.load(std::memory_order_relaxed)) return 0;  // FindWork's case
+    const std::uint64_t own = me.ring[head & (kRingSize - 1)].stamp.load(std::memory_order_relaxed);
+    if (own <= kSkew) return 0;
+    const std::uint64_t below = own - kSkew;
+    int n = TakeInjected(below, kTakeMax, out);
+    for (auto& other : workers_) {
+      if (other.get() != &me && n < kTakeMax) {
+        n += TakeFront(*other, below, false, kTakeMax - n, out + n);
+      }
+    }
+    return n;
+  }
+
+  // Own ring empty: the injection queue, then half of another ring; spins, then parks.
+  // Returns how many tasks it took, or -1 once the pool stops.
+  int FindWork(Worker& me, std::coroutine_handle<>* out) {
+    for (int round = 0; round < 256; ++round) {
+      int n = TakeInjected(kAny, kTakeMax, out);
+      for (auto& other : workers_) {
+        if (n == 0 && other.get() != &me) n = TakeFront(*other, kAny, true, kTakeMax, out);
+      }
+      if (n > 0) return n;
+      if (stopped_.load(std::memory_order_acquire)) return -1;
+      CpuRelax();
+    }
+    MutexLock lock(park_mu_);
+    if (stopped_.load(std::memory_order_acquire)) return -1;
+    parked_.fetch_add(1, std::memory_order_relaxed);
+    park_cv_.wait_for(lock, std::chrono::milliseconds(1));
+    parked_.fetch_sub(1, std::memory_order_relaxed);
+    return 0;
+  }
+
+  void Run(Worker& me) {
+    this_pool_ = this;
+    this_worker_ = &me;
+    std::coroutine_handle<> taken[kTakeMax];
+    int since_look = 0;
+    while (true) {
+      int n = 0;
+      if (++since_look >= kLookEvery) {
+        since_look = 0;
+        n = TakeOld(me, taken);
+      }
+      if (n == 0) {
+        const std::coroutine_handle<> own = TakeOwn(me);
+        if (own) {
+          own.resume();
+          continue;
+        }
+        n = FindWork(me, taken);
+        if (n < 0) return;
+      }
+      for (int i = 0; i < n; ++i) taken[i].resume();
+    }
+  }
+
+  static std::coroutine_handle<> TakeOwn(Worker& me) {
+    std::coroutine_handle<> handle;
+    return TakeFront(me, kAny, false, 1, &handle) == 1 ? handle : std::coroutine_handle<>();
+  }
+
+  static inline thread_local HomeQueuePool* this_pool_ = nullptr;
+  static inline thread_local Worker* this_worker_ = nullptr;
+
+  std::vector<std::unique_ptr<Worker>> workers_;
+  alignas(kCacheLineSize) Atomic<std::uint64_t> clock_{0};
+  alignas(kCacheLineSize) Atomic<int> parked_{0};
+  Atomic<bool> stopped_{false};
+  alignas(kCacheLineSize) Atomic<std::size_t> injected_count_{0};
+  Mutex inject_mu_;
+  std::deque<Injected> injected_;
+  Mutex park_mu_;
+  ConditionVariable park_cv_;
+  std::vector<std::thread> threads_;
+};
+
+void BM_HomeQueues(benchmark::State& state) {
+  const auto coroutines = static_cast<std::uint32_t>(state.range(0));
+  const int steps = static_cast<int>(state.range(1));
+  HomeQueuePool pool(static_cast<int>(state.range(2)));
+  Completion done;
+  for (auto _ : state) {
+    done.Reset(coroutines);
+    for (std::uint32_t i = 0; i < coroutines; ++i) {
+      pool.Push(PlainYielder(&pool, steps, &done, i).handle);
+    }
+    done.Wait();
+  }
+  state.SetItemsProcessed(state.iterations() * coroutines * steps);
+}
+
 // ---------------------------------------------------------------- the one-thread limit
 
 class LocalQueue {
@@ -245,6 +484,9 @@ BENCHMARK(BM_FairschedStrict)->Name("yield/fairsched_strict")->Apply([](auto* b)
 });
 BENCHMARK(BM_TextbookPool)->Name("yield/textbook_pool")->Apply([](auto* b) { Shapes(b, false); });
 BENCHMARK(BM_Asio)->Name("yield/asio")->Apply([](auto* b) { Shapes(b, false); });
+BENCHMARK(BM_HomeQueues)->Name("yield/home_queues_prototype")->Apply([](auto* b) {
+  Shapes(b, false);
+});
 BENCHMARK(BM_LocalQueue)->Name("yield/local_queue")->Apply([](auto* b) { Shapes(b, true); });
 
 }  // namespace
