@@ -18,6 +18,9 @@
  * moves between cores; when one worker runs a long task, blocks or stops, the others take
  * its queue's old prefix within a bounded number of their own starts.
  *
+ * The `code:` references point at the rule's prototype, `yield/home_queues_prototype` in
+ * bench/coro/yield_bench.cc (bench/results/json/home_queue_experiment/), which measures it.
+ *
  * What this model is for: the rule's order bound and liveness, not the lock-free steps.
  * A pop, a push, a reservation and a look are each one atomic step here (d_step); in the
  * code they are CASes on the queue's ends and one fetch_add on the clock, whose races are
@@ -122,6 +125,7 @@ byte overtaken[XS + 1];
 inline Stamp(w, s) {
   if
   :: blk_next[w] == blk_end[w] ->
+    /* code: bench/coro/yield_bench.cc PushOwn: me.stamp_next = clock_.fetch_add(kStampBlock, std::memory_order_relaxed); */
     blk_next[w] = clock;
     clock = clock + BLOCK;
     blk_end[w] = blk_next[w] + BLOCK
@@ -136,6 +140,7 @@ inline Post(w, task, s) {
   Stamp(w, s);
   seq++;
   q_task[AT(w, q_len[w])] = task;
+  /* code: bench/coro/yield_bench.cc PushOwn: slot.stamp.store(me.stamp_next++, std::memory_order_relaxed); */
   q_stamp[AT(w, q_len[w])] = s;
   q_seq[AT(w, q_len[w])] = seq;
   q_len[w]++
@@ -169,6 +174,8 @@ inline Start(task, posted, i) {
  * own head (every item when RP_W's queue is empty). */
 inline Look() {
   do
+  /* code: bench/coro/yield_bench.cc TakeOld: const std::uint64_t below = own - kSkew; */
+  /* code: bench/coro/yield_bench.cc TakeFront: if (slot.stamp.load(std::memory_order_relaxed) >= below) break; */
   :: q_len[LONG_W] > 0 &&
      (q_len[RP_W] == 0 || q_stamp[AT(LONG_W, 0)] + S < q_stamp[AT(RP_W, 0)]) ->
     taken_task[(taken_head + taken_len) % XS] = q_task[AT(LONG_W, 0)];
@@ -190,11 +197,13 @@ proctype RpWorker() {
     /* (LONG posts by RP's K-th post: RP_W waits for it there, which bounds the stamps.) */
     d_step {
 #ifndef BUG_NO_LOOK
+      /* code: bench/coro/yield_bench.cc Run: if (++since_look >= kLookEvery) { */
       if
       :: since_look == E -> since_look = 0; Look()
       :: else -> skip
       fi;
 #endif
+      /* code: bench/coro/yield_bench.cc Run: for (int i = 0; i < n; ++i) taken[i].resume(); */
       if
       :: taken_len > 0 ->
         task = taken_task[taken_head];
