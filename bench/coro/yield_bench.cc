@@ -187,15 +187,17 @@ void BM_TextbookPool(benchmark::State& state) {
 // Stamps come from one global clock, reserved kStampBlock at a time by each worker (one
 // fetch_add per kStampBlock yields; the injection queue takes one per post). A worker runs
 // its own ring's head; every kLookEvery starts it takes, from the injection queue and from
-// the other rings' heads, every task more than kSkew stamps older than its own head (up to
-// kTakeMax) and runs those first. A worker whose ring is empty takes from the injection
+// the other rings' heads, every task more than `skew` stamps older than its own head (up to
+// kTakeMax) and runs those first (home_queues_prototype: 256; _skew4k: 4,096, a looser
+// bound). A worker whose ring is empty takes from the injection
 // queue, then half of another ring, spins, and parks. Simplifications a core version must
 // not make: the ring is large enough for every coroutine here (no overflow path), and a
 // pusher reads the parked count relaxed with no fence, so a wakeup can be missed; parking is
 // timed (1 ms) to bound what that costs.
 class HomeQueuePool {
  public:
-  explicit HomeQueuePool(int workers) {
+  // `skew`: how many stamps older than its own head a task must be for a look to take it.
+  HomeQueuePool(int workers, std::uint64_t skew) : skew_(skew) {
     for (int i = 0; i < workers; ++i) workers_.push_back(std::make_unique<Worker>());
     for (int i = 0; i < workers; ++i) {
       threads_.emplace_back([this, i] { Run(*workers_[i]); });
@@ -210,6 +212,11 @@ class HomeQueuePool {
     for (std::thread& thread : threads_) thread.join();
   }
 
+  // Sums of the workers' counters (see Worker), approximate while tasks run.
+  std::uint64_t TakenByLook() const { return Sum(&Worker::taken_by_look); }
+  std::uint64_t TakenWhenEmpty() const { return Sum(&Worker::taken_when_empty); }
+  std::uint64_t Parks() const { return Sum(&Worker::parks); }
+
   void Push(std::coroutine_handle<> handle) {
     if (this_pool_ == this) {
       PushOwn(*this_worker_, handle);
@@ -221,7 +228,6 @@ class HomeQueuePool {
  private:
   static constexpr std::uint64_t kRingSize = std::uint64_t{1} << 17;  // > 100,000 coroutines
   static constexpr std::uint64_t kStampBlock = 64;
-  static constexpr std::uint64_t kSkew = 256;
   static constexpr int kLookEvery = 64;
   static constexpr int kTakeMax = 64;
   static constexpr std::uint64_t kAny = ~std::uint64_t{0};  // a `below` every stamp is under
@@ -238,7 +244,14 @@ class HomeQueuePool {
     std::uint64_t stamp_next = 0;  // the owner's reserved block [stamp_next, stamp_end)
     std::uint64_t stamp_end = 0;
     std::unique_ptr<Slot[]> ring = std::make_unique<Slot[]>(kRingSize);
+    // Counters, written by the owner only (relaxed load + store), read between rounds.
+    Atomic<std::uint64_t> taken_by_look{0};  // tasks a look took from elsewhere
+    Atomic<std::uint64_t> taken_when_empty{0};  // tasks taken with the own ring empty
+    Atomic<std::uint64_t> parks{0};
   };
+  static void Count(Atomic<std::uint64_t>& counter, std::uint64_t n) {
+    counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
   struct Injected {
     std::coroutine_handle<> handle;
     std::uint64_t stamp;
@@ -313,13 +326,13 @@ class HomeQueuePool {
     return n;
   }
 
-  // The look: everything more than kSkew stamps older than this worker's own head.
+  // The look: everything more than skew_ stamps older than this worker's own head.
   int TakeOld(Worker& me, std::coroutine_handle<>* out) {
     const std::uint64_t head = me.head.load(std::memory_order_relaxed);
     if (head == me.tail.load(std::memory_order_relaxed)) return 0;  // FindWork's case
     const std::uint64_t own = me.ring[head & (kRingSize - 1)].stamp.load(std::memory_order_relaxed);
-    if (own <= kSkew) return 0;
-    const std::uint64_t below = own - kSkew;
+    if (own <= skew_) return 0;
+    const std::uint64_t below = own - skew_;
     int n = TakeInjected(below, kTakeMax, out);
     for (auto& other : workers_) {
       if (other.get() != &me && n < kTakeMax) {
@@ -344,6 +357,7 @@ class HomeQueuePool {
     MutexLock lock(park_mu_);
     if (stopped_.load(std::memory_order_acquire)) return -1;
     parked_.fetch_add(1, std::memory_order_relaxed);
+    Count(me.parks, 1);
     park_cv_.wait_for(lock, std::chrono::milliseconds(1));
     parked_.fetch_sub(1, std::memory_order_relaxed);
     return 0;
@@ -359,6 +373,7 @@ class HomeQueuePool {
       if (++since_look >= kLookEvery) {
         since_look = 0;
         n = TakeOld(me, taken);
+        Count(me.taken_by_look, n);
       }
       if (n == 0) {
         const std::coroutine_handle<> own = TakeOwn(me);
@@ -368,9 +383,16 @@ class HomeQueuePool {
         }
         n = FindWork(me, taken);
         if (n < 0) return;
+        Count(me.taken_when_empty, n);
       }
       for (int i = 0; i < n; ++i) taken[i].resume();
     }
+  }
+
+  std::uint64_t Sum(Atomic<std::uint64_t> Worker::*counter) const {
+    std::uint64_t sum = 0;
+    for (const auto& worker : workers_) sum += ((*worker).*counter).load(std::memory_order_relaxed);
+    return sum;
   }
 
   static std::coroutine_handle<> TakeOwn(Worker& me) {
@@ -381,6 +403,7 @@ class HomeQueuePool {
   static inline thread_local HomeQueuePool* this_pool_ = nullptr;
   static inline thread_local Worker* this_worker_ = nullptr;
 
+  const std::uint64_t skew_;
   std::vector<std::unique_ptr<Worker>> workers_;
   alignas(kCacheLineSize) Atomic<std::uint64_t> clock_{0};
   alignas(kCacheLineSize) Atomic<int> parked_{0};
@@ -393,10 +416,10 @@ class HomeQueuePool {
   std::vector<std::thread> threads_;
 };
 
-void BM_HomeQueues(benchmark::State& state) {
+void HomeQueueYields(benchmark::State& state, std::uint64_t skew) {
   const auto coroutines = static_cast<std::uint32_t>(state.range(0));
   const int steps = static_cast<int>(state.range(1));
-  HomeQueuePool pool(static_cast<int>(state.range(2)));
+  HomeQueuePool pool(static_cast<int>(state.range(2)), skew);
   Completion done;
   for (auto _ : state) {
     done.Reset(coroutines);
@@ -405,7 +428,13 @@ void BM_HomeQueues(benchmark::State& state) {
     }
     done.Wait();
   }
+  const double steps_total = static_cast<double>(state.iterations()) * coroutines * steps;
   state.SetItemsProcessed(state.iterations() * coroutines * steps);
+  // Where the steps ran: how many were moved from another worker's ring or the injection
+  // queue by a look, or taken with the own ring empty, per 1,000 steps; and parks.
+  state.counters["look_takes_per_1k"] = 1000.0 * pool.TakenByLook() / steps_total;
+  state.counters["empty_takes_per_1k"] = 1000.0 * pool.TakenWhenEmpty() / steps_total;
+  state.counters["parks"] = static_cast<double>(pool.Parks());
 }
 
 // ---------------------------------------------------------------- the one-thread limit
@@ -484,7 +513,13 @@ BENCHMARK(BM_FairschedStrict)->Name("yield/fairsched_strict")->Apply([](auto* b)
 });
 BENCHMARK(BM_TextbookPool)->Name("yield/textbook_pool")->Apply([](auto* b) { Shapes(b, false); });
 BENCHMARK(BM_Asio)->Name("yield/asio")->Apply([](auto* b) { Shapes(b, false); });
+void BM_HomeQueues(benchmark::State& state) { HomeQueueYields(state, 256); }
+void BM_HomeQueuesSkew4k(benchmark::State& state) { HomeQueueYields(state, 4096); }
+
 BENCHMARK(BM_HomeQueues)->Name("yield/home_queues_prototype")->Apply([](auto* b) {
+  Shapes(b, false);
+});
+BENCHMARK(BM_HomeQueuesSkew4k)->Name("yield/home_queues_prototype_skew4k")->Apply([](auto* b) {
   Shapes(b, false);
 });
 BENCHMARK(BM_LocalQueue)->Name("yield/local_queue")->Apply([](auto* b) { Shapes(b, true); });

@@ -174,7 +174,7 @@ inline Start(task, posted, i) {
  * own head (every item when RP_W's queue is empty). */
 inline Look() {
   do
-  /* code: bench/coro/yield_bench.cc TakeOld: const std::uint64_t below = own - kSkew; */
+  /* code: bench/coro/yield_bench.cc TakeOld: const std::uint64_t below = own - skew_; */
   /* code: bench/coro/yield_bench.cc TakeFront: if (slot.stamp.load(std::memory_order_relaxed) >= below) break; */
   :: q_len[LONG_W] > 0 &&
      (q_len[RP_W] == 0 || q_stamp[AT(LONG_W, 0)] + S < q_stamp[AT(RP_W, 0)]) ->

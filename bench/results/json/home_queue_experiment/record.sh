@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Records the home-queue prototype experiment (notes.md here): yield_bench's fairsched,
+# home_queues_prototype (skew 256 and 4,096), textbook_pool and local_queue rows and the
+# Tokio peer, interleaved: every round runs yield_bench once (one repetition per row) and
+# then Tokio. Writes
+# runs.jsonl and machine.txt into this folder (a new recording replaces them); table.py
+# renders them. Usage, from the workspace root:
+#   bench/results/json/home_queue_experiment/record.sh [ROUNDS]   # default 5
+set -euo pipefail
+rounds=${1:-5}
+here=bench/results/json/home_queue_experiment
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/home_queue_experiment.XXXXXX")
+./bazelw build --config=opt //bench/coro:yield_bench
+bin=$(./bazelw info --config=opt bazel-bin 2>/dev/null)/bench/coro/yield_bench
+mapfile -t peers < <(bench/coro/peers/build.sh "${TMPDIR:-/tmp}/fairsched_peers_build" | tail -n 2)
+tokio=${peers[0]}
+rm -f "$here/runs.jsonl"
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "revision: $(git rev-parse HEAD)$(git diff --quiet || echo ' (with local changes)')"
+  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
+  echo "cores: $(nproc)"
+  echo "kernel: $(uname -sr)"
+  echo "rounds: $rounds"
+} >"$here/machine.txt"
+for ((r = 1; r <= rounds; ++r)); do
+  echo "== round $r of $rounds (load $(cut -d' ' -f1-3 /proc/loadavg))"
+  echo "round $r load_before=$(cut -d' ' -f1 /proc/loadavg)" >>"$here/machine.txt"
+  "$bin" --benchmark_filter='yield/(fairsched|home_queues_prototype|home_queues_prototype_skew4k|textbook_pool|local_queue)/' \
+    --benchmark_repetitions=1 --benchmark_out="$tmp/yield_bench_r$r.json" \
+    --benchmark_out_format=json >"$tmp/yield_bench_r$r.txt" 2>&1
+  python3 tools/bench_report/runs.py append "$here/runs.jsonl" "$tmp/yield_bench_r$r.json"
+  "$tokio" --out="$tmp/tokio_yield_r$r.json" >"$tmp/tokio_yield_r$r.txt" 2>&1
+  python3 tools/bench_report/runs.py append "$here/runs.jsonl" "$tmp/tokio_yield_r$r.json"
+  echo "round $r load_after=$(cut -d' ' -f1 /proc/loadavg)" >>"$here/machine.txt"
+done
+echo "raw results: $here/runs.jsonl; console output: $tmp"
