@@ -114,6 +114,22 @@ PlainCoroutine PlainYielder(Queue* queue, int steps, Completion* done, std::uint
   done->Arrive(index);
 }
 
+// The rounds of a pool that resumes PlainCoroutines: spawn them all through Push, wait.
+template <typename Pool>
+void RunPlainYields(benchmark::State& state, Pool& pool) {
+  const auto coroutines = static_cast<std::uint32_t>(state.range(0));
+  const int steps = static_cast<int>(state.range(1));
+  Completion done;
+  for (auto _ : state) {
+    done.Reset(coroutines);
+    for (std::uint32_t i = 0; i < coroutines; ++i) {
+      pool.Push(PlainYielder(&pool, steps, &done, i).handle);
+    }
+    done.Wait();
+  }
+  state.SetItemsProcessed(state.iterations() * coroutines * steps);
+}
+
 // ---------------------------------------------------------------- textbook pool
 
 class HandlePool {
@@ -161,18 +177,8 @@ class HandlePool {
 };
 
 void BM_TextbookPool(benchmark::State& state) {
-  const auto coroutines = static_cast<std::uint32_t>(state.range(0));
-  const int steps = static_cast<int>(state.range(1));
   HandlePool pool(static_cast<int>(state.range(2)));
-  Completion done;
-  for (auto _ : state) {
-    done.Reset(coroutines);
-    for (std::uint32_t i = 0; i < coroutines; ++i) {
-      pool.Push(PlainYielder(&pool, steps, &done, i).handle);
-    }
-    done.Wait();
-  }
-  state.SetItemsProcessed(state.iterations() * coroutines * steps);
+  RunPlainYields(state, pool);
 }
 
 // ---------------------------------------------------------------- home queues (prototype)
@@ -417,19 +423,10 @@ class HomeQueuePool {
 };
 
 void HomeQueueYields(benchmark::State& state, std::uint64_t skew) {
-  const auto coroutines = static_cast<std::uint32_t>(state.range(0));
-  const int steps = static_cast<int>(state.range(1));
   HomeQueuePool pool(static_cast<int>(state.range(2)), skew);
-  Completion done;
-  for (auto _ : state) {
-    done.Reset(coroutines);
-    for (std::uint32_t i = 0; i < coroutines; ++i) {
-      pool.Push(PlainYielder(&pool, steps, &done, i).handle);
-    }
-    done.Wait();
-  }
-  const double steps_total = static_cast<double>(state.iterations()) * coroutines * steps;
-  state.SetItemsProcessed(state.iterations() * coroutines * steps);
+  RunPlainYields(state, pool);
+  const double steps_total = static_cast<double>(state.iterations()) * state.range(0) *
+                             state.range(1);
   // Where the steps ran: how many were moved from another worker's ring or the injection
   // queue by a look, or taken with the own ring empty, per 1,000 steps; and parks.
   state.counters["look_takes_per_1k"] = 1000.0 * pool.TakenByLook() / steps_total;
