@@ -28,6 +28,13 @@ import os
 import sys
 import textwrap
 
+try:
+    from tools.bench_report import blocks
+except ImportError:  # run as a script: the workspace root is three folders up
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))))
+    from tools.bench_report import blocks
+
 DEBIAN_PYTHON = "/usr/bin/python3"
 
 # (total, done, wrong...) triples that must balance in the final sample.
@@ -129,11 +136,11 @@ def load_range(samples):
     return f"{min(loads):.1f}-{max(loads):.1f}" if loads else "unknown"
 
 
-def readme_sentence(raw_path, png_path, header, samples, final, verdict):
-    """One sentence for the README, every figure read from the raw file."""
+def readme_sentence(raw_path, png_path, header, samples, final, warmup_end, balanced, verdict):
+    """One sentence for the README, every figure read from the raw file (`warmup_end` and
+    `balanced` are what check_growth and check_balances found)."""
     minutes = float(header.get("seconds", 0)) / 60
-    after = [s for s in samples if s["t"] >= float(header.get("seconds", 0)) *
-             float(header.get("warmup", 0.2))]
+    after = [s for s in samples if s["t"] >= warmup_end]
 
     def span(key, scale=1, unit=""):
         values = [s[key] for s in after]
@@ -148,7 +155,6 @@ def readme_sentence(raw_path, png_path, header, samples, final, verdict):
             f"`{raw_path}`): {minutes:g} minutes of mixed load on {header.get('workers', '?')} "
             f"workers ran ")
     if final:
-        balanced = not check_balances(final)[0]
         text += (f"{final['task_ran']:,} tasks, {final['coro_received']:,} coroutine values, "
                  f"{final['echo_echoed']:,} echo frames and {final['kv_answers']:,} kv answers, "
                  + ("none lost or duplicated" if balanced else "NOT all exactly once") +
@@ -167,18 +173,6 @@ def readme_sentence(raw_path, png_path, header, samples, final, verdict):
              f"{span('fds')} and IO operations in flight at {span('io_ops')}: **{verdict}**."
              f"\n\n![soak: gauges and rates over the run]({png_path})")
     return text
-
-
-def update_readme(readme_path, sentence):
-    begin, end = "<!-- soak:begin -->", "<!-- soak:end -->"
-    with open(readme_path, encoding="utf-8") as readme:
-        text = readme.read()
-    start, stop = text.find(begin), text.find(end)
-    if start < 0 or stop < start:
-        raise ValueError(f"{readme_path} needs the markers {begin} and {end}, in that order")
-    text = text[:start + len(begin)] + "\n" + sentence + "\n" + text[stop:]
-    with open(readme_path, "w", encoding="utf-8") as readme:
-        readme.write(text)
 
 
 def rates(samples, key):
@@ -267,7 +261,7 @@ def main(argv):
     except (OSError, ValueError, KeyError) as error:
         print(f"soak_report: cannot read {args.raw}: {error}", file=sys.stderr)
         return 2
-    failures, lines = [], []
+    failures, lines, balance_failures = [], [], []
     if final is None:
         failures.append("no final sample: the run did not finish (crashed or was stopped)")
     else:
@@ -297,9 +291,15 @@ def main(argv):
     if args.readme:
         png = args.png or os.path.join(os.path.dirname(args.raw), "soak.png")
         try:
-            update_readme(args.readme, readme_sentence(args.raw, png, header, samples, final,
-                                                       verdict))
-        except (OSError, ValueError) as error:
+            blocks.rewrite_file(args.readme, {"soak": [readme_sentence(
+                args.raw, png, header, samples, final, warmup_end, not balance_failures,
+                verdict)]})
+        except blocks.BlockError as error:
+            begin, end = blocks.markers("soak")
+            print(f"soak_report: {args.readme} needs the markers {begin} and {end}, each once "
+                  f"and in that order ({error})", file=sys.stderr)
+            return 2
+        except OSError as error:
             print(f"soak_report: {error}", file=sys.stderr)
             return 2
         print(f"soak: sentence written to {args.readme}")

@@ -15,7 +15,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../.."))
-from tools.bench_report import runs as raw_runs  # noqa: E402
+from tools.bench_report import blocks, runs as raw_runs  # noqa: E402
 from tools.bench_report.hot_path_report import parse_name  # noqa: E402
 
 CONTESTANTS = ["fairsched", "home_queues_prototype", "home_queues_prototype_skew4k", "textbook_pool",
@@ -30,19 +30,14 @@ def main(argv):
         argv = argv[:at] + argv[at + 2:]
     lines = []
     tables(argv, lines.append)
-    text = "\n".join(lines)
     if notes is None:
-        print(text)
+        print("\n".join(lines))
         return 0
-    with open(notes, encoding="utf-8") as f:
-        body = f.read()
-    begin, end = "<!-- table:begin -->", "<!-- table:end -->"
-    start, stop = body.find(begin), body.find(end)
-    if start < 0 or stop < start:
-        print(f"table.py: {notes} needs {begin} and {end}, in that order", file=sys.stderr)
+    try:
+        blocks.rewrite_file(notes, {"table": lines})
+    except blocks.BlockError as error:
+        print(f"table.py: {error}", file=sys.stderr)
         return 2
-    with open(notes, "w", encoding="utf-8") as f:
-        f.write(body[:start + len(begin)] + "\n" + text + "\n" + body[stop:])
     return 0
 
 
