@@ -87,13 +87,13 @@ class SoakSmokeTest(unittest.TestCase):
         self.assertNotIn("do not balance", output)  # the leaks lose nothing
         self.assertNotIn("io_ops grew", output)
 
-    def doctored(self, name, change):
+    def doctored(self, name, change, *flags):
         lines = records(self.clean)
         change(lines)
         path = os.path.join(self.dir, name)
         with open(path, "w", encoding="utf-8") as out:
             out.writelines(json.dumps(line) + "\n" for line in lines)
-        return report(path)
+        return report(path, *flags)
 
     def test_a_lost_or_duplicated_item_fails(self):
         def lose_a_task(lines):
@@ -130,24 +130,20 @@ class SoakSmokeTest(unittest.TestCase):
         self.assertIn("none lost or duplicated", text)
         self.assertIn("**PASS**", text)
         # A failing file says so; a README without the markers is an error, left unchanged.
-        lines = records(self.clean)
-        lines[-1]["task_ran"] -= 1
-        lost = os.path.join(self.dir, "lost_for_readme.jsonl")
-        with open(lost, "w", encoding="utf-8") as out:
-            out.writelines(json.dumps(line) + "\n" for line in lines)
-        code, output = report(lost, "--readme", readme)
+        def lose_a_task(lines):
+            lines[-1]["task_ran"] -= 1
+
+        code, output = self.doctored("lost_for_readme.jsonl", lose_a_task, "--readme", readme)
         self.assertEqual(code, 1, output)
         with open(readme, encoding="utf-8") as written:
             text = written.read()
         self.assertIn("NOT all exactly once", text)
         self.assertIn("**FAIL**", text)
         # An hour-long header brings the goals in: an 8-second run meets neither.
-        lines = records(self.clean)
-        lines[0]["header"]["seconds"] = 3600
-        hour = os.path.join(self.dir, "hour_for_readme.jsonl")
-        with open(hour, "w", encoding="utf-8") as out:
-            out.writelines(json.dumps(line) + "\n" for line in lines)
-        report(hour, "--readme", readme)
+        def last_an_hour(lines):
+            lines[0]["header"]["seconds"] = 3600
+
+        self.doctored("hour_for_readme.jsonl", last_an_hour, "--readme", readme)
         with open(readme, encoding="utf-8") as written:
             self.assertIn("socket answers were not met", written.read())
         bare = os.path.join(self.dir, "BARE.md")

@@ -618,7 +618,6 @@ std::string Header(const Flags& flags, int argc, char** argv) {
   std::getline(loadavg_file, loadavg);
   utsname machine{};
   uname(&machine);
-  const char* sanitizer = kSanitizer;
   char line[4096];
   std::snprintf(
       line, sizeof(line),
@@ -630,7 +629,7 @@ std::string Header(const Flags& flags, int argc, char** argv) {
       sysconf(_SC_NPROCESSORS_ONLN),
       JsonString(std::string(machine.sysname) + " " + machine.release + " " + machine.machine)
           .c_str(),
-      JsonString(loadavg).c_str(), sanitizer, JsonString(flags.plant_leak).c_str(),
+      JsonString(loadavg).c_str(), kSanitizer, JsonString(flags.plant_leak).c_str(),
       JsonString(flags.note).c_str());
   return line;
 }
