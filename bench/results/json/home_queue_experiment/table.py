@@ -41,7 +41,8 @@ def main(argv):
     return 0
 
 
-def tables(argv, print):  # noqa: A002  (every line goes to `print`)
+def tables(argv, emit):
+    """Passes every line of the two tables to `emit`."""
     path = argv[0] if argv else os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                              "runs.jsonl")
     # {(args, contestant): {round: million steps/s}}, and the same for the prototype's counters
@@ -70,9 +71,9 @@ def tables(argv, print):  # noqa: A002  (every line goes to `print`)
             return "n/a"
         return f"{statistics.median(numbers):.1f} ({min(numbers):.1f}-{max(numbers):.1f})"
 
-    print("| coroutines x steps, workers | " + " | ".join(CONTESTANTS) +
-          " | prototype vs tokio | skew4k vs tokio | fairsched vs tokio |")
-    print("|---" * (len(CONTESTANTS) + 4) + "|")
+    emit("| coroutines x steps, workers | " + " | ".join(CONTESTANTS) +
+         " | prototype vs tokio | skew4k vs tokio | fairsched vs tokio |")
+    emit("|---" * (len(CONTESTANTS) + 4) + "|")
     for args in shapes:
         a = dict(args)
         row = [f"{int(a['coroutines']):,} x {int(a['steps']):,}, {a['workers']}"]
@@ -83,21 +84,21 @@ def tables(argv, print):  # noqa: A002  (every line goes to `print`)
             ratios = [ours[r] / tokio[r] for r in ours if r in tokio and tokio[r] > 0]
             row.append(f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
                        if ratios else "n/a")
-        print("| " + " | ".join(row) + " |")
-    print("")
-    print("Tasks moved per 1,000 steps (median, min-max over the rounds): by a look (from the "
-          "injection queue or another ring), and taken with the own ring empty.")
-    print("")
-    print("| coroutines x steps, workers | contestant | by a look | with the own ring empty |")
-    print("|---|---|---|---|")
+        emit("| " + " | ".join(row) + " |")
+    emit("")
+    emit("Tasks moved per 1,000 steps (median, min-max over the rounds): by a look (from the "
+         "injection queue or another ring), and taken with the own ring empty.")
+    emit("")
+    emit("| coroutines x steps, workers | contestant | by a look | with the own ring empty |")
+    emit("|---|---|---|---|")
     for args in shapes:
         a = dict(args)
         for c in CONTESTANTS:
             looks = counters.get((args, c, "look_takes_per_1k"))
             if looks:
                 empty = counters.get((args, c, "empty_takes_per_1k"), [])
-                print(f"| {int(a['coroutines']):,} x {int(a['steps']):,}, {a['workers']} | {c} | "
-                      f"{cell(looks)} | {cell(empty)} |")
+                emit(f"| {int(a['coroutines']):,} x {int(a['steps']):,}, {a['workers']} | {c} | "
+                     f"{cell(looks)} | {cell(empty)} |")
 
 
 if __name__ == "__main__":
