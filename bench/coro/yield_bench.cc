@@ -49,6 +49,7 @@
 #include "coro/runtime.h"
 #include "coro/lazy.h"
 #include "sched/task_scheduler.h"
+#include "sched/worker_stats.h"
 #include "sync/primitives.h"
 
 namespace fairsched::bench {
@@ -250,14 +251,11 @@ class HomeQueuePool {
     std::uint64_t stamp_next = 0;  // the owner's reserved block [stamp_next, stamp_end)
     std::uint64_t stamp_end = 0;
     std::unique_ptr<Slot[]> ring = std::make_unique<Slot[]>(kRingSize);
-    // Counters, written by the owner only (relaxed load + store), read between rounds.
-    Atomic<std::uint64_t> taken_by_look{0};  // tasks a look took from elsewhere
-    Atomic<std::uint64_t> taken_when_empty{0};  // tasks taken with the own ring empty
-    Atomic<std::uint64_t> parks{0};
+    // Counters, written by the owner only, read between rounds.
+    internal::SingleWriterCounter taken_by_look;  // tasks a look took from elsewhere
+    internal::SingleWriterCounter taken_when_empty;  // tasks taken with the own ring empty
+    internal::SingleWriterCounter parks;
   };
-  static void Count(Atomic<std::uint64_t>& counter, std::uint64_t n) {
-    counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-  }
   struct Injected {
     std::coroutine_handle<> handle;
     std::uint64_t stamp;
@@ -363,7 +361,7 @@ class HomeQueuePool {
     MutexLock lock(park_mu_);
     if (stopped_.load(std::memory_order_acquire)) return -1;
     parked_.fetch_add(1, std::memory_order_relaxed);
-    Count(me.parks, 1);
+    me.parks.Add();
     park_cv_.wait_for(lock, std::chrono::milliseconds(1));
     parked_.fetch_sub(1, std::memory_order_relaxed);
     return 0;
@@ -379,7 +377,7 @@ class HomeQueuePool {
       if (++since_look >= kLookEvery) {
         since_look = 0;
         n = TakeOld(me, taken);
-        Count(me.taken_by_look, n);
+        me.taken_by_look.Add(n);
       }
       if (n == 0) {
         const std::coroutine_handle<> own = TakeOwn(me);
@@ -389,15 +387,15 @@ class HomeQueuePool {
         }
         n = FindWork(me, taken);
         if (n < 0) return;
-        Count(me.taken_when_empty, n);
+        me.taken_when_empty.Add(n);
       }
       for (int i = 0; i < n; ++i) taken[i].resume();
     }
   }
 
-  std::uint64_t Sum(Atomic<std::uint64_t> Worker::*counter) const {
+  std::uint64_t Sum(internal::SingleWriterCounter Worker::*counter) const {
     std::uint64_t sum = 0;
-    for (const auto& worker : workers_) sum += ((*worker).*counter).load(std::memory_order_relaxed);
+    for (const auto& worker : workers_) sum += ((*worker).*counter).Read();
     return sum;
   }
 
