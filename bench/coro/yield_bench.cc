@@ -18,8 +18,10 @@
 //                    smallest that can do it: no result, no exception, no cancellation).
 //     asio           asio::thread_pool(W), co_spawn(detached), co_await asio::post(
 //                    executor, use_awaitable) as the yield.
-//     home_queues_prototype  not the library: the ready-queue rule proposed for the
-//                    two-worker hot path, on plain handles (see its section below).
+//     home_queues_prototype, home_queues_prototype_loose, home_queues_no_looks
+//                    not the library: the ready-queue rule proposed for the two-worker
+//                    hot path, on plain handles, with a tight bound, a loose one and none
+//                    (see its section below).
 //     local_queue    W = 1 only: the benchmark thread itself resumes the handles from a
 //                    std::deque, no lock, no atomics: the cost of the coroutine switch and
 //                    the queue, with no scheduler.
@@ -193,18 +195,27 @@ void BM_TextbookPool(benchmark::State& state) {
 // that worker's ring; a post from any other thread goes to one shared injection queue.
 // Stamps come from one global clock, reserved kStampBlock at a time by each worker (one
 // fetch_add per kStampBlock yields; the injection queue takes one per post). A worker runs
-// its own ring's head; every kLookEvery starts it takes, from the injection queue and from
+// its own ring's head; every `look_every` starts it takes, from the injection queue and from
 // the other rings' heads, every task more than `skew` stamps older than its own head (up to
-// kTakeMax) and runs those first (home_queues_prototype: 256; _skew4k: 4,096, a looser
-// bound). A worker whose ring is empty takes from the injection
-// queue, then half of another ring, spins, and parks. Simplifications a core version must
-// not make: the ring is large enough for every coroutine here (no overflow path), and a
-// pusher reads the parked count relaxed with no fence, so a wakeup can be missed; parking is
-// timed (1 ms) to bound what that costs.
+// kTakeMax) and runs those first. A look reads one line per other worker, that worker's
+// published head stamp, and touches its ring only when that stamp is old enough: the owner
+// publishes its head's stamp at each of its own looks and when it pushes into an empty ring,
+// and "nothing" when it finds its ring empty, so the published stamp is never newer than
+// the ring's real head (a stale one only costs a look that takes nothing).
+// Contestants: home_queues_prototype (skew 256, a look every 64 starts: the tight bound),
+// home_queues_prototype_loose (skew 4,096, a look every 1,024 starts) and
+// home_queues_no_looks (no look at all, so no bound: the rule's ceiling, Tokio's per-worker
+// queue without stealing from it while busy). A worker whose ring is empty takes from the
+// injection queue, then half of another ring, spins, and parks. Simplifications a core
+// version must not make: the ring is large enough for every coroutine here (no overflow
+// path), and a pusher reads the parked count relaxed with no fence, so a wakeup can be
+// missed; parking is timed (1 ms) to bound what that costs.
 class HomeQueuePool {
  public:
-  // `skew`: how many stamps older than its own head a task must be for a look to take it.
-  HomeQueuePool(int workers, std::uint64_t skew) : skew_(skew) {
+  // `skew`: how many stamps older than its own head a task must be for a look to take it;
+  // `look_every`: starts between two looks (0: never look).
+  HomeQueuePool(int workers, std::uint64_t skew, int look_every)
+      : skew_(skew), look_every_(look_every) {
     for (int i = 0; i < workers; ++i) workers_.push_back(std::make_unique<Worker>());
     for (int i = 0; i < workers; ++i) {
       threads_.emplace_back([this, i] { Run(*workers_[i]); });
@@ -235,7 +246,6 @@ class HomeQueuePool {
  private:
   static constexpr std::uint64_t kRingSize = std::uint64_t{1} << 17;  // > 100,000 coroutines
   static constexpr std::uint64_t kStampBlock = 64;
-  static constexpr int kLookEvery = 64;
   static constexpr int kTakeMax = 64;
   static constexpr std::uint64_t kAny = ~std::uint64_t{0};  // a `below` every stamp is under
 
@@ -246,7 +256,14 @@ class HomeQueuePool {
     Atomic<std::uint64_t> stamp{0};
   };
   struct alignas(kCacheLineSize) Worker {
-    Atomic<std::uint64_t> head{0};  // CAS by the owner and by takers
+    // The stamp of the ring's head as of the owner's last look or push into an empty ring
+    // (kAny: the ring was empty), on a line of its own: the one line another worker's look
+    // reads when it finds nothing old. Never newer than the real head. Stored by the owner
+    // only (relaxed: a stale value errs towards reading the ring, which checks the stamps
+    // again under its own acquire).
+    Atomic<std::uint64_t> published{kAny};
+    std::uint64_t published_last = kAny;  // the owner's copy, so an unchanged stamp is not stored
+    alignas(kCacheLineSize) Atomic<std::uint64_t> head{0};  // CAS by the owner and by takers
     alignas(kCacheLineSize) Atomic<std::uint64_t> tail{0};  // stored by the owner only
     std::uint64_t stamp_next = 0;  // the owner's reserved block [stamp_next, stamp_end)
     std::uint64_t stamp_end = 0;
@@ -273,6 +290,9 @@ class HomeQueuePool {
       return;
     }
     Slot& slot = me.ring[tail & (kRingSize - 1)];
+    // The ring may have been empty since the last publication ("nothing"); without this an
+    // owner that pushes and then runs a long task would leave the push invisible to looks.
+    if (me.published_last == kAny) Publish(me, me.stamp_next);
     slot.handle.store(handle.address(), std::memory_order_relaxed);
     slot.stamp.store(me.stamp_next++, std::memory_order_relaxed);
     // Release: a taker that reads this tail (acquire) reads the slot written above.
@@ -330,16 +350,24 @@ class HomeQueuePool {
     return n;
   }
 
+  static void Publish(Worker& me, std::uint64_t stamp) {
+    if (me.published_last == stamp) return;
+    me.published_last = stamp;
+    me.published.store(stamp, std::memory_order_relaxed);
+  }
+
   // The look: everything more than skew_ stamps older than this worker's own head.
   int TakeOld(Worker& me, std::coroutine_handle<>* out) {
     const std::uint64_t head = me.head.load(std::memory_order_relaxed);
     if (head == me.tail.load(std::memory_order_relaxed)) return 0;  // FindWork's case
     const std::uint64_t own = me.ring[head & (kRingSize - 1)].stamp.load(std::memory_order_relaxed);
+    Publish(me, own);
     if (own <= skew_) return 0;
     const std::uint64_t below = own - skew_;
     int n = TakeInjected(below, kTakeMax, out);
     for (auto& other : workers_) {
-      if (other.get() != &me && n < kTakeMax) {
+      if (other.get() != &me && n < kTakeMax &&
+          other->published.load(std::memory_order_relaxed) < below) {
         n += TakeFront(*other, below, false, kTakeMax - n, out + n);
       }
     }
@@ -349,6 +377,7 @@ class HomeQueuePool {
   // Own ring empty: the injection queue, then half of another ring; spins, then parks.
   // Returns how many tasks it took, or -1 once the pool stops.
   int FindWork(Worker& me, std::coroutine_handle<>* out) {
+    Publish(me, kAny);  // our ring is empty (only we push to it)
     for (int round = 0; round < 256; ++round) {
       int n = TakeInjected(kAny, kTakeMax, out);
       for (auto& other : workers_) {
@@ -374,7 +403,7 @@ class HomeQueuePool {
     int since_look = 0;
     while (true) {
       int n = 0;
-      if (++since_look >= kLookEvery) {
+      if (look_every_ > 0 && ++since_look >= look_every_) {
         since_look = 0;
         n = TakeOld(me, taken);
         me.taken_by_look.Add(n);
@@ -408,6 +437,7 @@ class HomeQueuePool {
   static inline thread_local Worker* this_worker_ = nullptr;
 
   const std::uint64_t skew_;
+  const int look_every_;
   std::vector<std::unique_ptr<Worker>> workers_;
   alignas(kCacheLineSize) Atomic<std::uint64_t> clock_{0};
   alignas(kCacheLineSize) Atomic<int> parked_{0};
@@ -420,8 +450,8 @@ class HomeQueuePool {
   std::vector<std::thread> threads_;
 };
 
-void HomeQueueYields(benchmark::State& state, std::uint64_t skew) {
-  HomeQueuePool pool(static_cast<int>(state.range(2)), skew);
+void HomeQueueYields(benchmark::State& state, std::uint64_t skew, int look_every) {
+  HomeQueuePool pool(static_cast<int>(state.range(2)), skew, look_every);
   RunPlainYields(state, pool);
   const double steps_total = static_cast<double>(state.iterations()) * state.range(0) *
                              state.range(1);
@@ -508,13 +538,17 @@ BENCHMARK(BM_FairschedStrict)->Name("yield/fairsched_strict")->Apply([](auto* b)
 });
 BENCHMARK(BM_TextbookPool)->Name("yield/textbook_pool")->Apply([](auto* b) { Shapes(b, false); });
 BENCHMARK(BM_Asio)->Name("yield/asio")->Apply([](auto* b) { Shapes(b, false); });
-void BM_HomeQueues(benchmark::State& state) { HomeQueueYields(state, 256); }
-void BM_HomeQueuesSkew4k(benchmark::State& state) { HomeQueueYields(state, 4096); }
+void BM_HomeQueues(benchmark::State& state) { HomeQueueYields(state, 256, 64); }
+void BM_HomeQueuesLoose(benchmark::State& state) { HomeQueueYields(state, 4096, 1024); }
+void BM_HomeQueuesNoLooks(benchmark::State& state) { HomeQueueYields(state, 0, 0); }
 
 BENCHMARK(BM_HomeQueues)->Name("yield/home_queues_prototype")->Apply([](auto* b) {
   Shapes(b, false);
 });
-BENCHMARK(BM_HomeQueuesSkew4k)->Name("yield/home_queues_prototype_skew4k")->Apply([](auto* b) {
+BENCHMARK(BM_HomeQueuesLoose)->Name("yield/home_queues_prototype_loose")->Apply([](auto* b) {
+  Shapes(b, false);
+});
+BENCHMARK(BM_HomeQueuesNoLooks)->Name("yield/home_queues_no_looks")->Apply([](auto* b) {
   Shapes(b, false);
 });
 BENCHMARK(BM_LocalQueue)->Name("yield/local_queue")->Apply([](auto* b) { Shapes(b, true); });

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Records the home-queue prototype experiment (notes.md here): yield_bench's fairsched,
-# home_queues_prototype (skew 256 and 4,096), textbook_pool and local_queue rows and the
+# home_queues_prototype, _prototype_loose and _no_looks, textbook_pool and local_queue rows and the
 # Tokio peer, interleaved: every round runs yield_bench once (one repetition per row) and
 # then Tokio. Writes
-# runs.jsonl and machine.txt into this folder (a new recording replaces them); table.py
+# runs.jsonl and machine.txt into this folder (a new recording replaces them: move an earlier
+# one into a subfolder first, as first_recording/ holds the first); table.py
 # renders them. Usage, from the workspace root:
 #   bench/results/json/home_queue_experiment/record.sh [ROUNDS]   # default 5
 set -euo pipefail
@@ -26,7 +27,7 @@ rm -f "$here/runs.jsonl"
 for ((r = 1; r <= rounds; ++r)); do
   echo "== round $r of $rounds (load $(cut -d' ' -f1-3 /proc/loadavg))"
   echo "round $r load_before=$(cut -d' ' -f1 /proc/loadavg)" >>"$here/machine.txt"
-  "$bin" --benchmark_filter='yield/(fairsched|home_queues_prototype|home_queues_prototype_skew4k|textbook_pool|local_queue)/' \
+  "$bin" --benchmark_filter='yield/(fairsched|home_queues_prototype|home_queues_prototype_loose|home_queues_no_looks|textbook_pool|local_queue)/' \
     --benchmark_repetitions=1 --benchmark_out="$tmp/yield_bench_r$r.json" \
     --benchmark_out_format=json >"$tmp/yield_bench_r$r.txt" 2>&1
   python3 tools/bench_report/runs.py append "$here/runs.jsonl" "$tmp/yield_bench_r$r.json"
