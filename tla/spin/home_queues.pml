@@ -14,6 +14,14 @@
  *     task at the front of another worker's home queue whose stamp is more than S below
  *     the stamp of its own head (or any, when its own queue is empty) is taken, the whole
  *     prefix at once, and started before its own head, oldest first.
+ *   - Published heads. So that a look does not read every other queue's ends (cache lines
+ *     their owners write at every start), each worker publishes its head's stamp on a line
+ *     of its own: at each of its looks, and when it pushes into a queue that was empty
+ *     ("nothing" when it finds its queue empty). A look touches another queue only when
+ *     that queue's published stamp is old enough. The published stamp is never newer than
+ *     the real head, so it can only cost a look that takes nothing, never hide an old task;
+ *     the push into an empty queue is what keeps that true for a worker that posts and
+ *     then blocks without looking again.
  * When the workers run at the same pace, the heads stay within S of each other and nothing
  * moves between cores; when one worker runs a long task, blocks or stops, the others take
  * its queue's old prefix within a bounded number of their own starts.
@@ -45,8 +53,9 @@
  *   - no deadlock: the model ends once every X has started (valid end states);
  *   - liveness (LTL x_all_start, weak fairness): every X starts.
  * Both ways: -DBOUND=1 must fail (the harness does overtake: the assertion is not vacuous),
- * and -DBUG_NO_LOOK (a worker only ever runs its own queue: Tokio's LIFO slot without the
- * steal) must fail the bound.
+ * -DBUG_NO_LOOK (a worker only ever runs its own queue: Tokio's LIFO slot without the
+ * steal) must fail the bound, and so must -DBUG_NO_PUBLISH_ON_PUSH (a push into an empty
+ * queue leaves its published stamp at "nothing": LONG's tasks stay invisible to looks).
  *
  * Measured with this harness (K = 12 to 48): the most later-posted starts it reaches are 2
  * with the defaults (E = 2, S = 1, BLOCK = 2), 3 with S = 2, 8 with E = 8 and BLOCK = 1,
@@ -100,6 +109,10 @@ byte q_head[2];
 byte q_len[2];
 #define AT(w, i) ((w) * QN + ((q_head[w] + (i)) % QN))
 
+/* Each worker's published head stamp (NOTHING: its queue was empty). */
+#define NOTHING 255
+byte published[2];
+
 /* The global clock and each worker's reserved block [blk_next, blk_end). */
 byte clock = 0;
 byte blk_next[2];
@@ -132,7 +145,14 @@ inline Stamp(w, s) {
   :: else -> skip
   fi;
   s = blk_next[w];
-  blk_next[w]++
+  blk_next[w]++;
+#ifndef BUG_NO_PUBLISH_ON_PUSH
+  /* code: bench/coro/yield_bench.cc PushOwn: if (me.published_last == kAny) Publish(me, me.stamp_next); */
+  if
+  :: published[w] == NOTHING -> published[w] = s
+  :: else -> skip
+  fi
+#endif
 }
 
 /* A post to run now by a task on worker w: stamp, ghost number, tail of w's home queue. */
@@ -170,21 +190,28 @@ inline Start(task, posted, i) {
   fi
 }
 
-/* RP_W's look: take the front of LONG_W's queue while it is more than S older than RP_W's
- * own head (every item when RP_W's queue is empty). */
+/* RP_W's look: when LONG_W's published stamp is more than S older than RP_W's own head,
+ * take the front of LONG_W's queue while it is (every item when RP_W's queue is empty, with
+ * no gate: FindWork's take). RP_W's own publication is not modelled: nobody else looks. */
 inline Look() {
-  do
-  /* code: bench/coro/yield_bench.cc TakeOld: const std::uint64_t below = own - skew_; */
-  /* code: bench/coro/yield_bench.cc TakeFront: if (slot.stamp.load(std::memory_order_relaxed) >= below) break; */
-  :: q_len[LONG_W] > 0 &&
-     (q_len[RP_W] == 0 || q_stamp[AT(LONG_W, 0)] + S < q_stamp[AT(RP_W, 0)]) ->
-    taken_task[(taken_head + taken_len) % XS] = q_task[AT(LONG_W, 0)];
-    taken_seq[(taken_head + taken_len) % XS] = q_seq[AT(LONG_W, 0)];
-    taken_len++;
-    q_head[LONG_W] = (q_head[LONG_W] + 1) % QN;
-    q_len[LONG_W]--;
-  :: else -> break
-  od
+  if
+  /* code: bench/coro/yield_bench.cc TakeOld: other->published.load(std::memory_order_relaxed) < below) { */
+  :: q_len[RP_W] == 0 || (published[LONG_W] != NOTHING &&
+                          published[LONG_W] + S < q_stamp[AT(RP_W, 0)]) ->
+    do
+    /* code: bench/coro/yield_bench.cc TakeOld: const std::uint64_t below = own - skew_; */
+    /* code: bench/coro/yield_bench.cc TakeFront: if (slot.stamp.load(std::memory_order_relaxed) >= below) break; */
+    :: q_len[LONG_W] > 0 &&
+       (q_len[RP_W] == 0 || q_stamp[AT(LONG_W, 0)] + S < q_stamp[AT(RP_W, 0)]) ->
+      taken_task[(taken_head + taken_len) % XS] = q_task[AT(LONG_W, 0)];
+      taken_seq[(taken_head + taken_len) % XS] = q_seq[AT(LONG_W, 0)];
+      taken_len++;
+      q_head[LONG_W] = (q_head[LONG_W] + 1) % QN;
+      q_len[LONG_W]--;
+    :: else -> break
+    od
+  :: else -> skip
+  fi
 }
 
 proctype RpWorker() {
@@ -197,7 +224,7 @@ proctype RpWorker() {
     /* (LONG posts by RP's K-th post: RP_W waits for it there, which bounds the stamps.) */
     d_step {
 #ifndef BUG_NO_LOOK
-      /* code: bench/coro/yield_bench.cc Run: if (++since_look >= kLookEvery) { */
+      /* code: bench/coro/yield_bench.cc Run: if (look_every_ > 0 && ++since_look >= look_every_) { */
       if
       :: since_look == E -> since_look = 0; Look()
       :: else -> skip
@@ -256,6 +283,8 @@ proctype LongWorker() {
 
 init {
   atomic {
+    published[0] = NOTHING;
+    published[1] = NOTHING;
     run RpWorker();
     run LongWorker()
   }

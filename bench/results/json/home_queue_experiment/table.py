@@ -2,8 +2,10 @@
 """table: the home-queue experiment's table (notes.md) from its raw runs.jsonl.
 
 For every shape (coroutines x steps, workers): each contestant's million steps/s, median and
-min-max over the rounds, and the prototype's and fairsched's ratios to Tokio, computed round
-by round (median and range). Nothing is typed by hand. Usage, from the workspace root:
+min-max over the rounds, and the prototype rows' and fairsched's ratios to Tokio, computed
+round by round (median and range). Only the contestants the recording holds get a column
+(first_recording/ has the earlier prototype rows). Nothing is typed by hand. Usage, from the
+workspace root:
   bench/results/json/home_queue_experiment/table.py [FOLDER] [--notes NOTES.md]
 FOLDER holds the recording (runs.jsonl), by default this script's folder.
 With --notes the tables replace the text between <!-- table:begin --> and <!-- table:end -->
@@ -16,8 +18,12 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../.."))
 from tools.bench_report import blocks, hot_path_report  # noqa: E402
 
-CONTESTANTS = ["fairsched", "home_queues_prototype", "home_queues_prototype_skew4k",
-               "textbook_pool", "local_queue", "tokio"]
+# Every contestant either recording holds, in column order; the ones compared with Tokio.
+CONTESTANTS = ["fairsched", "home_queues_prototype", "home_queues_prototype_loose",
+               "home_queues_prototype_skew4k", "home_queues_no_looks", "textbook_pool",
+               "local_queue", "tokio"]
+AGAINST_TOKIO = ["home_queues_prototype", "home_queues_prototype_loose",
+                 "home_queues_prototype_skew4k", "home_queues_no_looks", "fairsched"]
 
 
 def main(argv):
@@ -45,15 +51,18 @@ def tables(argv, emit):
     table = hot_path_report.Table(hot_path_report.load_runs(folder)[0])
     shapes = sorted({args for family, _, args in table.runs if family == "yield"},
                     key=lambda a: (dict(a)["workers"], -int(dict(a)["coroutines"])))
-    emit("| coroutines x steps, workers | " + " | ".join(CONTESTANTS) +
-         " | prototype vs tokio | skew4k vs tokio | fairsched vs tokio |")
-    emit("|---" * (len(CONTESTANTS) + 4) + "|")
+    held = {contestant for family, contestant, _ in table.runs if family == "yield"}
+    columns = [c for c in CONTESTANTS if c in held]
+    against = [c for c in AGAINST_TOKIO if c in held]
+    emit("| coroutines x steps, workers | " + " | ".join(columns) + " | " +
+         " | ".join(f"{c} vs tokio" for c in against) + " |")
+    emit("|---" * (len(columns) + len(against) + 1) + "|")
     for args in shapes:
         a = dict(args)
         row = [f"{int(a['coroutines']):,} x {int(a['steps']):,}, {a['workers']}"]
         row += [hot_path_report.fmt_range(table.values("yield", c, a, "items_per_second"), 1e-6)
-                for c in CONTESTANTS]
-        for mine in ("home_queues_prototype", "home_queues_prototype_skew4k", "fairsched"):
+                for c in columns]
+        for mine in against:
             row.append(hot_path_report.fmt_ratio(table.ratio(
                 ("yield", mine, a, "items_per_second"), ("yield", "tokio", a, "items_per_second"))))
         emit("| " + " | ".join(row) + " |")
@@ -65,7 +74,7 @@ def tables(argv, emit):
     emit("|---|---|---|---|")
     for args in shapes:
         a = dict(args)
-        for c in CONTESTANTS:
+        for c in columns:
             looks = table.values("yield", c, a, "look_takes_per_1k")
             if looks:
                 empty = table.values("yield", c, a, "empty_takes_per_1k")
