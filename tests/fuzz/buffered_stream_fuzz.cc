@@ -1,4 +1,5 @@
-// Fuzz target "buffered_stream": BufferedStream (io/buffered_stream.h) over a ChunkedStream.
+// Fuzz target "buffered_stream": BufferedStream (io/buffered_stream.h) over a
+// ScriptedStream (tests/io/scripted_stream.h).
 // The input chooses the read buffer's size, the chunk sizes the stream hands out, a
 // sequence of up to 31 read calls (ReadUntil with one of four delimiters, ReadLine,
 // ReadExactly, ReadSome, each with a bound or size) and the bytes. Each result is checked
@@ -14,18 +15,20 @@
 
 #include "coro/lazy.h"
 #include "io/buffered_stream.h"
-#include "tests/fuzz/chunked_stream.h"
 #include "tests/fuzz/fuzz_target.h"
+#include "tests/io/scripted_stream.h"
 
 namespace fairsched::fuzz {
 namespace {
+
+using testing::ScriptedStream;
 
 constexpr std::string_view kDelimiters[] = {"\n", "\r\n", "--", "END"};
 
 // The checks of one session; `consumed` is how far the reads got into `data`.
 class Session {
  public:
-  Session(std::string_view data, BufferedStream<ChunkedStream>& stream)
+  Session(std::string_view data, BufferedStream<ScriptedStream>& stream)
       : data_(data), stream_(stream) {}
 
   // Runs one read call; false once the stream cannot go on (an error ended it).
@@ -122,14 +125,14 @@ class Session {
   }
 
   std::string_view data_;
-  BufferedStream<ChunkedStream>& stream_;
+  BufferedStream<ScriptedStream>& stream_;
   std::size_t consumed_ = 0;
 };
 
 void FuzzBufferedStream(std::string_view input) {
   FuzzInput script(input);
   const std::size_t read_buffer = std::size_t{script.Byte()} % 64 + 1;
-  std::vector<std::size_t> chunks = ChunkedStream::ChunkSizesFrom(script);
+  std::vector<std::size_t> chunks = script.ReadSizes();
   const int calls = script.Byte() % 32;
   std::vector<std::pair<int, std::size_t>> steps;
   for (int i = 0; i < calls; ++i) {
@@ -137,8 +140,8 @@ void FuzzBufferedStream(std::string_view input) {
     steps.emplace_back(kind, script.Byte());
   }
   const std::string_view data = script.Rest();
-  BufferedStream<ChunkedStream> stream(ChunkedStream(data, std::move(chunks)),
-                                       BufferedStreamOptions{.read_buffer = read_buffer});
+  BufferedStream<ScriptedStream> stream(ScriptedStream(std::string(data), std::move(chunks)),
+                                        BufferedStreamOptions{.read_buffer = read_buffer});
   Session session(data, stream);
   for (const auto& [kind, param] : steps) {
     if (!session.Step(kind, param)) break;

@@ -1,4 +1,5 @@
-// Fuzz target "echo_server": the echo server (examples/echo_server.h) over a ChunkedStream,
+// Fuzz target "echo_server": the echo server (examples/echo_server.h) over a ScriptedStream
+// (tests/io/scripted_stream.h),
 // mostly in its framed mode. The input chooses the protocol (framed for 7 of 8 first-byte
 // values), the largest frame, the chunk sizes and the bytes the client sends; a fresh
 // server serves them (ServeStream) until the stream ends. Checked against a reference scan
@@ -16,11 +17,13 @@
 #include "queues/binary_heap.h"
 #include "queues/mcsp_queue.h"
 #include "sched/task_scheduler.h"
-#include "tests/fuzz/chunked_stream.h"
 #include "tests/fuzz/fuzz_target.h"
+#include "tests/io/scripted_stream.h"
 
 namespace fairsched::fuzz {
 namespace {
+
+using testing::ScriptedStream;
 
 using Scheduler = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, EpollBackend>;
 
@@ -54,11 +57,11 @@ void FuzzEchoServer(std::string_view input) {
   const std::uint32_t size_byte = script.Byte();
   options.max_frame = size_byte < 200 ? size_byte : (size_byte - 199) * 1000;
   options.plain_buffer = std::size_t{script.Byte()} + 1;
-  std::vector<std::size_t> chunks = ChunkedStream::ChunkSizesFrom(script);
+  std::vector<std::size_t> chunks = script.ReadSizes();
   const std::string_view sent = script.Rest();
 
   examples::EchoServer<Scheduler> server(*scheduler, options);
-  ChunkedStream stream(sent, std::move(chunks));
+  ScriptedStream stream(std::string(sent), std::move(chunks));
   coro::RunSync(server.ServeStream(stream));
   const examples::EchoServerStats stats = server.Stats();
 

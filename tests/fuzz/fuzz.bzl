@@ -17,7 +17,7 @@ def fuzz_target(name, srcs, deps, seconds = 8):
         name = name + "_fuzz",
         testonly = True,
         srcs = srcs,
-        deps = deps + [":chunked_stream", ":fuzz_target"],
+        deps = deps + [":fuzz_target", "//tests/io:scripted_stream"],
         alwayslink = True,
         target_compatible_with = ["@platforms//os:linux"],
     )

@@ -16,6 +16,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fairsched::fuzz {
 
@@ -49,6 +50,18 @@ class FuzzInput {
     return taken;
   }
   std::string_view Rest() const { return rest_; }
+
+  // A script of read sizes (testing::ScriptedStream's `read_sizes`) from the front: a count
+  // byte (0-15 sizes), then one byte per size; size byte b allows b + 1 bytes, or
+  // (b - 191)^2 for b >= 192 (large reads too).
+  std::vector<std::size_t> ReadSizes() {
+    std::vector<std::size_t> sizes(Byte() % 16);
+    for (std::size_t& size : sizes) {
+      const std::size_t b = Byte();
+      size = b < 192 ? b + 1 : (b - 191) * (b - 191);
+    }
+    return sizes;
+  }
 
  private:
   std::string_view rest_;

@@ -1,5 +1,6 @@
 // Fuzz target "kv_server": the key-value server's protocol (examples/kv_server.h) over a
-// BufferedStream on a ChunkedStream. The input chooses the chunk sizes, the server's line
+// BufferedStream on a ScriptedStream (tests/io/scripted_stream.h). The input chooses the
+// chunk sizes, the server's line
 // and value bounds (small, so the limits are reached), and the bytes the client sends; a
 // fresh server serves them (ServeStream) until the stream ends. Checked:
 //   - every answer is one of the protocol's answers, and only the last one may end the
@@ -19,11 +20,13 @@
 #include "queues/binary_heap.h"
 #include "queues/mcsp_queue.h"
 #include "sched/task_scheduler.h"
-#include "tests/fuzz/chunked_stream.h"
 #include "tests/fuzz/fuzz_target.h"
+#include "tests/io/scripted_stream.h"
 
 namespace fairsched::fuzz {
 namespace {
+
+using testing::ScriptedStream;
 
 using Scheduler = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, EpollBackend>;
 
@@ -77,14 +80,14 @@ Answers CheckAnswers(std::string_view output, std::string_view sent, std::size_t
 void FuzzKvServer(std::string_view input) {
   static Scheduler* const scheduler = new Scheduler();  // never started: nothing is spawned
   FuzzInput script(input);
-  std::vector<std::size_t> chunks = ChunkedStream::ChunkSizesFrom(script);
+  std::vector<std::size_t> chunks = script.ReadSizes();
   examples::KvServerOptions options;
   options.max_line = std::size_t{script.Byte()} % 64 + 1;
   options.max_value = script.Byte();
   const std::string_view sent = script.Rest();
 
   examples::KvServer<Scheduler> server(*scheduler, options);
-  BufferedStream<ChunkedStream> stream(ChunkedStream(sent, std::move(chunks)));
+  BufferedStream<ScriptedStream> stream(ScriptedStream(std::string(sent), std::move(chunks)));
   coro::RunSync(server.ServeStream(stream));
 
   const Answers answers = CheckAnswers(stream.stream().written, sent, options.max_value);

@@ -1,6 +1,6 @@
 // Fuzz target "savegame_protocol": the savegame wire protocol (examples/savegame/protocol.h)
 // as the blob store and the fairsched server read it: ReadFrame (stream_frames.h) over a
-// ChunkedStream cuts the client's bytes into frames, and every frame body goes to all four
+// ScriptedStream cuts the client's bytes into frames, and every frame body goes to all four
 // message decoders. The input chooses the chunk sizes and the bytes. Checked against a
 // reference scan of the u32 length prefixes:
 //   - the frames come out in order, each exactly the body its prefix announced, and all
@@ -18,11 +18,13 @@
 #include "coro/lazy.h"
 #include "examples/savegame/protocol.h"
 #include "examples/savegame/stream_frames.h"
-#include "tests/fuzz/chunked_stream.h"
 #include "tests/fuzz/fuzz_target.h"
+#include "tests/io/scripted_stream.h"
 
 namespace fairsched::fuzz {
 namespace {
+
+using testing::ScriptedStream;
 
 using namespace savegame;
 
@@ -56,9 +58,9 @@ void CheckDecoders(std::string_view frame) {
 
 void FuzzSavegameProtocol(std::string_view input) {
   FuzzInput script(input);
-  std::vector<std::size_t> chunks = ChunkedStream::ChunkSizesFrom(script);
+  std::vector<std::size_t> chunks = script.ReadSizes();
   const std::string_view sent = script.Rest();
-  ChunkedStream stream(sent, std::move(chunks));
+  ScriptedStream stream(std::string(sent), std::move(chunks));
   FrameBuffer buffer;
   std::size_t at = 0;  // where the next frame starts in `sent`
   while (true) {

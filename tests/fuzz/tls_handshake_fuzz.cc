@@ -1,4 +1,5 @@
-// Fuzz target "tls_handshake": a server TlsStream (io/tls_stream.h) over a ChunkedStream
+// Fuzz target "tls_handshake": a server TlsStream (io/tls_stream.h) over a ScriptedStream
+// (tests/io/scripted_stream.h)
 // that carries a client's handshake bytes, in the chunks the input chooses. The server has
 // a self-signed certificate (tests/io/test_certificates.h) and ALPN "fuzz/1". No input can
 // complete a handshake (that would take the session's keys), so checked:
@@ -15,12 +16,14 @@
 
 #include "coro/lazy.h"
 #include "io/tls_stream.h"
-#include "tests/fuzz/chunked_stream.h"
 #include "tests/fuzz/fuzz_target.h"
+#include "tests/io/scripted_stream.h"
 #include "tests/io/test_certificates.h"
 
 namespace fairsched::fuzz {
 namespace {
+
+using testing::ScriptedStream;
 
 const TlsContext& ServerContext() {
   static const TlsContext* const context = [] {
@@ -43,10 +46,10 @@ bool SameError(const IoError& a, const IoError& b) {
 
 void FuzzTlsHandshake(std::string_view input) {
   FuzzInput script(input);
-  std::vector<std::size_t> chunks = ChunkedStream::ChunkSizesFrom(script);
+  std::vector<std::size_t> chunks = script.ReadSizes();
   const std::string_view client_bytes = script.Rest();
-  auto tls = TlsStream<ChunkedStream>::Server(ServerContext(),
-                                              ChunkedStream(client_bytes, std::move(chunks)));
+  auto tls = TlsStream<ScriptedStream>::Server(
+      ServerContext(), ScriptedStream(std::string(client_bytes), std::move(chunks)));
   const IoError handshake = coro::RunSync(tls.Handshake(kTaskDeadlineInfinite));
   FuzzCheck(!handshake.ok(), "tls_handshake: a handshake completed with made-up bytes");
   FuzzCheck(IsTlsError(handshake), "tls_handshake: failed with another error than a TLS one");

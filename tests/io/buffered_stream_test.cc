@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
-#include <limits>
 #include <string>
 #include <thread>
 #include <utility>
@@ -24,56 +23,15 @@
 #include "io/byte_stream.h"
 #include "io/tcp.h"
 #include "tests/io/io_test_util.h"
+#include "tests/io/scripted_stream.h"
 
 namespace fairsched {
 namespace {
 
 using std::chrono::seconds;
 
-constexpr std::size_t kUnlimited = std::numeric_limits<std::size_t>::max();
+using testing::ScriptedStream;
 
-// Reads return `input` in order, at most `max_read` bytes per call, then end of stream.
-// Writes take at most `max_write` bytes per call, or fail with `write_error` if set. Every
-// operation completes without suspending, so coro::RunSync drives it.
-class ScriptedStream {
- public:
-  explicit ScriptedStream(std::string input, std::size_t max_read = kUnlimited,
-                          std::size_t max_write = kUnlimited)
-      : input_(std::move(input)), max_read_(max_read), max_write_(max_write) {}
-
-  coro::Lazy<IoResult<std::size_t>> ReadSome(std::span<char> into, TaskDeadline) {
-    EXPECT_FALSE(into.empty());
-    if (read_ == input_.size()) co_return IoError(IoErrorCode::kEndOfStream);
-    const std::size_t n = std::min({into.size(), max_read_, input_.size() - read_});
-    std::copy_n(input_.data() + read_, n, into.data());
-    read_ += n;
-    co_return n;
-  }
-  coro::Lazy<IoResult<std::size_t>> WriteSome(std::span<const char> data, TaskDeadline) {
-    EXPECT_FALSE(data.empty());
-    if (!write_error.ok()) co_return write_error;
-    const std::size_t n = std::min(data.size(), max_write_);
-    written.append(data.data(), n);
-    ++writes;
-    co_return n;
-  }
-  void Close() { closed = true; }
-
-  std::size_t bytes_read() const { return read_; }
-
-  std::string written;
-  int writes = 0;
-  bool closed = false;
-  IoError write_error;
-
- private:
-  std::string input_;
-  std::size_t read_ = 0;
-  std::size_t max_read_;
-  std::size_t max_write_;
-};
-
-static_assert(ByteStream<ScriptedStream>);
 static_assert(ByteStream<BufferedStream<ScriptedStream>>);  // layers stack
 // (TcpStream over each backend: the BufferedTcpTest suite below instantiates it.)
 
@@ -95,7 +53,7 @@ coro::Lazy<std::vector<std::string>> AllLines(Buffered* in, std::size_t max) {
 const std::string kEnd = ToString(IoErrorCode::kEndOfStream);
 
 TEST(BufferedStreamTest, LinesArriveOneByteAtATime) {
-  Buffered in(ScriptedStream("GET a\r\nSET b 1\n\nlast\r\n", /*max_read=*/1));
+  Buffered in(ScriptedStream("GET a\r\nSET b 1\n\nlast\r\n", {1}));
   EXPECT_EQ(coro::RunSync(AllLines(&in, 100)),
             (std::vector<std::string>{"GET a", "SET b 1", "", "last", kEnd}));
   EXPECT_TRUE(in.Buffered().empty()) << "a clean end between lines";
@@ -104,7 +62,7 @@ TEST(BufferedStreamTest, LinesArriveOneByteAtATime) {
 TEST(BufferedStreamTest, DelimiterSplitAcrossReads) {
   for (std::size_t piece : {1, 2, 3, 5, 7}) {
     SCOPED_TRACE(piece);
-    Buffered in(ScriptedStream("HEAD\r\n\r\nBODY\r\n\r\n", piece));
+    Buffered in(ScriptedStream("HEAD\r\n\r\nBODY\r\n\r\n", {piece}));
     IoResult<std::string_view> head =
         coro::RunSync(in.ReadUntil("\r\n\r\n", 64, kTaskDeadlineInfinite));
     ASSERT_TRUE(head.ok()) << head.error().Message();
@@ -118,9 +76,9 @@ TEST(BufferedStreamTest, DelimiterSplitAcrossReads) {
 
 TEST(BufferedStreamTest, LineAtTheLimitPassesOneByteOverFails) {
   const std::string ten(10, 'x');
-  Buffered exact(ScriptedStream(ten + "\r\n" + ten + "\n", 3));
+  Buffered exact(ScriptedStream(ten + "\r\n" + ten + "\n", {3}));
   EXPECT_EQ(coro::RunSync(AllLines(&exact, 10)), (std::vector<std::string>{ten, ten, kEnd}));
-  Buffered over(ScriptedStream(ten + "y\r\n", 3));
+  Buffered over(ScriptedStream(ten + "y\r\n", {3}));
   EXPECT_EQ(coro::RunSync(AllLines(&over, 10)), (std::vector<std::string>{"<too long>"}));
   Buffered over_no_cr(ScriptedStream(ten + "y\n"));
   EXPECT_EQ(coro::RunSync(AllLines(&over_no_cr, 10)), (std::vector<std::string>{"<too long>"}));
@@ -137,7 +95,7 @@ TEST(BufferedStreamTest, AnEndlessLineReadsNoMoreThanItsBound) {
 }
 
 TEST(BufferedStreamTest, EndOfStreamMidLineKeepsThePartialLine) {
-  Buffered in(ScriptedStream("ok\npartial", 4));
+  Buffered in(ScriptedStream("ok\npartial", {4}));
   EXPECT_EQ(coro::RunSync(AllLines(&in, 100)), (std::vector<std::string>{"ok", kEnd}));
   EXPECT_EQ(in.Buffered(), "partial");
 }
@@ -149,7 +107,7 @@ coro::Lazy<IoError> ReadInto(Buffered* in, std::string* out) {
 TEST(BufferedStreamTest, ReadExactlyAcrossTheBufferAndBeyondIt) {
   std::string payload(20000, '\0');
   for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<char>(i * 7);
-  Buffered in(ScriptedStream("SET k 20000\n" + payload + "tail", 7), {.read_buffer = 16});
+  Buffered in(ScriptedStream("SET k 20000\n" + payload + "tail", {7}), {.read_buffer = 16});
   IoResult<std::string_view> command = coro::RunSync(in.ReadLine(64, kTaskDeadlineInfinite));
   ASSERT_TRUE(command.ok());
   EXPECT_EQ(command.value(), "SET k 20000");
@@ -171,7 +129,7 @@ coro::Lazy<IoError> WriteEach(Buffered* out, std::vector<std::string> pieces, bo
 }
 
 TEST(BufferedStreamTest, WritesWaitForFlushThenGoOutWhole) {
-  Buffered out(ScriptedStream("", kUnlimited, /*max_write=*/3));
+  Buffered out(ScriptedStream("", {}, /*max_write=*/3));
   ASSERT_TRUE(coro::RunSync(WriteEach(&out, {"STORED\n", "VALUE 1\n", "x\n"}, false)).ok());
   EXPECT_EQ(out.stream().writes, 0) << "nothing is sent before Flush or a full buffer";
   EXPECT_EQ(out.Unflushed(), 17u);

@@ -15,7 +15,7 @@ ROOT = os.path.join("tests", "fuzz", "corpus")
 
 
 def chunks(*sizes):
-    """The ChunkedStream script: a count, then one byte per read size (b -> b + 1)."""
+    """The read-size script (FuzzInput::ReadSizes): a count, then one byte per size (b -> b + 1)."""
     return bytes([len(sizes)] + [s - 1 for s in sizes])
 
 
