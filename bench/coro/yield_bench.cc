@@ -206,17 +206,26 @@ void BM_TextbookPool(benchmark::State& state) {
 // home_queues_prototype_loose (skew 4,096, a look every 1,024 starts) and
 // home_queues_no_looks (no look at all, so no bound: the rule's ceiling, Tokio's per-worker
 // queue without stealing from it while busy). A worker whose ring is empty takes from the
-// injection queue, then half of another ring, spins, and parks. Simplifications a core
-// version must not make: the ring is large enough for every coroutine here (no overflow
-// path), and a pusher reads the parked count relaxed with no fence, so a wakeup can be
-// missed; parking is timed (1 ms) to bound what that costs.
+// injection queue, then half of another ring, spins, and parks.
+// A full ring grows: the owner copies the unclaimed slots into one twice the size and
+// swaps the ring pointer; the old ring is never written again and stays allocated until the
+// pool goes, so a taker still reading it reads what it held (and its CAS decides). A pusher
+// reads the parked count relaxed, with no fence on the yield path, so a pusher and a worker
+// that is registering to park can miss each other (the store-load race); a parked worker
+// therefore looks again every kParkRecheck, which bounds in time what a missed wakeup
+// costs. tla/spin/home_ring.pml checks the ring, its growth and this parking protocol.
 class HomeQueuePool {
  public:
   // `skew`: how many stamps older than its own head a task must be for a look to take it;
   // `look_every`: starts between two looks (0: never look).
   HomeQueuePool(int workers, std::uint64_t skew, int look_every)
       : skew_(skew), look_every_(look_every) {
-    for (int i = 0; i < workers; ++i) workers_.push_back(std::make_unique<Worker>());
+    for (int i = 0; i < workers; ++i) {
+      workers_.push_back(std::make_unique<Worker>());
+      Worker& worker = *workers_.back();
+      worker.rings.push_back(std::make_unique<Ring>(kFirstRingSize));
+      worker.ring.store(worker.rings.back().get(), std::memory_order_relaxed);  // before Run
+    }
     for (int i = 0; i < workers; ++i) {
       threads_.emplace_back([this, i] { Run(*workers_[i]); });
     }
@@ -244,7 +253,8 @@ class HomeQueuePool {
   }
 
  private:
-  static constexpr std::uint64_t kRingSize = std::uint64_t{1} << 17;  // > 100,000 coroutines
+  static constexpr std::uint64_t kFirstRingSize = 256;  // grows (doubling) when full
+  static constexpr std::chrono::milliseconds kParkRecheck{1};
   static constexpr std::uint64_t kStampBlock = 64;
   static constexpr int kTakeMax = 64;
   static constexpr std::uint64_t kAny = ~std::uint64_t{0};  // a `below` every stamp is under
@@ -254,6 +264,11 @@ class HomeQueuePool {
   struct Slot {
     Atomic<void*> handle{nullptr};
     Atomic<std::uint64_t> stamp{0};
+  };
+  struct Ring {
+    explicit Ring(std::uint64_t size) : mask(size - 1), slots(std::make_unique<Slot[]>(size)) {}
+    const std::uint64_t mask;  // size - 1 (a power of two)
+    std::unique_ptr<Slot[]> slots;
   };
   struct alignas(kCacheLineSize) Worker {
     // The stamp of the ring's head as of the owner's last look or push into an empty ring
@@ -267,7 +282,13 @@ class HomeQueuePool {
     alignas(kCacheLineSize) Atomic<std::uint64_t> tail{0};  // stored by the owner only
     std::uint64_t stamp_next = 0;  // the owner's reserved block [stamp_next, stamp_end)
     std::uint64_t stamp_end = 0;
-    std::unique_ptr<Slot[]> ring = std::make_unique<Slot[]>(kRingSize);
+    // Every ring this worker had, the last one current: the owner's (a taker may still read
+    // an old one, so they stay until the pool goes; doubling keeps them under the current
+    // one's size together).
+    std::vector<std::unique_ptr<Ring>> rings;
+    // The current ring, for takers: stored by the owner (release, in Grow), loaded after
+    // the tail (acquire, in TakeFront).
+    Atomic<Ring*> ring{nullptr};
     // Counters, written by the owner only, read between rounds.
     internal::SingleWriterCounter taken_by_look;  // tasks a look took from elsewhere
     internal::SingleWriterCounter taken_when_empty;  // tasks taken with the own ring empty
@@ -285,11 +306,13 @@ class HomeQueuePool {
       me.stamp_end = me.stamp_next + kStampBlock;
     }
     const std::uint64_t tail = me.tail.load(std::memory_order_relaxed);  // ours
-    if (tail - me.head.load(std::memory_order_relaxed) >= kRingSize) {
-      Inject(handle);  // not reached with these shapes
-      return;
-    }
-    Slot& slot = me.ring[tail & (kRingSize - 1)];
+    Ring* ring = me.rings.back().get();
+    // Acquire: the slot we are about to reuse (index tail - size) was claimed by a CAS on
+    // head; reading that head makes the claimer's read of the slot happen before our write,
+    // so it cannot read the new task for the old one. A stale head only makes the ring look
+    // fuller: it grows earlier, never overwrites an unclaimed slot.
+    if (tail - me.head.load(std::memory_order_acquire) > ring->mask) ring = Grow(me, tail);
+    Slot& slot = ring->slots[tail & ring->mask];
     // The ring may have been empty since the last publication ("nothing"); without this an
     // owner that pushes and then runs a long task would leave the push invisible to looks.
     if (me.published_last == kAny) Publish(me, me.stamp_next);
@@ -297,7 +320,8 @@ class HomeQueuePool {
     slot.stamp.store(me.stamp_next++, std::memory_order_relaxed);
     // Release: a taker that reads this tail (acquire) reads the slot written above.
     me.tail.store(tail + 1, std::memory_order_release);
-    if (parked_.load(std::memory_order_relaxed) > 0) park_cv_.notify_one();
+    // Relaxed, no fence: may miss a worker registering right now (see FindWork).
+    if (parked_.load(std::memory_order_relaxed) > 0) WakeParked();
   }
 
   void Inject(std::coroutine_handle<> handle) {
@@ -306,7 +330,38 @@ class HomeQueuePool {
       injected_.push_back({handle, clock_.fetch_add(1, std::memory_order_relaxed)});
       injected_count_.store(injected_.size(), std::memory_order_relaxed);
     }
-    if (parked_.load(std::memory_order_relaxed) > 0) park_cv_.notify_one();
+    if (parked_.load(std::memory_order_relaxed) > 0) WakeParked();
+  }
+
+  // The owner's ring is full: copies its unclaimed slots [head, tail) into a ring twice the
+  // size and makes that the current one. Returns it.
+  static Ring* Grow(Worker& me, std::uint64_t tail) {
+    const Ring& old = *me.rings.back();
+    auto bigger = std::make_unique<Ring>(2 * (old.mask + 1));
+    // Acquire: as in PushOwn (slots below head are claimed and not copied).
+    for (std::uint64_t i = me.head.load(std::memory_order_acquire); i < tail; ++i) {
+      const Slot& from = old.slots[i & old.mask];
+      Slot& to = bigger->slots[i & bigger->mask];
+      to.handle.store(from.handle.load(std::memory_order_relaxed), std::memory_order_relaxed);
+      to.stamp.store(from.stamp.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    }
+    Ring* now = bigger.get();
+    me.rings.push_back(std::move(bigger));
+    // Release: a taker that reads a tail counting a slot written into this ring (acquire),
+    // and then this pointer (acquire), reads the copies above. Takers that still read the
+    // old ring read what it held: the owner never writes it again.
+    me.ring.store(now, std::memory_order_release);
+    return now;
+  }
+
+  // A worker may be parked: wake one. The lock orders the notify after a parker's
+  // re-check (it holds park_mu_ from its registration until the wait releases it), so the
+  // notify cannot fall between its re-check and its wait.
+  void WakeParked() {
+    {
+      MutexLock lock(park_mu_);
+    }
+    park_cv_.notify_one();
   }
 
   // Takes up to `max` tasks (at most half of them when `half`) from the front of `from`'s
@@ -318,11 +373,16 @@ class HomeQueuePool {
       // Acquire: the slots up to this tail were written before the owner stored it.
       const std::uint64_t tail = from.tail.load(std::memory_order_acquire);
       if (head >= tail) return 0;
+      // Acquire, after the tail: the ring current when the slots up to that tail were
+      // written, or a later one (each holds every unclaimed slot as of its swap). Read before
+      // the tail, a ring swapped in since could be missed and a slot read from the old one
+      // that it never held.
+      const Ring& ring = *from.ring.load(std::memory_order_acquire);
       std::uint64_t limit = std::min<std::uint64_t>(tail - head, max);
       if (half) limit = std::min<std::uint64_t>(limit, (tail - head + 1) / 2);
       int n = 0;
       while (static_cast<std::uint64_t>(n) < limit) {
-        const Slot& slot = from.ring[(head + n) & (kRingSize - 1)];
+        const Slot& slot = ring.slots[(head + n) & ring.mask];
         if (slot.stamp.load(std::memory_order_relaxed) >= below) break;
         out[n] = std::coroutine_handle<>::from_address(
             slot.handle.load(std::memory_order_relaxed));
@@ -360,7 +420,8 @@ class HomeQueuePool {
   int TakeOld(Worker& me, std::coroutine_handle<>* out) {
     const std::uint64_t head = me.head.load(std::memory_order_relaxed);
     if (head == me.tail.load(std::memory_order_relaxed)) return 0;  // FindWork's case
-    const std::uint64_t own = me.ring[head & (kRingSize - 1)].stamp.load(std::memory_order_relaxed);
+    const Ring& ring = *me.rings.back();
+    const std::uint64_t own = ring.slots[head & ring.mask].stamp.load(std::memory_order_relaxed);
     Publish(me, own);
     if (own <= skew_) return 0;
     const std::uint64_t below = own - skew_;
@@ -389,11 +450,32 @@ class HomeQueuePool {
     }
     MutexLock lock(park_mu_);
     if (stopped_.load(std::memory_order_acquire)) return -1;
-    parked_.fetch_add(1, std::memory_order_relaxed);
-    me.parks.Add();
-    park_cv_.wait_for(lock, std::chrono::milliseconds(1));
+    // Register, then look again: a pusher that stored its tail before our look is seen by
+    // it; one that read parked_ after our registration wakes us. seq_cst orders our half;
+    // the pusher's half has no fence (it would cost every yield), so both can miss each
+    // other, and the wait is timed: a task pushed in that window waits at most
+    // kParkRecheck for us (while its owner runs on; it is only stranded if the owner runs a
+    // long task).
+    parked_.fetch_add(1, std::memory_order_seq_cst);
+    if (!WorkVisible(me)) {
+      me.parks.Add();
+      park_cv_.wait_for(lock, kParkRecheck);
+    }
+    // Relaxed: a pusher that still counts us sends one notify too many.
     parked_.fetch_sub(1, std::memory_order_relaxed);
     return 0;
+  }
+
+  // Whether another ring or the injection queue holds a task (the park's re-check).
+  bool WorkVisible(const Worker& me) const {
+    if (injected_count_.load(std::memory_order_seq_cst) > 0) return true;
+    for (const auto& other : workers_) {
+      if (other.get() != &me && other->tail.load(std::memory_order_seq_cst) >
+                                    other->head.load(std::memory_order_seq_cst)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   void Run(Worker& me) {
