@@ -43,6 +43,7 @@
 #include <deque>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -50,6 +51,7 @@
 #include "coro/frame_allocator.h"
 #include "coro/runtime.h"
 #include "coro/lazy.h"
+#include "queues/home_ring.h"
 #include "sched/task_scheduler.h"
 #include "sched/worker_stats.h"
 #include "sync/primitives.h"
@@ -191,7 +193,8 @@ void BM_TextbookPool(benchmark::State& state) {
 // tla/spin/home_queues.pml) on plain handles, taken before the core changes, to see what it
 // can reach here next to the same run's fairsched, textbook pool and Tokio.
 //
-// Each worker owns a FIFO ring of (handle, stamp). A yield on a worker goes to the tail of
+// Each worker owns a FIFO of (handle, stamp), a HomeRing (queues/home_ring.h: the lock-free
+// ring, its growth and its orders are there). A yield on a worker goes to the tail of
 // that worker's ring; a post from any other thread goes to one shared injection queue.
 // Stamps come from one global clock, reserved kStampBlock at a time by each worker (one
 // fetch_add per kStampBlock yields; the injection queue takes one per post). A worker runs
@@ -207,25 +210,17 @@ void BM_TextbookPool(benchmark::State& state) {
 // home_queues_no_looks (no look at all, so no bound: the rule's ceiling, Tokio's per-worker
 // queue without stealing from it while busy). A worker whose ring is empty takes from the
 // injection queue, then half of another ring, spins, and parks.
-// A full ring grows: the owner copies the unclaimed slots into one twice the size and
-// swaps the ring pointer; the old ring is never written again and stays allocated until the
-// pool goes, so a taker still reading it reads what it held (and its CAS decides). A pusher
-// reads the parked count relaxed, with no fence on the yield path, so a pusher and a worker
+// A pusher reads the parked count relaxed, with no fence on the yield path, so a pusher and a worker
 // that is registering to park can miss each other (the store-load race); a parked worker
 // therefore looks again every kParkRecheck, which bounds in time what a missed wakeup
-// costs. tla/spin/home_ring.pml checks the ring, its growth and this parking protocol.
+// costs. tla/spin/home_ring.pml checks the ring and this parking protocol.
 class HomeQueuePool {
  public:
   // `skew`: how many stamps older than its own head a task must be for a look to take it;
   // `look_every`: starts between two looks (0: never look).
   HomeQueuePool(int workers, std::uint64_t skew, int look_every)
       : skew_(skew), look_every_(look_every) {
-    for (int i = 0; i < workers; ++i) {
-      workers_.push_back(std::make_unique<Worker>());
-      Worker& worker = *workers_.back();
-      worker.rings.push_back(std::make_unique<Ring>(kFirstRingSize));
-      worker.ring.store(worker.rings.back().get(), std::memory_order_relaxed);  // before Run
-    }
+    for (int i = 0; i < workers; ++i) workers_.push_back(std::make_unique<Worker>());
     for (int i = 0; i < workers; ++i) {
       threads_.emplace_back([this, i] { Run(*workers_[i]); });
     }
@@ -253,23 +248,12 @@ class HomeQueuePool {
   }
 
  private:
-  static constexpr std::uint64_t kFirstRingSize = 256;  // grows (doubling) when full
+  static constexpr std::size_t kFirstRingSize = 256;  // grows (doubling) when full
   static constexpr std::chrono::milliseconds kParkRecheck{1};
   static constexpr std::uint64_t kStampBlock = 64;
   static constexpr int kTakeMax = 64;
   static constexpr std::uint64_t kAny = ~std::uint64_t{0};  // a `below` every stamp is under
 
-  // Relaxed atomics: a taker may read a slot while its owner rewrites it a ring later; its
-  // CAS on head then fails and the value is dropped (the stale read must not be a data race).
-  struct Slot {
-    Atomic<void*> handle{nullptr};
-    Atomic<std::uint64_t> stamp{0};
-  };
-  struct Ring {
-    explicit Ring(std::uint64_t size) : mask(size - 1), slots(std::make_unique<Slot[]>(size)) {}
-    const std::uint64_t mask;  // size - 1 (a power of two)
-    std::unique_ptr<Slot[]> slots;
-  };
   struct alignas(kCacheLineSize) Worker {
     // The stamp of the ring's head as of the owner's last look or push into an empty ring
     // (kAny: the ring was empty), on a line of its own: the one line another worker's look
@@ -278,17 +262,11 @@ class HomeQueuePool {
     // again under its own acquire).
     Atomic<std::uint64_t> published{kAny};
     std::uint64_t published_last = kAny;  // the owner's copy, so an unchanged stamp is not stored
-    alignas(kCacheLineSize) Atomic<std::uint64_t> head{0};  // CAS by the owner and by takers
-    alignas(kCacheLineSize) Atomic<std::uint64_t> tail{0};  // stored by the owner only
-    std::uint64_t stamp_next = 0;  // the owner's reserved block [stamp_next, stamp_end)
+    HomeRing<void> ring{kFirstRingSize};  // handle addresses, with their stamps
+    // The owner's reserved block [stamp_next, stamp_end): after the ring, off the line of
+    // `published` that other workers read.
+    std::uint64_t stamp_next = 0;
     std::uint64_t stamp_end = 0;
-    // Every ring this worker had, the last one current: the owner's (a taker may still read
-    // an old one, so they stay until the pool goes; doubling keeps them under the current
-    // one's size together).
-    std::vector<std::unique_ptr<Ring>> rings;
-    // The current ring, for takers: stored by the owner (release, in Grow), loaded after
-    // the tail (acquire, in TakeFront).
-    Atomic<Ring*> ring{nullptr};
     // Counters, written by the owner only, read between rounds.
     internal::SingleWriterCounter taken_by_look;  // tasks a look took from elsewhere
     internal::SingleWriterCounter taken_when_empty;  // tasks taken with the own ring empty
@@ -305,21 +283,10 @@ class HomeQueuePool {
       me.stamp_next = clock_.fetch_add(kStampBlock, std::memory_order_relaxed);
       me.stamp_end = me.stamp_next + kStampBlock;
     }
-    const std::uint64_t tail = me.tail.load(std::memory_order_relaxed);  // ours
-    Ring* ring = me.rings.back().get();
-    // Acquire: the slot we are about to reuse (index tail - size) was claimed by a CAS on
-    // head; reading that head makes the claimer's read of the slot happen before our write,
-    // so it cannot read the new task for the old one. A stale head only makes the ring look
-    // fuller: it grows earlier, never overwrites an unclaimed slot.
-    if (tail - me.head.load(std::memory_order_acquire) > ring->mask) ring = Grow(me, tail);
-    Slot& slot = ring->slots[tail & ring->mask];
     // The ring may have been empty since the last publication ("nothing"); without this an
     // owner that pushes and then runs a long task would leave the push invisible to looks.
     if (me.published_last == kAny) Publish(me, me.stamp_next);
-    slot.handle.store(handle.address(), std::memory_order_relaxed);
-    slot.stamp.store(me.stamp_next++, std::memory_order_relaxed);
-    // Release: a taker that reads this tail (acquire) reads the slot written above.
-    me.tail.store(tail + 1, std::memory_order_release);
+    me.ring.Push(handle.address(), me.stamp_next++);
     // Relaxed, no fence: may miss a worker registering right now (see FindWork).
     if (parked_.load(std::memory_order_relaxed) > 0) WakeParked();
   }
@@ -333,27 +300,6 @@ class HomeQueuePool {
     if (parked_.load(std::memory_order_relaxed) > 0) WakeParked();
   }
 
-  // The owner's ring is full: copies its unclaimed slots [head, tail) into a ring twice the
-  // size and makes that the current one. Returns it.
-  static Ring* Grow(Worker& me, std::uint64_t tail) {
-    const Ring& old = *me.rings.back();
-    auto bigger = std::make_unique<Ring>(2 * (old.mask + 1));
-    // Acquire: as in PushOwn (slots below head are claimed and not copied).
-    for (std::uint64_t i = me.head.load(std::memory_order_acquire); i < tail; ++i) {
-      const Slot& from = old.slots[i & old.mask];
-      Slot& to = bigger->slots[i & bigger->mask];
-      to.handle.store(from.handle.load(std::memory_order_relaxed), std::memory_order_relaxed);
-      to.stamp.store(from.stamp.load(std::memory_order_relaxed), std::memory_order_relaxed);
-    }
-    Ring* now = bigger.get();
-    me.rings.push_back(std::move(bigger));
-    // Release: a taker that reads a tail counting a slot written into this ring (acquire),
-    // and then this pointer (acquire), reads the copies above. Takers that still read the
-    // old ring read what it held: the owner never writes it again.
-    me.ring.store(now, std::memory_order_release);
-    return now;
-  }
-
   // A worker may be parked: wake one. The lock orders the notify after a parker's
   // re-check (it holds park_mu_ from its registration until the wait releases it), so the
   // notify cannot fall between its re-check and its wait.
@@ -364,46 +310,12 @@ class HomeQueuePool {
     park_cv_.notify_one();
   }
 
-  // Takes up to `max` tasks (at most half of them when `half`) from the front of `from`'s
-  // ring, as long as their stamps are below `below`; returns how many.
-  static int TakeFront(Worker& from, std::uint64_t below, bool half, int max,
-                       std::coroutine_handle<>* out) {
-    std::uint64_t head = from.head.load(std::memory_order_acquire);
-    while (true) {
-      // Acquire: the slots up to this tail were written before the owner stored it.
-      const std::uint64_t tail = from.tail.load(std::memory_order_acquire);
-      if (head >= tail) return 0;
-      // Acquire, after the tail: the ring current when the slots up to that tail were
-      // written, or a later one (each holds every unclaimed slot as of its swap). Read before
-      // the tail, a ring swapped in since could be missed and a slot read from the old one
-      // that it never held.
-      const Ring& ring = *from.ring.load(std::memory_order_acquire);
-      std::uint64_t limit = std::min<std::uint64_t>(tail - head, max);
-      if (half) limit = std::min<std::uint64_t>(limit, (tail - head + 1) / 2);
-      int n = 0;
-      while (static_cast<std::uint64_t>(n) < limit) {
-        const Slot& slot = ring.slots[(head + n) & ring.mask];
-        if (slot.stamp.load(std::memory_order_relaxed) >= below) break;
-        out[n] = std::coroutine_handle<>::from_address(
-            slot.handle.load(std::memory_order_relaxed));
-        ++n;
-      }
-      if (n == 0) return 0;
-      // acq_rel: claims the slots (against the owner and other takers); a failure reloads
-      // head and reads again.
-      if (from.head.compare_exchange_weak(head, head + n, std::memory_order_acq_rel,
-                                          std::memory_order_acquire)) {
-        return n;
-      }
-    }
-  }
-
-  int TakeInjected(std::uint64_t below, int max, std::coroutine_handle<>* out) {
+  int TakeInjected(std::uint64_t below, int max, void** out) {
     if (injected_count_.load(std::memory_order_relaxed) == 0) return 0;
     MutexLock lock(inject_mu_);
     int n = 0;
     while (n < max && !injected_.empty() && injected_.front().stamp < below) {
-      out[n++] = injected_.front().handle;
+      out[n++] = injected_.front().handle.address();
       injected_.pop_front();
     }
     injected_count_.store(injected_.size(), std::memory_order_relaxed);
@@ -417,11 +329,10 @@ class HomeQueuePool {
   }
 
   // The look: everything more than skew_ stamps older than this worker's own head.
-  int TakeOld(Worker& me, std::coroutine_handle<>* out) {
-    const std::uint64_t head = me.head.load(std::memory_order_relaxed);
-    if (head == me.tail.load(std::memory_order_relaxed)) return 0;  // FindWork's case
-    const Ring& ring = *me.rings.back();
-    const std::uint64_t own = ring.slots[head & ring.mask].stamp.load(std::memory_order_relaxed);
+  int TakeOld(Worker& me, void** out) {
+    const std::optional<std::uint64_t> head_stamp = me.ring.HeadStamp();
+    if (!head_stamp) return 0;  // FindWork's case
+    const std::uint64_t own = *head_stamp;
     Publish(me, own);
     if (own <= skew_) return 0;
     const std::uint64_t below = own - skew_;
@@ -429,7 +340,7 @@ class HomeQueuePool {
     for (auto& other : workers_) {
       if (other.get() != &me && n < kTakeMax &&
           other->published.load(std::memory_order_relaxed) < below) {
-        n += TakeFront(*other, below, false, kTakeMax - n, out + n);
+        n += other->ring.TakeFront(below, kTakeMax - n, false, out + n);
       }
     }
     return n;
@@ -437,12 +348,12 @@ class HomeQueuePool {
 
   // Own ring empty: the injection queue, then half of another ring; spins, then parks.
   // Returns how many tasks it took, or -1 once the pool stops.
-  int FindWork(Worker& me, std::coroutine_handle<>* out) {
+  int FindWork(Worker& me, void** out) {
     Publish(me, kAny);  // our ring is empty (only we push to it)
     for (int round = 0; round < 256; ++round) {
       int n = TakeInjected(kAny, kTakeMax, out);
       for (auto& other : workers_) {
-        if (n == 0 && other.get() != &me) n = TakeFront(*other, kAny, true, kTakeMax, out);
+        if (n == 0 && other.get() != &me) n = other->ring.TakeFront(kAny, kTakeMax, true, out);
       }
       if (n > 0) return n;
       if (stopped_.load(std::memory_order_acquire)) return -1;
@@ -470,10 +381,7 @@ class HomeQueuePool {
   bool WorkVisible(const Worker& me) const {
     if (injected_count_.load(std::memory_order_seq_cst) > 0) return true;
     for (const auto& other : workers_) {
-      if (other.get() != &me && other->tail.load(std::memory_order_seq_cst) >
-                                    other->head.load(std::memory_order_seq_cst)) {
-        return true;
-      }
+      if (other.get() != &me && other->ring.SeemsNonEmpty()) return true;
     }
     return false;
   }
@@ -481,7 +389,7 @@ class HomeQueuePool {
   void Run(Worker& me) {
     this_pool_ = this;
     this_worker_ = &me;
-    std::coroutine_handle<> taken[kTakeMax];
+    void* taken[kTakeMax];  // handle addresses
     int since_look = 0;
     while (true) {
       int n = 0;
@@ -491,16 +399,15 @@ class HomeQueuePool {
         me.taken_by_look.Add(n);
       }
       if (n == 0) {
-        const std::coroutine_handle<> own = TakeOwn(me);
-        if (own) {
-          own.resume();
+        if (void* own = me.ring.Pop()) {
+          std::coroutine_handle<>::from_address(own).resume();
           continue;
         }
         n = FindWork(me, taken);
         if (n < 0) return;
         me.taken_when_empty.Add(n);
       }
-      for (int i = 0; i < n; ++i) taken[i].resume();
+      for (int i = 0; i < n; ++i) std::coroutine_handle<>::from_address(taken[i]).resume();
     }
   }
 
@@ -510,10 +417,6 @@ class HomeQueuePool {
     return sum;
   }
 
-  static std::coroutine_handle<> TakeOwn(Worker& me) {
-    std::coroutine_handle<> handle;
-    return TakeFront(me, kAny, false, 1, &handle) == 1 ? handle : std::coroutine_handle<>();
-  }
 
   static inline thread_local HomeQueuePool* this_pool_ = nullptr;
   static inline thread_local Worker* this_worker_ = nullptr;

@@ -14,6 +14,36 @@ import sys
 
 # BUG name -> (the file it applies to, shipped text, seeded text).
 BUGS = {
+    # queues/home_ring.h TakeFront: reads the ring pointer before the tail, so a claim can
+    # count items pushed into a ring that a growth swapped in after that read, and read their
+    # slots from the old ring, which never held them.
+    "home_ring_ring_before_tail": (
+        "queues/home_ring.h",
+        "      const std::uint64_t tail = tail_.load(std::memory_order_acquire);\n"
+        "      if (head >= tail) return 0;\n"
+        "      // Acquire, and after the tail: the ring current when the slots up to that tail were\n"
+        "      // written, or a later one (each holds every unclaimed item as of its swap). Read\n"
+        "      // before the tail, it could be a ring swapped out before some of those slots were\n"
+        "      // written, and a slot read from it would be one it never held.\n"
+        "      const Ring& ring = *ring_.load(std::memory_order_acquire);\n",
+        "      const Ring& ring = *ring_.load(std::memory_order_acquire);\n"
+        "      const std::uint64_t tail = tail_.load(std::memory_order_acquire);\n"
+        "      if (head >= tail) return 0;\n",
+    ),
+    # queues/home_ring.h Push: publishes the tail relaxed, so a claimer can take an item
+    # whose slot (and payload) it is not ordered after.
+    "home_ring_tail_relaxed": (
+        "queues/home_ring.h",
+        "    tail_.store(tail + 1, std::memory_order_release);\n",
+        "    tail_.store(tail + 1, std::memory_order_relaxed);\n",
+    ),
+    # queues/home_ring.h Grow: swaps the ring pointer relaxed, so a claimer that reads the
+    # new ring can read a slot before the copy into it.
+    "home_ring_grow_relaxed": (
+        "queues/home_ring.h",
+        "    ring_.store(now, std::memory_order_release);\n",
+        "    ring_.store(now, std::memory_order_relaxed);\n",
+    ),
     # sync/auto_reset_event.cc: the receiver's re-check consumes the bit with a load and a store
     # instead of one exchange, so two receivers can both take one Send's bit.
     "event_recheck_load_store": (

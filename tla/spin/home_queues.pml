@@ -160,7 +160,7 @@ inline Post(w, task, s) {
   Stamp(w, s);
   seq++;
   q_task[AT(w, q_len[w])] = task;
-  /* code: bench/coro/yield_bench.cc PushOwn: slot.stamp.store(me.stamp_next++, std::memory_order_relaxed); */
+  /* code: bench/coro/yield_bench.cc PushOwn: me.ring.Push(handle.address(), me.stamp_next++); */
   q_stamp[AT(w, q_len[w])] = s;
   q_seq[AT(w, q_len[w])] = seq;
   q_len[w]++
@@ -200,7 +200,7 @@ inline Look() {
                           published[LONG_W] + S < q_stamp[AT(RP_W, 0)]) ->
     do
     /* code: bench/coro/yield_bench.cc TakeOld: const std::uint64_t below = own - skew_; */
-    /* code: bench/coro/yield_bench.cc TakeFront: if (slot.stamp.load(std::memory_order_relaxed) >= below) break; */
+    /* code: queues/home_ring.h TakeFront: if (slot.stamp.load(std::memory_order_relaxed) >= below) break; */
     :: q_len[LONG_W] > 0 &&
        (q_len[RP_W] == 0 || q_stamp[AT(LONG_W, 0)] + S < q_stamp[AT(RP_W, 0)]) ->
       taken_task[(taken_head + taken_len) % XS] = q_task[AT(LONG_W, 0)];
@@ -230,7 +230,7 @@ proctype RpWorker() {
       :: else -> skip
       fi;
 #endif
-      /* code: bench/coro/yield_bench.cc Run: for (int i = 0; i < n; ++i) taken[i].resume(); */
+      /* code: bench/coro/yield_bench.cc Run: for (int i = 0; i < n; ++i) std::coroutine_handle<>::from_address(taken[i]).resume(); */
       if
       :: taken_len > 0 ->
         task = taken_task[taken_head];

@@ -25,8 +25,10 @@
  * from being stranded is that the sleep is timed (kParkRecheck in the code): a parked
  * worker looks again while another worker executes.
  *
- * The `code:` references point at the prototype these steps come from
- * (`HomeQueuePool` in bench/coro/yield_bench.cc).
+ * The `code:` references point at the ring, queues/home_ring.h (HomeRing), and at the
+ * prototype scheduler whose parking this is (`HomeQueuePool` in bench/coro/yield_bench.cc).
+ * The weak-memory side of the ring (which orders make these steps safe in C++) is checked
+ * on the real header by the explorer (tests/explore/home_ring_*).
  *
  * Harness (two workers, one ring):
  *   OWNER runs a task that pushes up to N items into its ring (items 1..N, in order, so
@@ -104,14 +106,14 @@ inline Take(half) {
 #ifdef BUG_RING_BEFORE_TAIL
     r = current;
 #endif
-    /* code: bench/coro/yield_bench.cc TakeFront: const std::uint64_t tail = from.tail.load(std::memory_order_acquire); */
+    /* code: queues/home_ring.h TakeFront: const std::uint64_t tail = tail_.load(std::memory_order_acquire); */
     t = tail;
     if
     :: h >= t -> n = 0; break
     :: else -> skip
     fi;
 #ifndef BUG_RING_BEFORE_TAIL
-    /* code: bench/coro/yield_bench.cc TakeFront: const Ring& ring = *from.ring.load(std::memory_order_acquire); */
+    /* code: queues/home_ring.h TakeFront: const Ring& ring = *ring_.load(std::memory_order_acquire); */
     r = current;
 #endif
     n = t - h;
@@ -124,7 +126,7 @@ inline Take(half) {
     :: k < n -> ReadSlot(r, h + k, got[k]); k++
     :: else -> break
     od;
-    /* code: bench/coro/yield_bench.cc TakeFront: if (from.head.compare_exchange_weak(head, head + n, std::memory_order_acq_rel, */
+    /* code: queues/home_ring.h TakeFront: if (head_.compare_exchange_weak(head, head + n, std::memory_order_release, */
 #ifdef BUG_TAKER_STORE
     if
     :: half -> head = h + n; break /* the thief: a plain store */
@@ -152,7 +154,7 @@ proctype Owner() {
   do
   :: pushed < N -> /* a push by a task running on this worker */
     t = tail; /* its own */
-    /* code: bench/coro/yield_bench.cc PushOwn: if (tail - me.head.load(std::memory_order_acquire) > ring->mask) ring = Grow(me, tail); */
+    /* code: queues/home_ring.h Push: if (tail - head_.load(std::memory_order_acquire) > ring->mask) ring = Grow(tail); */
     h = head;
 #ifndef BUG_NO_ROOM_CHECK
     if
@@ -166,7 +168,7 @@ proctype Owner() {
         od;
         i = 0
       };
-      /* code: bench/coro/yield_bench.cc Grow: me.ring.store(now, std::memory_order_release); */
+      /* code: queues/home_ring.h Grow: ring_.store(now, std::memory_order_release); */
       current = 1
     :: else -> skip
     fi;
@@ -179,7 +181,7 @@ proctype Owner() {
      * is visible (see the header). */
     /* code: bench/coro/yield_bench.cc PushOwn: if (parked_.load(std::memory_order_relaxed) > 0) WakeParked(); */
     seen = parked;
-    /* code: bench/coro/yield_bench.cc PushOwn: me.tail.store(tail + 1, std::memory_order_release); */
+    /* code: queues/home_ring.h Push: tail_.store(tail + 1, std::memory_order_release); */
     d_step { tail = t + 1; pushed++ };
     if
     :: seen > 0 -> event = 1
