@@ -115,6 +115,18 @@ BUGS = {
         "      if (local_batches_) PublishOwnLocalToFront(worker);\n",
         "",
     ),
+    # sched/internal/held_posts.h AppendLocal: a run-now post from a task that finds a
+    # worker idle is pushed at once without publishing the worker's held posts first, so it
+    # overtakes the earlier posts of the same worker still in its local batch (per-poster
+    # order; only when a worker becomes idle between two posts of one execution batch).
+    "idle_post_skips_held_publish": (
+        "sched/internal/held_posts.h",
+        "  if (SomeWorkerMayBeIdle()) {\n"
+        "    PublishOwnLocalToFront(worker);\n"
+        "    PushFront(task);\n",
+        "  if (SomeWorkerMayBeIdle()) {\n"
+        "    PushFront(task);\n",
+    ),
     # sched/internal/local_batch.h PublishClaimed: the head moves past the items before
     # they are published (the rule before the fix: take, then push), so a looker that
     # finds the batch empty runs on while a descheduled publisher still holds the items.
