@@ -127,6 +127,14 @@ BUGS = {
         "  if (SomeWorkerMayBeIdle()) {\n"
         "    PushFront(task);\n",
     ),
+    # sched/internal/held_posts.h ClaimLocalInPlace: a lone worker claims its local batch to
+    # run in place without looking at the front queue, so its held posts start ahead of
+    # posts that were waiting there, made before them (only when the ready queue is empty).
+    "claim_in_place_ignores_front": (
+        "sched/internal/held_posts.h",
+        "  if (worker->local.SizeForOwner() > kClaimCapacity || !front_.IsEmpty() || TimerDue()) {\n",
+        "  if (worker->local.SizeForOwner() > kClaimCapacity || TimerDue()) {\n",
+    ),
     # sched/internal/local_batch.h PublishClaimed: the head moves past the items before
     # they are published (the rule before the fix: take, then push), so a looker that
     # finds the batch empty runs on while a descheduled publisher still holds the items.

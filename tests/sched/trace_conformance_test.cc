@@ -1,8 +1,8 @@
 // Trace conformance: runs of the scheduler built with FAIRSCHED_SCHED_TRACE are replayed
 // against the steps of tla/TaskScheduler.tla (trace_checker.h) and must be accepted; and
 // the checker itself rejects hand-made traces of the bugs it is for, naming the first bad
-// step. The same check on seeded bugs: trace_seeded_test.cc and trace_seeded_order_test.cc
-// (tests/explore/BUILD).
+// step. The same check on seeded bugs: trace_seeded_test.cc, trace_seeded_order_test.cc and
+// trace_seeded_claim_test.cc (tests/explore/BUILD).
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -185,6 +185,17 @@ TEST(TraceConformanceTest, PostsAroundAWorkerGoingIdleAreABehaviourOfTheSpec) {
     ASSERT_TRUE(run.raced) << "the idle worker's role pass never let the second post happen";
     const TraceVerdict verdict = CheckTrace(run.trace);
     EXPECT_TRUE(verdict.ok) << verdict.message;
+  }
+}
+
+// A lone worker's held re-post next to posts from outside that wait in the front queue
+// (trace_scenarios.h): the re-post is not run in place ahead of them.
+TEST(TraceConformanceTest, OutsidePostsBesideALoneRePosterAreABehaviourOfTheSpec) {
+  for (int round = 0; round < 3; ++round) {
+    const std::vector<SchedEvent> trace = RunOutsidePostsBesideALoneRePoster();
+    const TraceVerdict verdict = CheckTrace(trace);
+    EXPECT_TRUE(verdict.ok) << verdict.message;
+    EXPECT_EQ(CountSteps(trace, SchedStep::kClaimLocal), 0);
   }
 }
 

@@ -1,7 +1,7 @@
 // Runs of the tracing build of the scheduler (FAIRSCHED_SCHED_TRACE) whose records the
 // trace conformance tests check: trace_conformance_test.cc on the shipped code, and
-// trace_seeded_test.cc and trace_seeded_order_test.cc on copies with a seeded bug
-// (tests/explore/BUILD).
+// trace_seeded_test.cc, trace_seeded_order_test.cc and trace_seeded_claim_test.cc on copies
+// with a seeded bug (tests/explore/BUILD).
 #ifndef FAIRSCHED_TESTS_SCHED_TRACE_SCENARIOS_H_
 #define FAIRSCHED_TESTS_SCHED_TRACE_SCENARIOS_H_
 
@@ -152,6 +152,39 @@ inline IdleBetweenPostsRun RunIdleBetweenPosts() {
   scheduler.Stop();
   HookedBackend::before_poll = nullptr;
   return {SchedTrace::Take(), raced};
+}
+
+// Posts from outside while a lone worker re-posts, on one worker under PostOrder::kBatched:
+// task T waits until the owner has posted A and B (they wait in the front queue: the
+// worker, inside T, receives nothing), then re-posts itself. The re-post is held in the
+// local batch, and at T's task boundary the ready queue is empty; but A and B, made before
+// the re-post, wait in the front queue, so the worker must not run the re-post in place
+// (ClaimLocalInPlace) but go through the role, which makes A and B ready first. The trace
+// names the tasks t1 T, t2 A, t3 B.
+inline std::vector<SchedEvent> RunOutsidePostsBesideALoneRePoster() {
+  using namespace std::chrono_literals;
+  TracedScheduler scheduler;
+  Atomic<bool> t_running{false};
+  Atomic<bool> posted{false};
+  bool reposted = false;  // only T's runs touch it, one at a time
+  Task a([] {});
+  Task b([] {});
+  Task t([&](Task* self) {
+    if (reposted) return;
+    reposted = true;
+    t_running.store(true, std::memory_order_release);
+    SpinUntilSet(posted, 5s);
+    scheduler.Post(self);
+  });
+  SchedTrace::Clear();
+  scheduler.Post(&t);
+  scheduler.Start(1);
+  SpinUntilSet(t_running, 5s);
+  scheduler.Post(&a);
+  scheduler.Post(&b);
+  posted.store(true, std::memory_order_release);
+  scheduler.Stop();
+  return SchedTrace::Take();
 }
 
 }  // namespace fairsched::testing
