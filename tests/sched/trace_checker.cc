@@ -183,6 +183,9 @@ class Checker {
         if (t->where != Where::kReceived && t->where != Where::kWait) {
           return Name(*t) + " is made ready while it is " + WhereName(t->where) + " [MakeReady]";
         }
+        if (t->where == Where::kWait) {
+          if (std::string problem = LeaveWait(*t); !problem.empty()) return problem;
+        }
         return MakePending(*t, e.task);
       case SchedStep::kReadyLocal:
         if (holder_ != a) return RoleOnly("PubPush");
@@ -286,6 +289,30 @@ class Checker {
     }
   }
 
+  // `t` leaves the wait queue without a waker's copy. Outside a Stop (whose sweep takes the
+  // wait queue apart in any order) and unless a Wakeup/Signal/Cancel was called for it (a
+  // waker that won between the role's kWait and its CAS), that is an expiry, and the wait
+  // queue gives out the earliest deadline first: no task that waits unwoken may have an
+  // earlier one.
+  std::string LeaveWait(const TaskState& t) const {
+    if (stopping_ || Woken(t)) return "";
+    for (const auto& [key, other] : tasks_) {
+      if (&other == &t || other.where != Where::kWait || other.wake_copies != 0 ||
+          Woken(other)) {
+        continue;
+      }
+      /* code: sched/task_scheduler.h Order: queue become ready in deadline order; a task whose deadline has already */
+      if (other.deadline < t.deadline) {
+        return Name(t) + " leaves the wait queue before " + Name(other) +
+               ", which waits with an earlier deadline and was not woken [Order]";
+      }
+    }
+    return "";
+  }
+
+  // A Wakeup/Signal/Cancel was called for `t` since its last start.
+  static bool Woken(const TaskState& t) { return t.last_wake > t.start_before_post; }
+
   // `t`'s post joins the shared FIFO (its receipt from the front queue, its move from a
   // local batch to the ready queue, or its claim in place): no post it must follow may be
   // left behind.
@@ -326,7 +353,7 @@ class Checker {
     }
     /* code: sched/task_scheduler.h Timers: a task never runs before its deadline unless woken */
     const bool finite = t.deadline >= 0 && t.deadline != kNoDeadline.time_since_epoch().count();
-    const bool woken = t.last_wake > t.start_before_post || t.stop_woken;
+    const bool woken = Woken(t) || t.stop_woken;
     if (finite && !woken && e.time < t.deadline) {
       return Name(t) + " starts " + std::to_string(t.deadline - e.time) +
              " ticks before its deadline, not woken [Timers]";

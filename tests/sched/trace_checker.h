@@ -32,17 +32,20 @@
 //     PostOrder::kBatched); a held post has joined once its own worker has started
 //     execute_batch_size tasks since the post, or another worker 3 * execute_batch_size
 //     since the poster's next step. A post made after another post joined must not join
-//     before it.
-// Not checked: the deadline order of tasks that leave the wait queue (a kReady from the
-// wait queue may be an expiry, Stop's sweep, which takes them in any order, or an IO
-// backend's wake, which has no hook of its own), whether the role moves its
-// local batch to the ready queue only when the front queue is empty (the record does not
-// show whether a post is in the front queue or held), the wake-up channels (a missed
-// wakeup shows as a hang, not as a wrong step), the Stop and WaitEmpty counters
-// themselves, whether a Stop's wake-up is right for a PostDeadlineThroughStop post (the
-// trace treats every post queued during a Stop as woken). ClaimLocalInPlace (a lone
-// worker running its own local batch without the ready queue) is not a step of the spec;
-// the checker allows it for the worker that made the post.
+//     before it;
+//   - the wait queue by deadline: a task made ready from the wait queue outside a Stop (whose
+//     sweep takes any order) and without a Wakeup/Signal/Cancel call is an expiry, so no
+//     task waiting unwoken may have an earlier deadline. (An IO backend's wake,
+//     WakeFromRole, has no hook: a traced run with IO would see it as an expiry, here and
+//     in the timer rule above. The tests' backend does no IO.)
+// Not checked: whether the role moves its local batch to the ready queue only when the
+// front queue is empty (the record does not show whether a post is in the front queue or
+// held), the wake-up channels (a missed wakeup shows as a hang, not as a wrong step), the
+// Stop and WaitEmpty counters themselves, whether a Stop's wake-up is right for a
+// PostDeadlineThroughStop post (the trace treats every post queued during a Stop as
+// woken). ClaimLocalInPlace (a lone worker running its own local batch without the ready
+// queue) is not a step of the spec; the checker allows it for the worker that made the
+// post.
 // Tasks are told apart by address: a task deleted by its own callback whose memory holds
 // a new task that is posted and started before the old callback has returned (its kFinish)
 // would show as a start while it runs. The tests' tasks outlive their runs.
