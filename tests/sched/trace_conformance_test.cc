@@ -84,8 +84,8 @@ void ExpectAccepted(const std::vector<SchedEvent>& trace,
   EXPECT_EQ(CountSteps(trace, SchedStep::kStopReturn), 1);
 }
 
-// A small execute_batch_size, so that the order bound of held posts (3E starts of another
-// worker, E of their own) is reached within a run.
+// A small execute_batch_size, so that held posts reach their own worker's bound (E starts)
+// within a run.
 TaskSchedulerOptions MixedOptions(PostOrder order) {
   TaskSchedulerOptions options;
   options.post_order = order;
@@ -123,9 +123,9 @@ TEST(TraceConformanceTest, MixedRunOnThreeWorkersIsABehaviourOfTheSpec) {
 // `workers` workers under kBatched with execute_batch_size 4: task L waits until R runs,
 // posts X and X2 to run at once (every worker executes: they are held in L's worker's local
 // batch, unless a worker was between batches) and waits until both have run, while R
-// re-posts itself. Then only another worker's busy take-over, after at most 3 * 4 of its
-// starts, publishes X and X2: the record reaches the order bound, after which R's posts
-// must join behind them.
+// re-posts itself; on three workers a blocker keeps the third one executing until then.
+// Only a busy take-over by R's worker publishes X and X2, after about 4 and at most 3 * 4
+// of its starts; R's posts made after that must join behind them.
 std::vector<SchedEvent> RunHeldPostNextToARePoster(int workers,
                                                    const TaskSchedulerOptions& options) {
   TracedScheduler scheduler(options);
