@@ -145,6 +145,26 @@ BUGS = {
         "      if (local_batches_) PublishOwnLocalToFront(worker);\n",
         "",
     ),
+    # sched/internal/held_posts.h AppendLocal: a run-now post from a task that finds a
+    # worker idle is pushed at once without publishing the worker's held posts first, so it
+    # overtakes the earlier posts of the same worker still in its local batch (per-poster
+    # order; only when a worker becomes idle between two posts of one execution batch).
+    "idle_post_skips_held_publish": (
+        "sched/internal/held_posts.h",
+        "  if (SomeWorkerMayBeIdle()) {\n"
+        "    PublishOwnLocalToFront(worker);\n"
+        "    PushFront(task);\n",
+        "  if (SomeWorkerMayBeIdle()) {\n"
+        "    PushFront(task);\n",
+    ),
+    # sched/internal/held_posts.h ClaimLocalInPlace: a lone worker claims its local batch to
+    # run in place without looking at the front queue, so its held posts start ahead of
+    # posts that were waiting there, made before them (only when the ready queue is empty).
+    "claim_in_place_ignores_front": (
+        "sched/internal/held_posts.h",
+        "  if (worker->local.SizeForOwner() > kClaimCapacity || !front_.IsEmpty() || TimerDue()) {\n",
+        "  if (worker->local.SizeForOwner() > kClaimCapacity || TimerDue()) {\n",
+    ),
     # sched/internal/local_batch.h PublishClaimed: the head moves past the items before
     # they are published (the rule before the fix: take, then push), so a looker that
     # finds the batch empty runs on while a descheduled publisher still holds the items.

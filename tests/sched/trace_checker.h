@@ -18,14 +18,34 @@
 // returns only when every post has finished, nothing is queued, the role is free and no
 // worker is parked; and the promise of sched/task_scheduler.h that a timer does not start
 // before its deadline unless woken (Wakeup/Signal/Cancel, or a Stop while it was queued).
-// Not checked (the trace does not show them, or not in an order the hand-offs force): the
-// FIFO orders of the front and ready queues (several threads record their pushes and pops
-// outside the queues' own order), the local batches' claims and the order bound, the
-// wake-up channels (a missed wakeup shows as a hang, not as a wrong step), the Stop and
-// WaitEmpty counters themselves, whether a Stop's wake-up is right for a
-// PostDeadlineThroughStop post (the trace treats every post queued during a Stop as woken). ClaimLocalInPlace (a lone worker running its own local
-// batch without the ready queue) is not a step of the spec; the checker allows it for the
-// worker that made the post.
+// The orders of the "Order" promise, as far as hand-offs force them in the record:
+//   - the ready queue is FIFO: the role holders' kReady/kReadyLocal steps are its push
+//     order (one producer at a time), and a worker's start of a ready task comes after its
+//     pop, which comes after its previous step; so a start may not take a task that was
+//     made ready before one that any thread started before the starter's previous step
+//     (in particular each worker starts its ready tasks in FIFO order);
+//   - per poster: the posts one thread makes join the shared FIFO (received from the front
+//     queue, moved from a local batch to the ready queue, or claimed in place) in the order
+//     it made them (the spec's PerPosterOrder);
+//   - the bound: a post has joined the front queue once its poster has recorded its next
+//     step, unless it may be held in a local batch (a run-now post from a callback, under
+//     PostOrder::kBatched); a held post has joined once its own worker has started
+//     execute_batch_size tasks since the post, or another worker 3 * execute_batch_size
+//     since the poster's next step. A post made after another post joined must not join
+//     before it;
+//   - the wait queue by deadline: a task made ready from the wait queue outside a Stop (whose
+//     sweep takes any order) and without a Wakeup/Signal/Cancel call is an expiry, so no
+//     task waiting unwoken may have an earlier deadline. (An IO backend's wake,
+//     WakeFromRole, has no hook: a traced run with IO would see it as an expiry, here and
+//     in the timer rule above. The tests' backend does no IO.)
+// Not checked: whether the role moves its local batch to the ready queue only when the
+// front queue is empty (the record does not show whether a post is in the front queue or
+// held), the wake-up channels (a missed wakeup shows as a hang, not as a wrong step), the
+// Stop and WaitEmpty counters themselves, whether a Stop's wake-up is right for a
+// PostDeadlineThroughStop post (the trace treats every post queued during a Stop as
+// woken). ClaimLocalInPlace (a lone worker running its own local batch without the ready
+// queue) is not a step of the spec; the checker allows it for the worker that made the
+// post.
 // Tasks are told apart by address: a task deleted by its own callback whose memory holds
 // a new task that is posted and started before the old callback has returned (its kFinish)
 // would show as a start while it runs. The tests' tasks outlive their runs.
@@ -36,6 +56,7 @@
 #include <string>
 #include <vector>
 
+#include "sched/task_scheduler_options.h"
 #include "tests/sched/sched_trace.h"
 
 namespace fairsched::testing {
@@ -48,7 +69,10 @@ struct TraceVerdict {
   std::string message;
 };
 
-TraceVerdict CheckTrace(const std::vector<SchedEvent>& trace);
+// `options`: those of the traced scheduler. post_order and execute_batch_size set the order
+// bound (PostOrder::kStrict: every post joins when it is made).
+TraceVerdict CheckTrace(const std::vector<SchedEvent>& trace,
+                        const TaskSchedulerOptions& options = {});
 
 }  // namespace fairsched::testing
 

@@ -1,6 +1,7 @@
 // Runs of the tracing build of the scheduler (FAIRSCHED_SCHED_TRACE) whose records the
 // trace conformance tests check: trace_conformance_test.cc on the shipped code, and
-// trace_seeded_test.cc on a copy with a seeded bug (tests/explore/BUILD).
+// trace_seeded_test.cc, trace_seeded_order_test.cc and trace_seeded_claim_test.cc on copies
+// with a seeded bug (tests/explore/BUILD).
 #ifndef FAIRSCHED_TESTS_SCHED_TRACE_SCENARIOS_H_
 #define FAIRSCHED_TESTS_SCHED_TRACE_SCENARIOS_H_
 
@@ -88,6 +89,102 @@ inline WakeBeatsExpiryRun RunWakeBeatsExpiry(StuckHandler when_stuck) {
     run = RunWakeBeatsExpiryOnce(when_stuck);
   }
   return run;
+}
+
+// Spins until `flag` is true or `limit` has passed; returns the flag.
+inline bool SpinUntilSet(const Atomic<bool>& flag, std::chrono::nanoseconds limit) {
+  const auto give_up = TaskClock::now() + limit;
+  while (!flag.load(std::memory_order_acquire)) {
+    if (TaskClock::now() >= give_up) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+struct IdleBetweenPostsRun {
+  std::vector<SchedEvent> trace;
+  bool raced = false;  // Y was posted while the other worker, idle, held the role
+};
+
+// Two posts of one callback with a worker going idle in between, on two workers under
+// PostOrder::kBatched (the race of held_post_test.cc's TwoPostsOfOneTask* tests, made on
+// purpose): task P waits until task G runs on the other worker, posts X (both workers
+// execute, so X is held in P's worker's local batch) and lets G return. G's worker, idle
+// now, takes the role; its pass's IO poll (HookedBackend::before_poll), which comes before
+// the pass would take X over, lets P post Y and waits until that post has returned. A
+// worker may be idle, so Y is pushed into the front queue, and X, held, must be published
+// ahead of it (AppendLocal): the pass receives X, then Y. The trace names the tasks t1 G,
+// t2 P, t3 X, t4 Y.
+inline IdleBetweenPostsRun RunIdleBetweenPosts() {
+  using namespace std::chrono_literals;
+  TracedScheduler scheduler;
+  Atomic<bool> gate_running{false};
+  Atomic<bool> x_posted{false};
+  Atomic<bool> go{false};
+  Atomic<bool> y_posted{false};
+  Task x([] {});
+  Task y([] {});
+  Task gate([&] {
+    gate_running.store(true, std::memory_order_release);
+    SpinUntilSet(x_posted, 5s);
+  });
+  Task poster([&] {
+    SpinUntilSet(gate_running, 5s);
+    scheduler.Post(&x);
+    x_posted.store(true, std::memory_order_release);
+    SpinUntilSet(go, 5s);
+    scheduler.Post(&y);
+    y_posted.store(true, std::memory_order_release);
+  });
+  // Only role holders run the hook (one at a time, RoleLock orders them).
+  bool fired = false;
+  bool raced = false;
+  HookedBackend::before_poll = [&] {
+    if (fired || !x_posted.load(std::memory_order_acquire)) return;
+    fired = true;
+    go.store(true, std::memory_order_release);
+    raced = SpinUntilSet(y_posted, 5s);
+  };
+  SchedTrace::Clear();
+  scheduler.Post(&gate);
+  scheduler.Post(&poster);
+  scheduler.Start(2);
+  scheduler.Stop();
+  HookedBackend::before_poll = nullptr;
+  return {SchedTrace::Take(), raced};
+}
+
+// Posts from outside while a lone worker re-posts, on one worker under PostOrder::kBatched:
+// task T waits until the owner has posted A and B (they wait in the front queue: the
+// worker, inside T, receives nothing), then re-posts itself. The re-post is held in the
+// local batch, and at T's task boundary the ready queue is empty; but A and B, made before
+// the re-post, wait in the front queue, so the worker must not run the re-post in place
+// (ClaimLocalInPlace) but go through the role, which makes A and B ready first. The trace
+// names the tasks t1 T, t2 A, t3 B.
+inline std::vector<SchedEvent> RunOutsidePostsBesideALoneRePoster() {
+  using namespace std::chrono_literals;
+  TracedScheduler scheduler;
+  Atomic<bool> t_running{false};
+  Atomic<bool> posted{false};
+  bool reposted = false;  // only T's runs touch it, one at a time
+  Task a([] {});
+  Task b([] {});
+  Task t([&](Task* self) {
+    if (reposted) return;
+    reposted = true;
+    t_running.store(true, std::memory_order_release);
+    SpinUntilSet(posted, 5s);
+    scheduler.Post(self);
+  });
+  SchedTrace::Clear();
+  scheduler.Post(&t);
+  scheduler.Start(1);
+  SpinUntilSet(t_running, 5s);
+  scheduler.Post(&a);
+  scheduler.Post(&b);
+  posted.store(true, std::memory_order_release);
+  scheduler.Stop();
+  return SchedTrace::Take();
 }
 
 }  // namespace fairsched::testing
