@@ -459,40 +459,37 @@ TEST(TraceCheckerTest, RejectsAPostOvertakingAHeldPostPastTheOrderBound) {
             "joined it (by step 17) before t6 was posted [Order]");
 }
 
-// The owner posts t1 (deadline 2000) and t2 (deadline 1000); the role puts both into the
-// wait queue, and a later pass makes one ready (the last step).
-Trace TwoWaiting(int first_ready) {
+// The owner posts t1 and t2 with these deadlines; the role receives both into the wait queue.
+Trace TwoWaiting(std::int64_t t1_deadline, std::int64_t t2_deadline) {
   Trace trace;
-  trace.Add(1, SchedStep::kPost, 1, 2000)
-      .Add(1, SchedStep::kPost, 2, 1000)
+  trace.Add(1, SchedStep::kPost, 1, t1_deadline)
+      .Add(1, SchedStep::kPost, 2, t2_deadline)
       .Add(2, SchedStep::kRoleTake)
       .Add(2, SchedStep::kReceive, 1)
       .Add(2, SchedStep::kWait, 1)
       .Add(2, SchedStep::kReceive, 2)
-      .Add(2, SchedStep::kWait, 2)
-      .Add(2, SchedStep::kRoleRelease)
+      .Add(2, SchedStep::kWait, 2);
+  return trace;
+}
+
+// t1 (deadline 2000) and t2 (1000) wait; a later pass makes `first_ready` ready (the last step).
+Trace OneExpires(int first_ready) {
+  Trace trace = TwoWaiting(2000, 1000);
+  trace.Add(2, SchedStep::kRoleRelease)
       .Add(2, SchedStep::kRoleTake)
       .Add(2, SchedStep::kReady, first_ready);
   return trace;
 }
 
 TEST(TraceCheckerTest, RejectsAnExpiryAheadOfAnEarlierDeadline) {
-  ExpectRejected(TwoWaiting(1), 9,
+  ExpectRejected(OneExpires(1), 9,
                  "step 9: thread 2 kReady t1: t1 leaves the wait queue before t2, which waits "
                  "with an earlier deadline and was not woken [Order]");
-  EXPECT_TRUE(CheckTrace(TwoWaiting(2).events()).ok);
+  EXPECT_TRUE(CheckTrace(OneExpires(2).events()).ok);
   // A later deadline (t2) woken by a Wakeup that won between the role's kWait and its CAS:
   // made ready at once, while t1 waits.
-  Trace woken;
-  woken.Add(1, SchedStep::kPost, 1, 1000)
-      .Add(1, SchedStep::kPost, 2, 2000)
-      .Add(2, SchedStep::kRoleTake)
-      .Add(2, SchedStep::kReceive, 1)
-      .Add(2, SchedStep::kWait, 1)
-      .Add(2, SchedStep::kReceive, 2)
-      .Add(2, SchedStep::kWait, 2)
-      .Add(1, SchedStep::kWakeCall, 2)
-      .Add(2, SchedStep::kReady, 2);
+  Trace woken = TwoWaiting(1000, 2000);
+  woken.Add(1, SchedStep::kWakeCall, 2).Add(2, SchedStep::kReady, 2);
   const TraceVerdict verdict = CheckTrace(woken.events());
   EXPECT_TRUE(verdict.ok) << verdict.message;
 }
