@@ -120,6 +120,10 @@ struct ParkOrders {
   std::memory_order parked_load = kSeqCst;     // WakeOne: parked_.load
   std::memory_order parked_register = kSeqCst;  // Park: parked_.fetch_add
   bool parker_fence = true;                    // Park: FenceSeqCst()
+  // The steps between them in the real code (see RoleReleaseOrdersThePublication): the
+  // holder's role_.Unlock() after the publication, Park's role_.IsLocked(seq_cst) look.
+  bool role_steps = false;
+  std::memory_order role_unlock = kSeqCst;     // RoleLock::Unlock
 };
 
 struct ReadyItem {};
@@ -134,14 +138,19 @@ void ParkRacesPublish(const ParkOrders& orders) {
   bool sleeps = false;
   {
     McspQueue<ReadyItem>::Consumer consumer(ready);  // the parker's worker consumer
+    Atomic<bool> role_held{true};  // the publisher holds the role
     Thread publisher([&] {
       ready.Push(&item);  // the role holder's MakeReady ... Publish (release store of end)
+      if (orders.role_steps) role_held.store(false, orders.role_unlock);
       if (orders.publisher_fence) FenceSeqCst();
       if (parked.load(orders.parked_load) != 0) woken = true;  // ready_event_.Send()
     });
     Thread parker([&] {
       parked.fetch_add(1, orders.parked_register);
       if (orders.parker_fence) FenceSeqCst();
+      // Park's look at the role. Its value does not decide here (the front queue is empty,
+      // so the parker sleeps either way); its acquire may order the re-check below.
+      if (orders.role_steps) role_held.load(kSeqCst);
       sleeps = !consumer.HasMore();  // Park's ReadySeemsNonEmpty re-check
     });
     publisher.Join();
@@ -166,6 +175,32 @@ TEST(ParkWakeOneOrderTest, WithoutParksFenceFails) {
   ParkOrders orders;
   orders.parker_fence = false;
   ExpectFailure("cpp20: park/wake, no Park fence", Cpp20(),
+                [orders] { ParkRacesPublish(orders); }, kParkLost);
+}
+// Why deleting either fence in the shipped code survives every test (tools/mutate,
+// park_fence_deleted and wake_one_fence_deleted): the real publisher releases the role
+// (seq_cst store) between its publication and its read of parked_, and Park reads the role
+// (seq_cst load) between its registration and its re-check. When the publisher's read
+// misses the registration, that read precedes the registration in the seq_cst total order,
+// so Park's look at the role follows the release in it and reads it (or a later TryLock,
+// which continues its release sequence): it synchronises with the release, and the re-check
+// sees the publication. Without both fences this passes; with a release (not seq_cst)
+// unlock the look may read the role still held, and the parker is lost again.
+TEST(ParkWakeOneOrderTest, RoleReleaseOrdersThePublicationWithoutTheFences) {
+  ParkOrders orders;
+  orders.publisher_fence = false;
+  orders.parker_fence = false;
+  orders.role_steps = true;
+  ExpectPass("cpp20: park/wake, no fences, role release and look",
+             Cpp20(), [orders] { ParkRacesPublish(orders); });
+}
+TEST(ParkWakeOneOrderTest, WithoutFencesAReleaseUnlockFails) {
+  ParkOrders orders;
+  orders.publisher_fence = false;
+  orders.parker_fence = false;
+  orders.role_steps = true;
+  orders.role_unlock = kRelease;
+  ExpectFailure("cpp20: park/wake, no fences, release unlock", Cpp20(),
                 [orders] { ParkRacesPublish(orders); }, kParkLost);
 }
 // With both fences, parked_'s own orders are not what this pair needs (C++20: fence-fence
