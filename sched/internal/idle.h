@@ -62,7 +62,12 @@ inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::WakeOne(Wor
   // the read of parked_ by a full fence. Called once per role take that published more
   // than it can run, and by a chain wake only when parked_ is not 0, so the fence is off
   // the per-task path. Parked workers are rare on a busy scheduler, so the load is usually
-  // one read of a shared line.
+  // one read of a shared line. (Today the role holder's seq_cst unlock, between its
+  // publication and this call, with Park's seq_cst look at the role, orders the pair even
+  // without the two fences: tests/explore/memory_order_test.cc,
+  // RoleReleaseOrdersThePublicationWithoutTheFences. The fences keep it correct for a
+  // publisher that does not release the role first, which is why no test can tell them
+  // missing today.)
   FenceSeqCst();
   if (parked_.load(std::memory_order_seq_cst) == 0) return;
   worker->stats.wakes_sent.Add();
