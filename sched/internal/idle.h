@@ -65,9 +65,8 @@ inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::WakeOne(Wor
   // one read of a shared line. (Today the role holder's seq_cst unlock, between its
   // publication and this call, with Park's seq_cst look at the role, orders the pair even
   // without the two fences: tests/explore/memory_order_test.cc,
-  // RoleReleaseOrdersThePublicationWithoutTheFences. The fences keep it correct for a
-  // publisher that does not release the role first, which is why no test can tell them
-  // missing today.)
+  // RoleReleaseOrdersThePublicationWithoutTheFences; no test has seen either fence
+  // missing. The fences keep the pair correct without relying on that.)
   FenceSeqCst();
   if (parked_.load(std::memory_order_seq_cst) == 0) return;
   worker->stats.wakes_sent.Add();
