@@ -51,7 +51,6 @@
 #include <cstdlib>
 #include <exception>
 #include <functional>
-#include <source_location>
 #include <string>
 #include <utility>
 
@@ -100,7 +99,7 @@ class Thread {
     }
   }
 
-  void Join(std::source_location where = std::source_location::current()) {
+  void Join(internal::SourceLocation where = internal::SourceLocation::current()) {
     internal::Runtime* runtime = internal::ActiveRuntime();
     const int id = id_;
     id_ = -1;
@@ -121,12 +120,12 @@ class Data {
   Data(const Data&) = delete;
   Data& operator=(const Data&) = delete;
 
-  T Read(std::source_location where = std::source_location::current()) {
+  T Read(internal::SourceLocation where = internal::SourceLocation::current()) {
     if (internal::Runtime* runtime = internal::ActiveRuntime())
       runtime->DataRead(&accesses_, where);
     return value_;
   }
-  void Write(T value, std::source_location where = std::source_location::current()) {
+  void Write(T value, internal::SourceLocation where = internal::SourceLocation::current()) {
     if (internal::Runtime* runtime = internal::ActiveRuntime()) {
       runtime->DataWrite(&accesses_, where);
     }
@@ -140,7 +139,7 @@ class Data {
 
 // Fails the schedule (and the exploration) when `condition` is false.
 inline void Check(bool condition, const std::string& message,
-                  std::source_location where = std::source_location::current()) {
+                  internal::SourceLocation where = internal::SourceLocation::current()) {
   if (condition) return;
   internal::Runtime* runtime = internal::ActiveRuntime();
   if (runtime == nullptr) {

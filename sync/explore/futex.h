@@ -29,10 +29,10 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
-#include <source_location>
 #include <utility>
 
 #include "sync/explore/explorer.h"
+#include "sync/explore/internal/ops.h"
 
 namespace fairsched {
 
@@ -60,7 +60,8 @@ class Thread {
   Thread& operator=(Thread&&) noexcept = default;
 
   bool joinable() const { return thread_ != nullptr; }
-  void join(std::source_location where = std::source_location::current()) {
+  void join(
+      explore::internal::SourceLocation where = explore::internal::SourceLocation::current()) {
     thread_->Join(where);
     thread_.reset();
   }
@@ -69,13 +70,14 @@ class Thread {
   std::unique_ptr<explore::Thread> thread_;
 };
 
-inline void YieldThread(std::source_location where = std::source_location::current()) {
+inline void YieldThread(
+    explore::internal::SourceLocation where = explore::internal::SourceLocation::current()) {
   CpuRelax(where);
 }
 
-inline void FutexWait(Atomic<std::uint32_t>* word, std::uint32_t expected,
-                      SteadyClock::time_point deadline,
-                      std::source_location where = std::source_location::current()) {
+inline void FutexWait(
+    Atomic<std::uint32_t>* word, std::uint32_t expected, SteadyClock::time_point deadline,
+    explore::internal::SourceLocation where = explore::internal::SourceLocation::current()) {
   explore::internal::Runtime* runtime = explore::internal::ActiveRuntime();
   if (runtime == nullptr) {
     std::fprintf(stderr, "explore: FutexWait outside a scenario would hang\n");
@@ -93,8 +95,9 @@ inline void FutexWait(Atomic<std::uint32_t>* word, std::uint32_t expected,
   runtime->FutexSleep(word, timed, deadline.time_since_epoch().count(), where);
 }
 
-inline void FutexWake(Atomic<std::uint32_t>* word, int count,
-                      std::source_location where = std::source_location::current()) {
+inline void FutexWake(
+    Atomic<std::uint32_t>* word, int count,
+    explore::internal::SourceLocation where = explore::internal::SourceLocation::current()) {
   if (explore::internal::Runtime* runtime = explore::internal::ActiveRuntime()) {
     runtime->FutexStep(explore::internal::OpKind::kFutexWake, word, where);
     runtime->FutexWakeSleepers(word, count);

@@ -18,7 +18,6 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
-#include <source_location>
 #include <thread>
 #include <type_traits>
 
@@ -27,7 +26,7 @@
 namespace fairsched {
 
 namespace explore::internal {
-inline void BeforeAccess(OpKind kind, const void* object, const std::source_location& where) {
+inline void BeforeAccess(OpKind kind, const void* object, const SourceLocation& where) {
   if (Runtime* runtime = ActiveRuntime()) runtime->Step(kind, object, where);
 }
 // An atomic's value as the explorer keeps it in a location's store history, and back.
@@ -74,7 +73,7 @@ constexpr std::memory_order FailureOrder(std::memory_order order) {
 template <typename T>
 class Atomic {
   using Kind = explore::internal::OpKind;
-  using Where = std::source_location;
+  using Where = explore::internal::SourceLocation;
 
  public:
   // A new object: under kCpp20 its address starts a fresh store history (an earlier object
@@ -173,7 +172,7 @@ class Atomic {
 template <typename T>
 class AtomicRef {
   using Kind = explore::internal::OpKind;
-  using Where = std::source_location;
+  using Where = explore::internal::SourceLocation;
 
  public:
   explicit AtomicRef(T& object) noexcept : ref_(object), object_(&object) {}
@@ -235,7 +234,7 @@ class AtomicRef {
 
 // A mutex in the model: lock is a scheduling point, enabled only while the mutex is free.
 class Mutex {
-  using Where = std::source_location;
+  using Where = explore::internal::SourceLocation;
 
  public:
   Mutex() = default;
@@ -291,7 +290,7 @@ void ReachDeadline(const std::chrono::time_point<Clock, Duration>& deadline) {
 // A condition variable in the model: waits block until a notify (FIFO) or, for timed waits,
 // until no other thread can run. No spurious wakeups are modelled.
 class ConditionVariable {
-  using Where = std::source_location;
+  using Where = explore::internal::SourceLocation;
 
  public:
   ConditionVariable() = default;
@@ -348,12 +347,13 @@ inline constexpr std::size_t kCacheLineSize = 64;
 // happens-before; under kCpp20 it is a step with its C++20 meaning (a seq_cst fence takes
 // its place in the total order S). Production code calls FenceSeqCst; scenarios may use
 // the other orders.
-inline void ThreadFence(std::memory_order order,
-                        std::source_location where = std::source_location::current()) {
+inline void ThreadFence(std::memory_order order, explore::internal::SourceLocation where =
+                                                     explore::internal::SourceLocation::current()) {
   if (auto* runtime = explore::internal::ActiveRuntime()) runtime->ThreadFence(order, where);
 }
 
-inline void FenceSeqCst(std::source_location where = std::source_location::current()) {
+inline void FenceSeqCst(
+    explore::internal::SourceLocation where = explore::internal::SourceLocation::current()) {
   ThreadFence(std::memory_order_seq_cst, where);
 }
 
@@ -361,7 +361,8 @@ inline void FenceSeqCst(std::source_location where = std::source_location::curre
 // has taken a step that can change what it sees, i.e. not a load or a CpuRelax (so a spin
 // loop costs no preemption and cannot spin forever unnoticed).
 
-inline void CpuRelax(std::source_location where = std::source_location::current()) {
+inline void CpuRelax(
+    explore::internal::SourceLocation where = explore::internal::SourceLocation::current()) {
   if (auto* runtime = explore::internal::ActiveRuntime()) runtime->Relax(where);
 }
 

@@ -367,11 +367,12 @@ TEST(WithTimeoutTest, ATaskThatReturnsAValueWhenCancelledAtTheDeadlineTimedOut) 
 
 Lazy<std::string> TimeoutRethrows() {
   try {
-    co_await WithTimeout(ThrowAfterSleep(milliseconds(1), "inner"), seconds(60));
+    const TimeoutOr<int> result =
+        co_await WithTimeout(ThrowAfterSleep(milliseconds(1), "inner"), seconds(60));
+    co_return result.timed_out() ? "timed out" : "no exception";
   } catch (const std::runtime_error& e) {
     co_return e.what();
   }
-  co_return "no exception";
 }
 
 TEST(WithTimeoutTest, RethrowsTheTasksException) {

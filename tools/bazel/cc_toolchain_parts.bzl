@@ -1,4 +1,4 @@
-"""What the repository's own C++ toolchains share (tools/mingw: Windows; tools/fuzz: clang).
+"""What the repository's own C++ toolchains share (tools/mingw: Windows; tools/clang: clang 14).
 
 Both drive a Debian compiler installed outside the workspace, so their actions need no
 input files, and both configure it through a few plain flag features.

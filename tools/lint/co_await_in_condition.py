@@ -4,14 +4,18 @@
 gcc 12.2 (Debian 12's compiler, the one fairsched supports) miscompiles a coroutine whose
 suspension point sits directly in such a condition, e.g. `if (co_await x != y)`: when the
 awaiter really suspends, the frame is left marked as finished and the resume jumps to
-address 0 (reproduced with a 10-line program and no fairsched code; the spawned-coroutine
-runtime reports it as "suspended on an awaitable that is not part of coro/"). Awaiting into
+address 0 (GCC bug 106188; reproduced with a 10-line program and no fairsched code; the
+spawned-coroutine runtime reports it as "suspended on an awaitable that is not part of
+coro/"). Awaiting into
 a named variable first (`const auto r = co_await x; if (r != y)`) or in an if-init statement
 (`if (const auto r = co_await x; r != y)`) compiles correctly. This check keeps every
-such condition out of the repository's own code and documentation examples.
+such condition out of the repository's own code and documentation examples, and users run
+it over theirs.
 
-Usage: co_await_in_condition.py [ROOT...]   (default: the current directory)
-Exit status 1 and one line per finding when any is found.
+Usage: co_await_in_condition.py [ROOT...]   (files or folders; default: the current folder)
+       bazel run @fairsched//tools/lint:co_await_in_condition -- [ROOT...]
+Under `bazel run` relative paths are taken from the workspace the command was run in.
+Scans .h, .cc and .md files. Exit status 1 and one line per finding when any is found.
 """
 import os
 import re
@@ -64,6 +68,9 @@ def scan(roots):
 
 
 def main(argv):
+    # `bazel run` starts the script in its runfiles; the paths given are the user's.
+    if "BUILD_WORKSPACE_DIRECTORY" in os.environ:
+        os.chdir(os.environ["BUILD_WORKSPACE_DIRECTORY"])
     found = scan(argv[1:] or ["."])
     for line in found:
         print(line)

@@ -8,7 +8,6 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <source_location>
 
 #include "sync/explore/internal/memory_model.h"
 #include "sync/explore/internal/ops.h"
@@ -33,7 +32,7 @@ struct ModelThread : ThreadMemory {
   std::uint64_t wait_order = 0;
   bool futex_woken = false;         // kFutexWait: picked by a FutexWake
   std::int64_t futex_deadline = 0;  // kFutexWait with `timed`: logical clock
-  std::source_location where;
+  SourceLocation where;
 };
 
 // Whether `thread` can take its next step (`slots`: every model thread, for a join).

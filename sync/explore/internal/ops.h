@@ -1,6 +1,7 @@
 // The explorer's shared vocabulary (implementation only): the kinds of instrumented
-// operation, vector clocks for happens-before, the model state kept inside an instrumented
-// mutex, condition variable or explore::Data, and the calling OS thread's model thread id.
+// operation, call sites, vector clocks for happens-before, the model state kept inside an
+// instrumented mutex, condition variable or explore::Data, and the calling OS thread's model
+// thread id.
 #ifndef FAIRSCHED_SYNC_EXPLORE_INTERNAL_OPS_H_
 #define FAIRSCHED_SYNC_EXPLORE_INTERNAL_OPS_H_
 
@@ -29,6 +30,26 @@ enum class OpKind : std::uint8_t {
   kFutexCompare,  // FutexWait: compare the word with the expected value, enqueue if equal
   kFutexWait,     // FutexWait: asleep until woken or (if timed) timed out
   kFutexWake,     // FutexWake: wake up to N sleepers of the word
+};
+
+// Where an instrumented operation was called, for traces and failure messages: the default
+// argument `SourceLocation::current()` fills it in at the call site. std::source_location
+// would do, but libstdc++ 12 builds it on a builtin clang 14 lacks; __builtin_FILE and
+// __builtin_LINE exist in both compilers. Default-constructed: no location (line 0).
+class SourceLocation {
+ public:
+  static constexpr SourceLocation current(const char* file = __builtin_FILE(),
+                                          int line = __builtin_LINE()) {
+    return SourceLocation(file, line);
+  }
+  constexpr SourceLocation() = default;
+  constexpr const char* file_name() const { return file_; }
+  constexpr int line() const { return line_; }
+
+ private:
+  constexpr SourceLocation(const char* file, int line) : file_(file), line_(line) {}
+  const char* file_ = "";
+  int line_ = 0;
 };
 
 // A vector clock: one logical time per model thread (happens-before bookkeeping).

@@ -17,7 +17,6 @@
 #include <exception>
 #include <functional>
 #include <mutex>
-#include <source_location>
 #include <string>
 #include <thread>
 #include <utility>
@@ -57,13 +56,13 @@ class Runtime {
   // --- Called by instrumented operations on a model thread (t_model_thread >= 0). ---
 
   // Before an atomic access: a point where another thread may run first.
-  void Step(OpKind kind, const void* object, const std::source_location& where) {
+  void Step(OpKind kind, const void* object, const SourceLocation& where) {
     std::unique_lock<std::mutex> lock(mu_);
     Prepare(kind, object, where);
     SwitchLocked(lock);
   }
 
-  void Lock(MutexState* mutex, const std::source_location& where) {
+  void Lock(MutexState* mutex, const SourceLocation& where) {
     std::unique_lock<std::mutex> lock(mu_);
     Prepare(OpKind::kLock, mutex, where);
     current().mutex = mutex;
@@ -73,7 +72,7 @@ class Runtime {
     JoinClock(current().clock, mutex->released);
   }
 
-  bool TryLock(MutexState* mutex, const std::source_location& where) {
+  bool TryLock(MutexState* mutex, const SourceLocation& where) {
     std::unique_lock<std::mutex> lock(mu_);
     Prepare(OpKind::kTryLock, mutex, where);
     SwitchLocked(lock);
@@ -85,7 +84,7 @@ class Runtime {
 
   // Not a scheduling point: releasing only enables other threads' locks, which are ordered
   // after it either way, and commutes with everything else.
-  void Unlock(MutexState* mutex, const std::source_location& where) {
+  void Unlock(MutexState* mutex, const SourceLocation& where) {
     std::unique_lock<std::mutex> lock(mu_);
     if (mutex->owner != t_model_thread) {
       FailAndParkLocked(lock, "unlock of a mutex the thread does not hold", where);
@@ -141,7 +140,7 @@ class Runtime {
 
   // atomic_thread_fence(order). Under kCpp20 a scheduling point (a seq_cst fence takes a
   // place in the total order S, which restricts what later loads may read).
-  void ThreadFence(std::memory_order order, const std::source_location& where) {
+  void ThreadFence(std::memory_order order, const SourceLocation& where) {
     if (!WeakMemory()) {
       memory_.Fence(order, current());
       return;
@@ -153,11 +152,11 @@ class Runtime {
   }
 
   // An explore::Data access: fails the schedule on a data race (see explorer.h).
-  void DataRead(DataAccesses* data, const std::source_location& where) {
+  void DataRead(DataAccesses* data, const SourceLocation& where) {
     const std::string race = DataReadRace(data, current().clock);
     if (!race.empty()) CheckFailed(race, where);
   }
-  void DataWrite(DataAccesses* data, const std::source_location& where) {
+  void DataWrite(DataAccesses* data, const SourceLocation& where) {
     const std::string race = DataWriteRace(data, current().clock, count_);
     if (!race.empty()) CheckFailed(race, where);
   }
@@ -165,8 +164,7 @@ class Runtime {
   // Releases `mutex`, waits for a notification (or, when `timed`, for every other thread to
   // be blocked: the model's time only passes when nothing else can run), retakes `mutex`.
   // Returns false on a timeout. No spurious wakeups are modelled.
-  bool Wait(ConditionState* condition, MutexState* mutex, bool timed,
-            const std::source_location& where) {
+  bool Wait(ConditionState* condition, MutexState* mutex, bool timed, const SourceLocation& where) {
     std::unique_lock<std::mutex> lock(mu_);
     if (mutex->owner != t_model_thread) {
       FailAndParkLocked(lock, "condition-variable wait without holding the mutex", where);
@@ -189,7 +187,7 @@ class Runtime {
     return !current().timed_out;
   }
 
-  void Notify(ConditionState* condition, bool all, const std::source_location& where) {
+  void Notify(ConditionState* condition, bool all, const SourceLocation& where) {
     std::unique_lock<std::mutex> lock(mu_);
     Prepare(OpKind::kNotify, condition, where);
     SwitchLocked(lock);
@@ -211,7 +209,7 @@ class Runtime {
     }
   }
 
-  void Relax(const std::source_location& where) {
+  void Relax(const SourceLocation& where) {
     std::unique_lock<std::mutex> lock(mu_);
     Prepare(OpKind::kRelax, nullptr, where);
     // Spinning: not runnable again until some other thread has taken a step other than a
@@ -237,7 +235,7 @@ class Runtime {
     return SpawnLocked(std::move(body));
   }
 
-  void Join(int thread, const std::source_location& where) {
+  void Join(int thread, const SourceLocation& where) {
     std::unique_lock<std::mutex> lock(mu_);
     Prepare(OpKind::kJoin, nullptr, where);
     current().join_target = thread;
@@ -245,7 +243,7 @@ class Runtime {
     JoinClock(current().clock, slots_[thread].clock);  // everything it did happens-before
   }
 
-  void CheckFailed(const std::string& message, const std::source_location& where) {
+  void CheckFailed(const std::string& message, const SourceLocation& where) {
     std::unique_lock<std::mutex> lock(mu_);
     Record(t_model_thread, OpKind::kCheckFailed, nullptr, where);
     FailAndParkLocked(lock, "check failed: " + message, where);
@@ -254,7 +252,7 @@ class Runtime {
   // --- Futex and clock model (used by sync/explore/futex.h; see README "Futex"). ---
 
   // A scheduling point before FutexWait's compare-and-enqueue, and before FutexWake.
-  void FutexStep(OpKind kind, const void* word, const std::source_location& where) {
+  void FutexStep(OpKind kind, const void* word, const SourceLocation& where) {
     std::unique_lock<std::mutex> lock(mu_);
     Prepare(kind, word, where);
     SwitchLocked(lock);
@@ -267,7 +265,7 @@ class Runtime {
   // must when nothing else can run (the earliest deadline first). A timeout moves the
   // logical clock to `deadline`. Returns false on a timeout.
   bool FutexSleep(const void* word, bool timed, std::int64_t deadline,
-                  const std::source_location& where) {
+                  const SourceLocation& where) {
     std::unique_lock<std::mutex> lock(mu_);
     Prepare(OpKind::kFutexWait, word, where);
     ModelThread& self = current();
@@ -386,7 +384,7 @@ class Runtime {
 
   ModelThread& current() { return slots_[t_model_thread]; }
 
-  void Prepare(OpKind kind, const void* object, const std::source_location& where) {
+  void Prepare(OpKind kind, const void* object, const SourceLocation& where) {
     ModelThread& self = current();
     self.op = kind;
     self.object = object;
@@ -399,8 +397,7 @@ class Runtime {
   // and Explore leaves the runtime and their OS threads alone (see Explore). The controller
   // is told at once. `where` is shown for misuse and failed checks.
   [[noreturn]] void FailAndParkLocked(std::unique_lock<std::mutex>& lock,
-                                      const std::string& message,
-                                      const std::source_location& where) {
+                                      const std::string& message, const SourceLocation& where) {
     if (!failed_) {
       failed_ = true;
       failure_ = message;
@@ -455,7 +452,7 @@ class Runtime {
     self.op = OpKind::kStart;  // "running"; any value that is always enabled
   }
 
-  void Record(int thread, OpKind kind, const void* object, const std::source_location& where) {
+  void Record(int thread, OpKind kind, const void* object, const SourceLocation& where) {
     trace_.push_back(TraceStep{thread, kind, object, where});
   }
 

@@ -6,7 +6,6 @@
 #include <cstddef>
 #include <cstdio>
 #include <exception>
-#include <source_location>
 #include <string>
 #include <vector>
 
@@ -61,7 +60,7 @@ struct TraceStep {
   int thread;
   OpKind kind;
   const void* object;
-  std::source_location where;
+  SourceLocation where;
   int read_behind = 0;  // kCpp20 load: how many stores older than the newest it read
 };
 

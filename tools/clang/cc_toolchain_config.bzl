@@ -1,8 +1,9 @@
-"""cc_toolchain_config for the fuzz build (`--config=fuzz`): Debian's clang 14 on Linux x86-64.
+"""cc_toolchain_config for Debian's clang 14 on Linux x86-64 (`--config=clang`, `--config=fuzz`).
 
 A toolchain of its own, selected by --crosstool_top/--cpu like the mingw one, so that the
-fuzz build never re-configures @local_config_cc (the auto-detected gcc every other config
-uses, whose cache would otherwise be invalidated).
+clang builds never re-configure @local_config_cc (the auto-detected gcc every other config
+uses, whose cache would otherwise be invalidated). The two configurations use one toolchain
+under two cpu names (`k8_clang`, `k8_fuzz`), so each keeps an output tree of its own.
 
 clang++-14 is the driver for every action; it uses gcc 12's libstdc++ (the same headers and
 library as the gcc build). The sanitizer and coverage flags are not here: .bazelrc's
@@ -37,10 +38,10 @@ def _impl(ctx):
     return cc_common.create_cc_toolchain_config_info(
         ctx = ctx,
         features = features,
-        toolchain_identifier = "clang14_k8_fuzz",
+        toolchain_identifier = "clang14_" + ctx.attr.cpu,
         host_system_name = "x86_64-linux-gnu",
         target_system_name = "x86_64-linux-gnu",
-        target_cpu = "k8_fuzz",
+        target_cpu = ctx.attr.cpu,
         target_libc = "glibc",
         compiler = "clang",
         abi_version = "clang-14",
@@ -59,8 +60,8 @@ def _impl(ctx):
         ],
     )
 
-clang_fuzz_cc_toolchain_config = rule(
+clang_cc_toolchain_config = rule(
     implementation = _impl,
-    attrs = {},
+    attrs = {"cpu": attr.string(mandatory = True)},
     provides = [CcToolchainConfigInfo],
 )
