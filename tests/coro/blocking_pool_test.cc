@@ -153,9 +153,13 @@ TEST(BlockingPoolTest, CancelBeforeTheCallStartsNeverRunsIt) {
   BlockingPool pool({.threads = 1, .queue_bound = 8});
   Gate gate;
   std::atomic<int> ran{0};
+  std::atomic<bool> first_started{false};
   auto job = [&](bool blocks) -> Lazy<std::string> {
     auto call = [&, blocks] {
-      if (blocks) gate.Pass();
+      if (blocks) {
+        first_started.store(true);
+        gate.Pass();
+      }
       ran.fetch_add(1);
       return 1;
     };
@@ -167,7 +171,10 @@ TEST(BlockingPoolTest, CancelBeforeTheCallStartsNeverRunsIt) {
     co_return "ran";
   };
   JoinHandle<std::string> first = Spawn(sched, job(true));
-  WaitUntilTrue([&] { return pool.queued() == 0; });  // the first call has started
+  // The first call holds the pool's one thread before the second is spawned. (Waiting for
+  // an empty queue instead raced: the second call could reach the queue first, run, and
+  // leave the queue empty for good behind the blocked first one.)
+  WaitUntilTrue([&] { return first_started.load(); });
   JoinHandle<std::string> second = Spawn(sched, job(false));
   WaitUntilTrue([&] { return pool.queued() == 1; });
   EXPECT_TRUE(second.Cancel());
