@@ -19,13 +19,8 @@ namespace {
 
 using testing::PopLedger;
 using testing::StressItem;
+using testing::Numbered;
 using Ring = HomeRing<StressItem>;
-
-std::vector<StressItem> Numbered(int n) {
-  std::vector<StressItem> items(n);
-  for (int i = 0; i < n; ++i) items[i].seq = i;
-  return items;
-}
 
 TEST(HomeRingTest, OwnerPopsInPushOrderAcrossGrowth) {
   std::vector<StressItem> items = Numbered(1000);
@@ -87,8 +82,7 @@ TEST(HomeRingTest, TakeFrontStopsAtTheStampBoundAtMaxAndAtHalf) {
 // claimer (the owner too) sees increasing numbers.
 void RunOwnerAndTakers(int takers) {
   const std::int64_t count = testing::StressIterations(200'000);
-  std::vector<StressItem> items(count);
-  for (std::int64_t i = 0; i < count; ++i) items[i].seq = i;
+  std::vector<StressItem> items = Numbered(count);
   Ring ring(4);
   PopLedger ledger(count);
   std::vector<std::thread> threads;

@@ -20,15 +20,10 @@ namespace fairsched {
 namespace {
 
 using testing::StressItem;
+using testing::Numbered;
 using Queue = McspQueue<StressItem>;
 
 static_assert(ReadyQueue<Queue, StressItem>);
-
-std::vector<StressItem> Numbered(int n) {
-  std::vector<StressItem> items(n);
-  for (int i = 0; i < n; ++i) items[i].seq = i;
-  return items;
-}
 
 TEST(McspQueueTest, EmptyPopsNothing) {
   Queue q;

@@ -25,6 +25,13 @@ struct StressItem {
   std::uint32_t wait_index = kNotInWaitQueue;
 };
 
+// `n` items numbered 0 .. n - 1 (their `seq`).
+inline std::vector<StressItem> Numbered(std::int64_t n) {
+  std::vector<StressItem> items(n);
+  for (std::int64_t i = 0; i < n; ++i) items[i].seq = i;
+  return items;
+}
+
 // Books the pops of several consumer threads: every item of `count` numbered items must be
 // popped exactly once, and each consumer must see increasing sequence numbers. Each consumer
 // thread keeps its own `last` (start it at -1) and calls Record for every item it pops.
