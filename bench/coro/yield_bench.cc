@@ -119,7 +119,8 @@ PlainCoroutine PlainYielder(Queue* queue, int steps, Completion* done, std::uint
   done->Arrive(index);
 }
 
-// The rounds of a pool that resumes PlainCoroutines: spawn them all through Push, wait.
+// The rounds of a pool that resumes PlainCoroutines: spawn them all through Push, then
+// (a pool with no threads of its own: the one-thread limit) run them on this thread, wait.
 template <typename Pool>
 void RunPlainYields(benchmark::State& state, Pool& pool) {
   const auto coroutines = static_cast<std::uint32_t>(state.range(0));
@@ -130,6 +131,7 @@ void RunPlainYields(benchmark::State& state, Pool& pool) {
     for (std::uint32_t i = 0; i < coroutines; ++i) {
       pool.Push(PlainYielder(&pool, steps, &done, i).handle);
     }
+    if constexpr (requires { pool.RunAll(); }) pool.RunAll();
     done.Wait();
   }
   state.SetItemsProcessed(state.iterations() * coroutines * steps);
@@ -465,19 +467,8 @@ class LocalQueue {
 };
 
 void BM_LocalQueue(benchmark::State& state) {
-  const auto coroutines = static_cast<std::uint32_t>(state.range(0));
-  const int steps = static_cast<int>(state.range(1));
   LocalQueue queue;
-  Completion done;
-  for (auto _ : state) {
-    done.Reset(coroutines);
-    for (std::uint32_t i = 0; i < coroutines; ++i) {
-      queue.Push(PlainYielder(&queue, steps, &done, i).handle);
-    }
-    queue.RunAll();
-    done.Wait();
-  }
-  state.SetItemsProcessed(state.iterations() * coroutines * steps);
+  RunPlainYields(state, queue);
 }
 
 // ---------------------------------------------------------------- asio
