@@ -35,7 +35,6 @@
 #include <asio/this_coro.hpp>
 #include <asio/thread_pool.hpp>
 #include <asio/use_awaitable.hpp>
-#include <algorithm>
 #include <chrono>
 #include <coroutine>
 #include <cstddef>
@@ -211,11 +210,11 @@ void BM_TextbookPool(benchmark::State& state) {
 // home_queues_prototype_loose (skew 4,096, a look every 1,024 starts) and
 // home_queues_no_looks (no look at all, so no bound: the rule's ceiling, Tokio's per-worker
 // queue without stealing from it while busy). A worker whose ring is empty takes from the
-// injection queue, then half of another ring, spins, and parks.
-// A pusher reads the parked count relaxed, with no fence on the yield path, so a pusher and a worker
-// that is registering to park can miss each other (the store-load race); a parked worker
-// therefore looks again every kParkRecheck, which bounds in time what a missed wakeup
-// costs. tla/spin/home_ring.pml checks the ring and this parking protocol.
+// injection queue, then half of another ring, spins, and parks. A pusher reads the parked
+// count relaxed, with no fence on the yield path, so a pusher and a worker that is
+// registering to park can miss each other (the store-load race); a parked worker therefore
+// looks again every kParkRecheck, which bounds in time what a missed wakeup costs.
+// tla/spin/home_ring.pml checks the ring and this parking protocol.
 class HomeQueuePool {
  public:
   // `skew`: how many stamps older than its own head a task must be for a look to take it;

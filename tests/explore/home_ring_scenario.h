@@ -84,8 +84,8 @@ class HomeRingHarness {
   RingItem items_[kItems];
 };
 
-// The SC scenario. Owner: push 0, 1 (the ring is full), pop, push 2 (reuses item 0's slot if 0 was claimed,
-// else grows), push 3; two takers meanwhile; then the owner pops what is left.
+// The SC scenario. Owner: push 0, 1 (the ring is full), pop, push 2 (reuses item 0's slot
+// if 0 was claimed, else grows), push 3; two takers meanwhile; then the owner pops the rest.
 inline void HomeRingOwnerAndTwoTakers() {
   HomeRingHarness harness;
   explore::Thread half_taker([&] {
