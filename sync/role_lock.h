@@ -42,7 +42,11 @@ class RoleLock {
     // holder made to sched-only state happens-before the next successful TryLock, and a
     // holder that looks at the front queue right after Unlock forms a Dekker pair with a
     // poster that pushes and then checks IsLocked(std::memory_order_seq_cst): at least one
-    // of the two sees the other (see BasicTaskScheduler::PushFront).
+    // of the two sees the other (see BasicTaskScheduler::PushFront). And the holder's
+    // ready-queue publication (a release store) is ordered before its read of the parked
+    // count after Unlock, for a parker that registers and then looks at the role with
+    // seq_cst: this store's place in the total order is what orders that pair (see
+    // BasicTaskScheduler::WakeOne; there is no fence).
     held_.store(false, std::memory_order_seq_cst);
   }
 

@@ -57,17 +57,22 @@ inline bool BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::SomeWorkerM
 
 template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
 inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::WakeOne(Worker* worker) {
-  // The publisher's half of the Dekker pair with Park (see there): the work this worker
-  // published (a ready-queue publish is a release store, not seq_cst) is ordered before
-  // the read of parked_ by a full fence. Called once per role take that published more
-  // than it can run, and by a chain wake only when parked_ is not 0, so the fence is off
-  // the per-task path. Parked workers are rare on a busy scheduler, so the load is usually
-  // one read of a shared line. (Today the role holder's seq_cst unlock, between its
-  // publication and this call, with Park's seq_cst look at the role, orders the pair even
-  // without the two fences: tests/explore/memory_order_test.cc,
-  // RoleReleaseOrdersThePublicationWithoutTheFences; no test has seen either fence
-  // missing. The fences keep the pair correct without relying on that.)
-  FenceSeqCst();
+  // The publisher's half of the Dekker pair with Park (see there). Every ready-queue
+  // publication is made by the role holder (Schedule, MoveLocalToReady), as a release store
+  // that Park re-checks with relaxed loads; what orders it before this read of parked_ is
+  // the role's seq_cst Unlock, which WorkerMain makes between the publication and this call
+  // (Park makes the matching seq_cst look at the role). seq_cst load: if it misses a
+  // registration, it comes before that registration in the single total order, so Park's
+  // look at the role, later in that order, reads our Unlock (or a later TryLock, which
+  // continues its release sequence) and its re-check sees the publication. No fence: with
+  // the role release between them, none is needed (tests/explore: the real scheduler,
+  // SchedulerWakeExploreTest.ReadiedPairNeedsTheParkerUnderCpp20, fails when the Unlock is
+  // only a release; memory_order_test's mirror, ParkWakeOneOrderTest, shows the same). A
+  // caller that publishes to the ready queue without releasing the role in between would
+  // need a seq_cst fence here and in Park. The chain wake (ExecuteBatch) publishes
+  // nothing: it only hurries a worker along to work whose publisher already woke whom it
+  // had to. Parked workers are rare on a busy scheduler, so the load is usually one read
+  // of a shared line.
   if (parked_.load(std::memory_order_seq_cst) == 0) return;
   worker->stats.wakes_sent.Add();
   ready_event_.Send();
@@ -98,17 +103,18 @@ inline bool BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Park(Worker
   // Register first, then re-check everything that could need us. A publisher (role
   // holder, poster, chain waker) first makes its work visible and then reads parked_:
   // either our re-check sees its work (we do not sleep) or its read sees our registration
-  // (it sends the signal, which Receive cannot miss because the AutoResetEvent is a flag). Which
-  // ordering makes that so depends on the work: the front queue, the role lock and the
-  // nearest deadline are written and re-checked with seq_cst accesses (one total order);
-  // the ready queue is published with a release store and re-checked with relaxed loads,
-  // so both sides put a seq_cst fence between their write and their read (here and in
-  // WakeOne). front_.IsEmpty from here (not the queue's
-  // consumer) reads the consumer's head as of the role release our seq_cst IsLocked load
-  // synchronised with; a holder that took the role after that load pops what we miss, and
-  // its release-time check reads parked_ after our registration.
+  // (it sends the signal, which Receive cannot miss because the AutoResetEvent is a flag).
+  // Which ordering makes that so depends on the work: the front queue, the role lock and
+  // the nearest deadline are written and re-checked with seq_cst accesses (one total
+  // order). The ready queue is published with a release store and re-checked with relaxed
+  // loads; its publisher is always the role holder, and its seq_cst Unlock between the
+  // publication and its read of parked_, with our seq_cst look at the role (role_locked,
+  // below) between the registration and the re-check, orders the pair (see WakeOne).
+  // front_.IsEmpty from here (not the queue's consumer) reads the consumer's head as of
+  // the role release our seq_cst IsLocked load synchronised with; a holder that took the
+  // role after that load pops what we miss, and its release-time check reads parked_
+  // after our registration.
   parked_.fetch_add(1, std::memory_order_seq_cst);
-  FenceSeqCst();  // pairs with WakeOne's, for the ready queue's relaxed re-check
   const std::int64_t next_deadline = nearest_deadline_.load(std::memory_order_seq_cst);
   const bool role_locked = role_.IsLocked(std::memory_order_seq_cst);
   const bool timer_due = next_deadline != kNoDeadlineTicks &&

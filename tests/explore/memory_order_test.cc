@@ -113,13 +113,15 @@ TEST(WeakMemoryScenarioTest, ReadyQueueOneProducerTwoConsumers) {
 
 // --- 2a. Park / WakeOne (sched/internal/idle.h): the ready queue is published with a
 // release store (McspQueue::Publish) and re-checked by Park with relaxed loads
-// (HasMore), so each side puts a seq_cst fence between its write and its read. ---
+// (HasMore). The bare pair needs a seq_cst fence on each side between its write and its
+// read (the mirror's defaults); the scheduler has none, because the role's release and
+// Park's look at the role sit between those steps (RoleReleaseOrdersThePublication). ---
 
 struct ParkOrders {
-  bool publisher_fence = true;                 // WakeOne: FenceSeqCst()
+  bool publisher_fence = true;                 // a fence before WakeOne's parked_ load
   std::memory_order parked_load = kSeqCst;     // WakeOne: parked_.load
   std::memory_order parked_register = kSeqCst;  // Park: parked_.fetch_add
-  bool parker_fence = true;                    // Park: FenceSeqCst()
+  bool parker_fence = true;                    // a fence after Park's registration
   // The steps between them in the real code (see RoleReleaseOrdersThePublication): the
   // holder's role_.Unlock() after the publication, Park's role_.IsLocked(seq_cst) look.
   bool role_steps = false;
@@ -177,8 +179,8 @@ TEST(ParkWakeOneOrderTest, WithoutParksFenceFails) {
   ExpectFailure("cpp20: park/wake, no Park fence", Cpp20(),
                 [orders] { ParkRacesPublish(orders); }, kParkLost);
 }
-// Why deleting either fence in the shipped code survives every test (tools/mutate,
-// park_fence_deleted and wake_one_fence_deleted): the real publisher releases the role
+// Why the shipped code needs neither fence (tools/mutate found each deletion surviving
+// every test, and the fences were removed): the real publisher releases the role
 // (seq_cst store) between its publication and its read of parked_, and Park reads the role
 // (seq_cst load) between its registration and its re-check. When the publisher's read
 // misses the registration, that read precedes the registration in the seq_cst total order,
