@@ -82,8 +82,7 @@ class RedisConnection {
   RedisConnection(RedisConnection&&) = default;
   RedisConnection& operator=(RedisConnection&&) = default;
 
-  static coro::Lazy<IoResult<RedisConnection>> Connect(Scheduler& scheduler,
-                                                       SocketAddress address,
+  static coro::Lazy<IoResult<RedisConnection>> Connect(Scheduler& scheduler, SocketAddress address,
                                                        TaskDeadline deadline,
                                                        RedisClientOptions options = {}) {
     IoResult<Stream> connected = co_await Stream::Connect(scheduler, address, deadline);
@@ -148,9 +147,12 @@ class RedisConnection {
             begin_ = 0;
           }
           co_return IoError();
-        case ParseStatus::kMalformed: co_return MalformedReplyError();
-        case ParseStatus::kTooLarge: co_return ReplyTooLargeError();
-        case ParseStatus::kIncomplete: break;
+        case ParseStatus::kMalformed:
+          co_return MalformedReplyError();
+        case ParseStatus::kTooLarge:
+          co_return ReplyTooLargeError();
+        case ParseStatus::kIncomplete:
+          break;
       }
       if (begin_ > 0) {
         in_.erase(0, begin_);

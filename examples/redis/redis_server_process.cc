@@ -91,8 +91,8 @@ std::string FindRedisServer() {
       if (!dir.empty() && Executable(dir + "/redis-server")) return dir + "/redis-server";
     }
   }
-  for (const char* path : {"/usr/bin/redis-server", "/usr/sbin/redis-server",
-                           "/usr/local/bin/redis-server"}) {
+  for (const char* path :
+       {"/usr/bin/redis-server", "/usr/sbin/redis-server", "/usr/local/bin/redis-server"}) {
     if (Executable(path)) return path;
   }
   return "";
@@ -130,10 +130,23 @@ bool RedisServerProcess::Restart(std::string* error) {
 bool RedisServerProcess::Launch(std::string* error) {
   const std::string port = std::to_string(port_);
   std::vector<std::string> args = {
-      binary_,       "--bind",        "127.0.0.1", "--port",      port,
-      "--dir",       dir_,            "--appendonly", "yes",      "--save",
-      "",            "--daemonize",   "no",        "--logfile",   dir_ + "/redis.log",
-      "--protected-mode", "yes",
+      binary_,
+      "--bind",
+      "127.0.0.1",
+      "--port",
+      port,
+      "--dir",
+      dir_,
+      "--appendonly",
+      "yes",
+      "--save",
+      "",
+      "--daemonize",
+      "no",
+      "--logfile",
+      dir_ + "/redis.log",
+      "--protected-mode",
+      "yes",
   };
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());

@@ -14,23 +14,34 @@ namespace fairsched::redis {
 
 const char* ToString(Reply::Type type) {
   switch (type) {
-    case Reply::Type::kSimpleString: return "simple string";
-    case Reply::Type::kError: return "error";
-    case Reply::Type::kInteger: return "integer";
-    case Reply::Type::kBulkString: return "bulk string";
-    case Reply::Type::kNullBulk: return "null bulk";
-    case Reply::Type::kArray: return "array";
-    case Reply::Type::kNullArray: return "null array";
+    case Reply::Type::kSimpleString:
+      return "simple string";
+    case Reply::Type::kError:
+      return "error";
+    case Reply::Type::kInteger:
+      return "integer";
+    case Reply::Type::kBulkString:
+      return "bulk string";
+    case Reply::Type::kNullBulk:
+      return "null bulk";
+    case Reply::Type::kArray:
+      return "array";
+    case Reply::Type::kNullArray:
+      return "null array";
   }
   return "?";
 }
 
 const char* ToString(ParseStatus status) {
   switch (status) {
-    case ParseStatus::kComplete: return "complete";
-    case ParseStatus::kIncomplete: return "incomplete";
-    case ParseStatus::kMalformed: return "malformed reply";
-    case ParseStatus::kTooLarge: return "reply over the client's limits";
+    case ParseStatus::kComplete:
+      return "complete";
+    case ParseStatus::kIncomplete:
+      return "incomplete";
+    case ParseStatus::kMalformed:
+      return "malformed reply";
+    case ParseStatus::kTooLarge:
+      return "reply over the client's limits";
   }
   return "?";
 }
@@ -41,12 +52,18 @@ std::string Reply::DebugString() const {
     return s.size() <= kCut ? s : s.substr(0, kCut) + "...(" + std::to_string(s.size()) + ")";
   };
   switch (type) {
-    case Type::kSimpleString: return "+" + cut(text);
-    case Type::kError: return "-" + cut(text);
-    case Type::kInteger: return ":" + std::to_string(integer);
-    case Type::kBulkString: return "$" + cut(text);
-    case Type::kNullBulk: return "$nil";
-    case Type::kNullArray: return "*nil";
+    case Type::kSimpleString:
+      return "+" + cut(text);
+    case Type::kError:
+      return "-" + cut(text);
+    case Type::kInteger:
+      return ":" + std::to_string(integer);
+    case Type::kBulkString:
+      return "$" + cut(text);
+    case Type::kNullBulk:
+      return "$nil";
+    case Type::kNullArray:
+      return "*nil";
     case Type::kArray: {
       std::string out = "[";
       for (std::size_t i = 0; i < elements.size(); ++i) {
@@ -91,9 +108,12 @@ class Parser {
       case ':':
         reply->type = Reply::Type::kInteger;
         return Number(line, &reply->integer) ? ParseStatus::kComplete : ParseStatus::kMalformed;
-      case '$': return Bulk(line, reply);
-      case '*': return Array(line, depth, reply);
-      default: return ParseStatus::kMalformed;
+      case '$':
+        return Bulk(line, reply);
+      case '*':
+        return Array(line, depth, reply);
+      default:
+        return ParseStatus::kMalformed;
     }
   }
 
@@ -130,7 +150,8 @@ class Parser {
     }
     const std::uint64_t max = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
     if (magnitude > max + (negative ? 1 : 0)) return false;
-    *value = negative ? static_cast<std::int64_t>(0 - magnitude) : static_cast<std::int64_t>(magnitude);
+    *value =
+        negative ? static_cast<std::int64_t>(0 - magnitude) : static_cast<std::int64_t>(magnitude);
     return true;
   }
 

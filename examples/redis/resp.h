@@ -54,7 +54,7 @@ struct Reply {
     kError,
     kInteger,
     kBulkString,
-    kNullBulk,   // "$-1": GET of a missing key
+    kNullBulk,  // "$-1": GET of a missing key
     kArray,
     kNullArray,  // "*-1"
   };
@@ -73,10 +73,10 @@ struct Reply {
 const char* ToString(Reply::Type type);
 
 struct ReplyLimits {
-  std::size_t max_line = 64 * 1024;              // a simple string, error, integer, header
-  std::size_t max_bulk = 64 * 1024 * 1024;       // one bulk string's length
-  std::size_t max_elements = 1024 * 1024;        // one array's length
-  int max_depth = 8;                             // arrays nested in arrays (1: no nesting)
+  std::size_t max_line = 64 * 1024;                 // a simple string, error, integer, header
+  std::size_t max_bulk = 64 * 1024 * 1024;          // one bulk string's length
+  std::size_t max_elements = 1024 * 1024;           // one array's length
+  int max_depth = 8;                                // arrays nested in arrays (1: no nesting)
   std::size_t max_reply_bytes = 128 * 1024 * 1024;  // one whole reply, bytes on the wire
 };
 

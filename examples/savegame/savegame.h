@@ -61,6 +61,13 @@ struct SavegameOptions {
   // TaskSchedulerOptions::spin_before_park of the server's and the store's schedulers.
   std::chrono::nanoseconds spin_before_park = TaskSchedulerOptions().spin_before_park;
   BackendKind backend = BackendKind::kEpoll;
+  // The blob store: the embedded one (blob_store.h, default) or Redis (redis_store.h). With
+  // Redis, `redis_address` is its "127.0.0.1:PORT", or "" to start a private redis-server
+  // for the run (examples/redis/redis_server_process.h); the fairsched design only (the
+  // Updater's store client speaks the embedded protocol), and blob_latency does not apply
+  // (Redis's own round trip is the latency); `fault` is injected by our Redis client.
+  bool redis = false;
+  std::string redis_address;
   std::FILE* progress = nullptr;  // live progress line, see FleetOptions
   SeededBug seeded_bug = SeededBug::kNone;  // fairsched design only; tests only
 };

@@ -142,8 +142,7 @@ TEST_F(RedisClientTest, PipelineRepliesComeInOrder) {
 TEST_F(RedisClientTest, EvalAndEvalsha) {
   Conn conn = Connect(redis_.address());
   const std::string script = "redis.call('SET', KEYS[1], ARGV[1]) return {KEYS[1], ARGV[1], 42}";
-  EXPECT_EQ(Must(conn, {"EVAL", script, "1", "key", "value"}).DebugString(),
-            "[$key, $value, :42]");
+  EXPECT_EQ(Must(conn, {"EVAL", script, "1", "key", "value"}).DebugString(), "[$key, $value, :42]");
   EXPECT_EQ(Must(conn, {"GET", "key"}).DebugString(), "$value");
   const Reply sha = Must(conn, {"SCRIPT", "LOAD", script});
   ASSERT_EQ(sha.type, Reply::Type::kBulkString);
@@ -245,11 +244,11 @@ class FakeServer {
     address.sin_family = AF_INET;
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t length = sizeof(address);
-    FAIRSCHED_CHECK(bind(listen_fd_, reinterpret_cast<sockaddr*>(&address), length) == 0 &&
-                        listen(listen_fd_, 1) == 0 &&
-                        getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&address),
-                                    &length) == 0,
-                    "fake server cannot listen");
+    FAIRSCHED_CHECK(
+        bind(listen_fd_, reinterpret_cast<sockaddr*>(&address), length) == 0 &&
+            listen(listen_fd_, 1) == 0 &&
+            getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&address), &length) == 0,
+        "fake server cannot listen");
     port_ = ntohs(address.sin_port);
     thread_ = std::thread([this] {
       const int fd = accept(listen_fd_, nullptr, nullptr);

@@ -126,21 +126,20 @@ TEST(RespTest, EncodesCommandsAsArraysOfBulkStrings) {
 
 TEST(RespTest, MalformedInputIsRefused) {
   for (std::string_view bad : {
-           "?x\r\n",                   // unknown type byte
-           "\r\n",                     // no type byte
-           "+OK\n",                    // bare '\n'
-           "+O\rK\r\n",                // bare '\r'
-           ":\r\n",                    // empty number
-           ":12a\r\n",                 // not a number
-           ":+5\r\n",                  // a sign RESP does not use
+           "?x\r\n",                    // unknown type byte
+           "\r\n",                      // no type byte
+           "+OK\n",                     // bare '\n'
+           "+O\rK\r\n",                 // bare '\r'
+           ":\r\n",                     // empty number
+           ":12a\r\n",                  // not a number
+           ":+5\r\n",                   // a sign RESP does not use
            ":9223372036854775808\r\n",  // over int64
            ":99999999999999999999\r\n",
-           "$-2\r\n",                  // negative length other than -1
-           "*-5\r\n",
-           "$x\r\n",
-           "$3\r\nabcd\r\n",           // bulk longer than announced
-           "$3\r\nabcX",               // no "\r" after the bulk: malformed already
-           "*2\r\n:1\r\n?\r\n",        // a bad element
+           "$-2\r\n",  // negative length other than -1
+           "*-5\r\n", "$x\r\n",
+           "$3\r\nabcd\r\n",     // bulk longer than announced
+           "$3\r\nabcX",         // no "\r" after the bulk: malformed already
+           "*2\r\n:1\r\n?\r\n",  // a bad element
        }) {
     EXPECT_EQ(StatusOf(bad), ParseStatus::kMalformed) << "input: " << bad;
   }
@@ -177,9 +176,9 @@ TEST(RespTest, LimitsAreEnforcedAsSoonAsTheHeaderArrives) {
   EXPECT_EQ(StatusOf(deep), ParseStatus::kTooLarge) << "default depth 8, no deep recursion";
   // Total bytes: three bulks of 10 fit in 64 bytes only up to two (each is 17 bytes with
   // headers: 4 + 3 * 17 = 55 < 64 passes; a fourth bulk is over max_elements anyway).
-  EXPECT_EQ(StatusOf("*3\r\n$10\r\n0123456789\r\n$10\r\n0123456789\r\n$10\r\n0123456789\r\n",
-                     limits),
-            ParseStatus::kComplete);
+  EXPECT_EQ(
+      StatusOf("*3\r\n$10\r\n0123456789\r\n$10\r\n0123456789\r\n$10\r\n0123456789\r\n", limits),
+      ParseStatus::kComplete);
   limits.max_reply_bytes = 50;
   EXPECT_EQ(StatusOf("*3\r\n$10\r\n0123456789\r\n$10\r\n0123456789\r\n$10\r\n", limits),
             ParseStatus::kTooLarge)
