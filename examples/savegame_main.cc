@@ -22,6 +22,8 @@
 //            [--store=embedded|redis|redis://127.0.0.1:PORT] (the blob store: the embedded
 //            one, a private redis-server started for the run, or a running Redis;
 //            examples/savegame/redis_store.h; Redis runs the fairsched design only)
+//            [--redis_restart_at=SECONDS] (with --store=redis: SIGKILL the private
+//            redis-server that far into the load and restart it on its AOF)
 // A hidden flag plants a bug in the fairsched server for the tests that show the check
 // catches it (tests/examples/savegame_seeded_bug_test.sh):
 //            --seeded_bug=ack_without_upload|upload_twice|lock_does_not_exclude
@@ -46,7 +48,7 @@ using namespace fairsched::savegame;
                "[--updater_tick=MS] [--updater_start=same_tick|next_tick] [--heavy_users=N] "
                "[--heavy_factor=K] [--fleet=threads|process] [--spin_us=US] "
                "[--drain_timeout=SECONDS] [--json=PATH] "
-               "[--store=embedded|redis|redis://HOST:PORT]\n",
+               "[--store=embedded|redis|redis://HOST:PORT] [--redis_restart_at=SECONDS]\n",
                bad);
   std::exit(2);
 }
@@ -131,6 +133,8 @@ int main(int argc, char** argv) {
     } else if (name == "store" && value.rfind("redis://", 0) == 0 && value.size() > 8) {
       options.redis = true;
       options.redis_address = value.substr(8);
+    } else if (name == "redis_restart_at" && numeric && number > 0 && number <= 3600) {
+      options.redis_restart_at = Scaled<std::chrono::seconds>(number);
     } else if (name == "json" && !value.empty()) {
       json_path = value;
     } else if (name == "seeded_bug" && value == "ack_without_upload") {

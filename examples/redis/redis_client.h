@@ -28,7 +28,8 @@
 //   - RedisPool::Acquire returns an idle open connection or connects a new one; a failed
 //     connect is retried after a backoff that doubles from `initial_backoff` to
 //     `max_backoff`, until the deadline (then the last error, or kTimeout). Release keeps
-//     the connection if it is still open (and the pool has room), else drops it. The pool
+//     the connection if it is still open (and the pool has room), else drops it, and if the
+//     server ended or reset it, every idle connection too (they died with it). The pool
 //     is thread-safe; connections must be released or destroyed before the scheduler stops
 //     (Clear() drops the idle ones).
 #ifndef FAIRSCHED_EXAMPLES_REDIS_REDIS_CLIENT_H_
@@ -123,6 +124,8 @@ class RedisConnection {
   }
 
   bool IsOpen() const { return open_; }
+  // The error that closed the connection (kOk while open, or after a plain Close).
+  const IoError& failure() const { return failure_; }
   void Close() {
     open_ = false;
     stream_.Close();
@@ -130,6 +133,7 @@ class RedisConnection {
 
  private:
   IoError Fail(IoError error) {
+    failure_ = error;
     Close();
     return error;
   }
@@ -170,6 +174,7 @@ class RedisConnection {
   BufferedStream<Stream> stream_;
   RedisClientOptions options_;
   bool open_ = true;
+  IoError failure_;
   std::string in_;  // received bytes; in_[begin_..] not parsed yet
   std::size_t begin_ = 0;
 };
@@ -224,7 +229,15 @@ class RedisPool {
   }
 
   void Release(std::unique_ptr<Connection> connection) {
-    if (connection == nullptr || !connection->IsOpen()) return;
+    if (connection == nullptr) return;
+    if (!connection->IsOpen()) {
+      // The server closed or reset it: it went away (a restart, a crash), and its other
+      // connections with it. Drop them, or the next calls fail on them at once instead of
+      // reconnecting with backoff.
+      const IoErrorCode code = connection->failure().code();
+      if (code == IoErrorCode::kEndOfStream || code == IoErrorCode::kResetByPeer) Clear();
+      return;
+    }
     MutexLock lock(mu_);
     if (idle_.size() < options_.max_idle) idle_.push_back(std::move(connection));
   }

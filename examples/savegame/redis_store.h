@@ -22,6 +22,9 @@
 // dropped (half; the client waits until the call's deadline, then reports a timeout: the
 // command applied, the caller cannot know) or delayed by `fault_delay` (the other half; if
 // the deadline comes first, the answer is lost the same way). ReadBack has no faults.
+// A restarted Redis answers LOADING (nothing run) until it has read its AOF: the call sends
+// the command again after a backoff, within its deadline; the pool (redis_client.h) drops
+// the dead connections and reconnects with backoff.
 // Thread-safe: any number of coroutines on the scheduler call it at once (a pooled
 // connection each).
 #ifndef FAIRSCHED_EXAMPLES_SAVEGAME_REDIS_STORE_H_
@@ -125,6 +128,18 @@ class RedisStore {
     std::unique_ptr<Connection> connection = std::move(acquired).value();
     call.sent = true;
     IoResult<redis::Reply> reply = co_await Send(*connection, request, deadline);
+    // A Redis that is loading its AOF (just restarted) refuses every command without running
+    // it: try again after a backoff, within the deadline.
+    std::chrono::nanoseconds backoff = std::chrono::milliseconds(1);
+    while (reply.ok() && IsLoading(reply.value())) {
+      loading_retries_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+      const TaskDeadline retry = coro::DeadlineAfter(backoff);
+      if (retry >= deadline) break;
+      const coro::WakeReason slept = co_await coro::SleepUntil(retry);
+      if (slept != coro::WakeReason::kDeadline) break;
+      backoff = std::min<std::chrono::nanoseconds>(2 * backoff, std::chrono::milliseconds(20));
+      reply = co_await Send(*connection, request, deadline);
+    }
     pool_.Release(std::move(connection));  // kept only if still open
     if (!reply.ok()) {
       call.error = reply.error();
@@ -144,6 +159,8 @@ class RedisStore {
   }
 
   std::int64_t faults_injected() const { return faults_.load(std::memory_order_relaxed); }
+  // Commands sent again because Redis was loading its data set (after a restart).
+  std::int64_t loading_retries() const { return loading_retries_.load(std::memory_order_relaxed); }
   std::int64_t connects() const { return pool_.connects(); }
 
   // Drops the idle connections (before the scheduler stops).
@@ -173,6 +190,10 @@ class RedisStore {
       reply = co_await connection.Call(command, deadline);
     }
     co_return reply;
+  }
+
+  static bool IsLoading(const redis::Reply& reply) {
+    return reply.IsError() && reply.text.rfind("LOADING", 0) == 0;
   }
 
   // Redis's answer as a store answer; false if it is not one (a Redis error included).
@@ -230,6 +251,7 @@ class RedisStore {
   redis::RedisPool<Scheduler> pool_;
   Atomic<std::uint64_t> draws_{0};
   Atomic<std::int64_t> faults_{0};
+  Atomic<std::int64_t> loading_retries_{0};
 };
 
 // For the check: every user's counter (from its blob) and every save Redis logged, read

@@ -13,6 +13,8 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <thread>
+#include <unordered_set>
 
 #include "examples/redis/redis_server_process.h"
 #include "examples/savegame/blob_store.h"
@@ -215,6 +217,38 @@ DesignReport RunOnRedis(Design design, const SavegameOptions& options) {
     }
     address = parsed.value();
   }
+  // --redis_restart_at: a thread kills the private server that long into the load and
+  // starts it again at once; it then stays until the run is over (the server dies with the
+  // thread that started it: PR_SET_PDEATHSIG).
+  Mutex restart_mu;
+  ConditionVariable restart_cv;
+  bool run_over = false;  // guarded by restart_mu
+  std::thread restarter;
+  if (options.redis_restart_at.count() > 0) {
+    if (dir.empty()) {
+      std::fprintf(stderr, "savegame: --redis_restart_at needs --store=redis (a private server)\n");
+      std::exit(2);
+    }
+    restarter = std::thread([&] {
+      MutexLock lock(restart_mu);
+      if (restart_cv.wait_for(lock, options.redis_restart_at, [&] { return run_over; })) return;
+      lock.unlock();
+      const auto killed = std::chrono::steady_clock::now();
+      private_redis.Kill();
+      std::string error;
+      const bool restarted = private_redis.Restart(&error);
+      const double down_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - killed)
+              .count();
+      std::fprintf(stderr, "savegame: killed redis-server (SIGKILL) and %s after %.0f ms%s%s\n",
+                   restarted ? "restarted it" : "could NOT restart it", down_ms,
+                   restarted ? "" : ": ", error.c_str());
+      lock.lock();
+      report.redis_restarted = restarted;
+      report.redis_down_ms = down_ms;
+      restart_cv.wait(lock, [&] { return run_over; });
+    });
+  }
   RedisStoreOptions store_options;
   store_options.key_prefix =
       "savegame:" + std::to_string(::getpid()) + ":" +
@@ -261,10 +295,29 @@ DesignReport RunOnRedis(Design design, const SavegameOptions& options) {
                                     options.users, &input.counters, &input.applied))
           .Get();
   check_scheduler.Stop();
+  if (restarter.joinable()) {
+    {
+      MutexLock lock(restart_mu);
+      run_over = true;
+    }
+    restart_cv.notify_all();
+    restarter.join();
+  }
   if (read.ok()) {
     input.requests = report.fleet.requests;
-    input.faults_injected = options.fault > 0;
+    // A restart is a fault: requests in flight may end unknown.
+    input.faults_injected = options.fault > 0 || options.redis_restart_at.count() > 0;
     report.check = CheckSaves(input);
+    std::unordered_set<std::uint64_t> applied;
+    for (const AppliedSave& save : input.applied) applied.insert(save.request_id);
+    for (const RequestOutcome& request : report.fleet.requests) {
+      if (request.outcome != kNoReplyOutcome &&
+          request.outcome != static_cast<std::uint8_t>(SaveStatus::kUnknown)) {
+        continue;
+      }
+      ++(applied.count(request.request_id) > 0 ? report.unsettled_applied
+                                               : report.unsettled_not_applied);
+    }
   } else {
     report.check.message =
         "cannot read the counters and the applied log back from Redis: " + read.Message();
@@ -483,6 +536,21 @@ void PrintReports(std::FILE* out, const SavegameOptions& options,
                options.updater_start == UpdaterStart::kSameTick ? "new jobs start in their tick"
                                                                 : "new jobs wait a tick",
                options.heavy_users, options.heavy_factor);
+  for (const DesignReport& r : reports) {
+    if (!options.redis || options.redis_restart_at.count() == 0) continue;
+    std::fprintf(out,
+                 "%-10s redis-server killed (SIGKILL) %.1f s into the load: %s after %.0f ms; "
+                 "requests in flight whose outcome the server could not settle (unknown or no "
+                 "reply): %lld, of which Redis's log shows %lld applied and %lld not applied; "
+                 "every acknowledged save is in Redis after the restart: %s\n",
+                 ToString(r.design),
+                 std::chrono::duration<double>(options.redis_restart_at).count(),
+                 r.redis_restarted ? "restarted" : "NOT restarted", r.redis_down_ms,
+                 static_cast<long long>(r.unsettled_applied + r.unsettled_not_applied),
+                 static_cast<long long>(r.unsettled_applied),
+                 static_cast<long long>(r.unsettled_not_applied),
+                 r.check.passed ? "yes (the check passed)" : "see the check");
+  }
   if (options.redis) {
     std::fprintf(
         out,

@@ -101,6 +101,23 @@ TEST_F(SavegameRedisTest, PlantedBugIsCaughtFromRedisLog) {
   EXPECT_NE(r.check.message.find("was applied twice"), std::string::npos) << r.check.message;
 }
 
+TEST_F(SavegameRedisTest, AcknowledgedSavesSurviveAKillAndRestartOfRedis) {
+  SavegameOptions options = RedisRun(false);
+  options.duration = 2s;
+  options.step_timeout = 200ms;
+  options.redis_restart_at = 800ms;  // SIGKILL, then a restart on the same AOF
+  const DesignReport r = RunDesign(Design::kFairsched, options);
+  ASSERT_TRUE(r.redis_restarted);
+  // Every acknowledged save is in Redis's log after the restart (else "acknowledged but
+  // never applied"), none twice, and every counter matches the log.
+  EXPECT_TRUE(r.check.passed) << r.check.message;
+  EXPECT_GT(r.fleet.ok(), 0);
+  EXPECT_EQ(r.fleet.connect_failures, 0);
+  EXPECT_EQ(Count(r, SaveStatus::kConflict), 0);
+  // The requests the restart left unsettled, each found applied or not in Redis's log.
+  EXPECT_EQ(r.unsettled_applied + r.unsettled_not_applied, r.check.unknown);
+}
+
 using Sched = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, EpollBackend>;
 
 coro::Lazy<IoResult<redis::Reply>> Keys(Sched* sched, SocketAddress address, std::string pattern) {

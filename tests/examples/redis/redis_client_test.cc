@@ -196,20 +196,30 @@ TEST_F(RedisClientTest, PoolReconnectsWithBackoffAfterARestart) {
   options.initial_backoff = milliseconds(5);
   Pool pool(sched_, redis_.address(), options);
   {
-    IoResult<std::unique_ptr<Conn>> conn =
-        coro::Spawn(sched_, AcquireFrom(&pool, seconds(2))).Get();
-    ASSERT_TRUE(conn.ok()) << conn.error().Message();
-    EXPECT_EQ(Must(*conn.value(), {"SET", "durable", "yes"}).DebugString(), "+OK");
-    pool.Release(std::move(conn).value());
+    // Three connections, all idle in the pool afterwards.
+    std::vector<std::unique_ptr<Conn>> held;
+    for (int i = 0; i < 3; ++i) {
+      IoResult<std::unique_ptr<Conn>> conn =
+          coro::Spawn(sched_, AcquireFrom(&pool, seconds(2))).Get();
+      ASSERT_TRUE(conn.ok()) << conn.error().Message();
+      held.push_back(std::move(conn).value());
+    }
+    EXPECT_EQ(Must(*held[0], {"SET", "durable", "yes"}).DebugString(), "+OK");
+    for (std::unique_ptr<Conn>& conn : held) pool.Release(std::move(conn));
+    EXPECT_EQ(pool.connects(), 3);
   }
   redis_.Kill();  // SIGKILL: only the AOF keeps the acknowledged SET
   {
-    // The idle connection is dead: a call on it fails (and closes it); Release drops it.
+    // An idle connection is dead: a call on it fails (and closes it); Release drops it and,
+    // since the server ended it, the two other idle ones (dead too).
     IoResult<std::unique_ptr<Conn>> stale =
         coro::Spawn(sched_, AcquireFrom(&pool, seconds(1))).Get();
     ASSERT_TRUE(stale.ok());
     EXPECT_FALSE(Call(*stale.value(), {"PING"}, seconds(1)).ok());
     EXPECT_FALSE(stale.value()->IsOpen());
+    const IoErrorCode code = stale.value()->failure().code();
+    EXPECT_TRUE(code == IoErrorCode::kEndOfStream || code == IoErrorCode::kResetByPeer)
+        << ToString(code);
     pool.Release(std::move(stale).value());
   }
   // Nobody listens: Acquire retries until its deadline, then reports the refusal.
@@ -218,7 +228,7 @@ TEST_F(RedisClientTest, PoolReconnectsWithBackoffAfterARestart) {
       coro::Spawn(sched_, AcquireFrom(&pool, milliseconds(300))).Get();
   EXPECT_FALSE(refused.ok());
   EXPECT_LT(steady_clock::now() - start, seconds(2));
-  EXPECT_GE(pool.failed_connects(), 2) << "it retried";
+  EXPECT_GE(pool.failed_connects(), 2) << "it retried (no dead idle connection was handed out)";
   // The server comes back 300 ms into a longer Acquire, which then connects. (Restarted from
   // this thread: the server dies with the thread that started it.)
   coro::JoinHandle<IoResult<std::unique_ptr<Conn>>> acquiring =
