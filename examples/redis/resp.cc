@@ -94,6 +94,9 @@ class Parser {
   ParseStatus Parse(int depth, Reply* reply) {
     if (pos_ >= in_.size()) return ParseStatus::kIncomplete;
     const char type = in_[pos_++];
+    if (type != '+' && type != '-' && type != ':' && type != '$' && type != '*') {
+      return ParseStatus::kMalformed;  // at once: no need to wait for the line's end
+    }
     std::string_view line;
     if (const ParseStatus s = Line(&line); s != ParseStatus::kComplete) return s;
     switch (type) {

@@ -28,9 +28,12 @@
 //                    it is buffered (a 1 GiB bulk is refused on its "$1073741824\r\n"), so a
 //                    peer cannot make the caller buffer more than `max_reply_bytes`. Close the
 //                    connection too.
-//     A reply that is malformed or too large is reported so even when more input would not
-//     change that; a prefix that could still become valid is kIncomplete, with one exception:
-//     a prefix longer than max_reply_bytes is kTooLarge.
+//     Verdicts are stable: a complete reply stays the same reply when more bytes follow,
+//     and a refused one (kMalformed or kTooLarge) never parses with more bytes (which of
+//     the two it is may change: ":12x" is kTooLarge while its line is longer than
+//     max_reply_bytes, kMalformed once the line ends). A prefix that could still become a
+//     valid reply within the limits is kIncomplete; a prefix longer than max_reply_bytes is
+//     kTooLarge.
 //   - Redis' own errors (a "-ERR" reply) are replies (Reply::Type::kError), not parse errors.
 // Nothing here throws or aborts on input; misuse (an empty command) is checked.
 #ifndef FAIRSCHED_EXAMPLES_REDIS_RESP_H_

@@ -4,7 +4,7 @@
 // rest is what the server sent. Checked, for the first reply and then each following one:
 //   - the parser never reads past the input: a complete reply consumed 1..size bytes;
 //   - a verdict other than kIncomplete does not change when more bytes arrive (the same
-//     reply and length, or the same refusal): a reader never has to look twice;
+//     reply and length, or a refusal again): a reader never has to look twice;
 //   - every proper prefix of a complete reply is kIncomplete (a reply is never taken
 //     early), for replies up to 512 bytes;
 //   - a complete reply, encoded canonically, parses back to itself;
@@ -90,7 +90,10 @@ void FuzzResp(std::string_view input) {
     const std::string longer = std::string(rest) + "\r\n+x\r\n$1\r\n";
     Reply again;
     const ParseResult extended = ParseReply(longer, limits, &again);
-    FuzzCheck(extended.status == parsed.status, "resp: more bytes changed the verdict");
+    // A complete reply stays complete; a refusal stays a refusal (malformed or too large).
+    FuzzCheck((extended.status == ParseStatus::kComplete) ==
+                  (parsed.status == ParseStatus::kComplete),
+              "resp: more bytes changed the verdict");
     if (parsed.status != ParseStatus::kComplete) return;  // refused: the reader closes
     FuzzCheck(parsed.consumed > 0 && parsed.consumed <= rest.size(),
               "resp: a reply consumed no bytes or bytes past the input");
