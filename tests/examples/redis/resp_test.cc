@@ -145,6 +145,16 @@ TEST(RespTest, MalformedInputIsRefused) {
   }
 }
 
+TEST(RespTest, UnknownTypeByteIsMalformedAtOnce) {
+  // Not only once its line ends: the verdict must not depend on how much arrived (found by
+  // the resp fuzz target: this was "too large" before its line ended).
+  ReplyLimits limits;
+  limits.max_reply_bytes = 4;
+  EXPECT_EQ(StatusOf(std::string("\0\0\0\0ab", 6), limits), ParseStatus::kMalformed);
+  EXPECT_EQ(StatusOf("?"), ParseStatus::kMalformed);
+  EXPECT_EQ(StatusOf("x"), ParseStatus::kMalformed);
+}
+
 TEST(RespTest, LimitsAreEnforcedAsSoonAsTheHeaderArrives) {
   ReplyLimits limits;
   limits.max_line = 10;
