@@ -753,6 +753,7 @@ std::string RunRecordJson(const SavegameOptions& options, const DesignReport& r)
   json.StringField("backend", options.backend == BackendKind::kIoUring ? "io_uring" : "epoll");
   json.StringField("seeded_bug", ToString(options.seeded_bug));
   json.StringField("store", options.redis ? "redis" : "embedded");
+  json.Field("redis_restart_at_s", std::chrono::duration<double>(options.redis_restart_at).count());
   json.EndObject();
 
   json.Key("nofile_limit");
@@ -785,6 +786,15 @@ std::string RunRecordJson(const SavegameOptions& options, const DesignReport& r)
   json.IntField("faults_injected", r.faults_injected);
   json.IntField("fenced_uploads", r.fenced_uploads);
   if (r.design == Design::kUpdater) json.IntField("jobs_started_late", r.jobs_started_late);
+  if (options.redis && options.redis_restart_at.count() > 0) {
+    json.Key("redis_restart");
+    json.BeginObject();
+    json.IntField("restarted", r.redis_restarted ? 1 : 0);
+    json.Field("down_ms", r.redis_down_ms);
+    json.IntField("unsettled_applied", r.unsettled_applied);
+    json.IntField("unsettled_not_applied", r.unsettled_not_applied);
+    json.EndObject();
+  }
 
   json.Key("latency_ms");
   json.BeginObject();

@@ -116,6 +116,11 @@ TEST_F(SavegameRedisTest, AcknowledgedSavesSurviveAKillAndRestartOfRedis) {
   EXPECT_EQ(Count(r, SaveStatus::kConflict), 0);
   // The requests the restart left unsettled, each found applied or not in Redis's log.
   EXPECT_EQ(r.unsettled_applied + r.unsettled_not_applied, r.check.unknown);
+  // The run record says so too.
+  const std::string json = RunRecordJson(options, r);
+  EXPECT_NE(json.find("\"redis_restart\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"unsettled_not_applied\""), std::string::npos);
+  EXPECT_NE(json.find("\"redis\""), std::string::npos) << "store: redis";
 }
 
 using Sched = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, EpollBackend>;
