@@ -203,6 +203,8 @@ DesignReport RunOnRedis(Design design, const SavegameOptions& options) {
     std::string error;
     if (!private_redis.Start(dir, &error)) {
       std::fprintf(stderr, "savegame: %s\n", error.c_str());
+      std::error_code ignored;
+      std::filesystem::remove_all(dir, ignored);
       std::exit(2);
     }
     address = private_redis.address();
