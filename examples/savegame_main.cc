@@ -19,6 +19,11 @@
 //            [--drain_timeout=10] (seconds to wait for replies after the load)
 //            [--json=PATH] (write the run's JSON record; with both designs PATH gets
 //            "-fairsched" / "-updater" before its ".json")
+//            [--store=embedded|redis|redis://127.0.0.1:PORT] (the blob store: the embedded
+//            one, a private redis-server started for the run, or a running Redis;
+//            examples/savegame/redis_store.h; Redis runs the fairsched design only)
+//            [--redis_restart_at=SECONDS] (with --store=redis: SIGKILL the private
+//            redis-server that far into the load and restart it on its AOF)
 // A hidden flag plants a bug in the fairsched server for the tests that show the check
 // catches it (tests/examples/savegame_seeded_bug_test.sh):
 //            --seeded_bug=ack_without_upload|upload_twice|lock_does_not_exclude
@@ -42,7 +47,8 @@ using namespace fairsched::savegame;
                "[--blob_latency=MS] [--cpu_cost=US] [--fault=FRACTION] [--step_timeout=MS] "
                "[--updater_tick=MS] [--updater_start=same_tick|next_tick] [--heavy_users=N] "
                "[--heavy_factor=K] [--fleet=threads|process] [--spin_us=US] "
-               "[--drain_timeout=SECONDS] [--json=PATH]\n",
+               "[--drain_timeout=SECONDS] [--json=PATH] "
+               "[--store=embedded|redis|redis://HOST:PORT] [--redis_restart_at=SECONDS]\n",
                bad);
   std::exit(2);
 }
@@ -119,6 +125,16 @@ int main(int argc, char** argv) {
       options.client_threads = static_cast<int>(number);
     } else if (name == "drain_timeout" && numeric && number >= 0 && number <= 3600) {
       options.drain_timeout = Scaled<std::chrono::seconds>(number);
+    } else if (name == "store" && value == "embedded") {
+      options.redis = false;
+    } else if (name == "store" && value == "redis") {
+      options.redis = true;
+      options.redis_address.clear();
+    } else if (name == "store" && value.rfind("redis://", 0) == 0 && value.size() > 8) {
+      options.redis = true;
+      options.redis_address = value.substr(8);
+    } else if (name == "redis_restart_at" && numeric && number > 0 && number <= 3600) {
+      options.redis_restart_at = Scaled<std::chrono::seconds>(number);
     } else if (name == "json" && !value.empty()) {
       json_path = value;
     } else if (name == "seeded_bug" && value == "ack_without_upload") {
@@ -134,6 +150,17 @@ int main(int argc, char** argv) {
   if (options.heavy_users > options.users) Usage("--heavy_users must not exceed --users");
   if (options.seeded_bug != SeededBug::kNone && design != "fairsched") {
     Usage("--seeded_bug needs --design=fairsched");
+  }
+  if (options.redis && design == "updater") {
+    Usage(
+        "--store=redis runs the fairsched design only (the Updater's store client speaks the "
+        "embedded store's protocol)");
+  }
+  if (options.redis && design == "both") {
+    std::fprintf(stderr,
+                 "savegame: --store=redis: the fairsched design only (the Updater runs on "
+                 "the embedded store)\n");
+    design = "fairsched";
   }
   std::vector<Design> designs;
   if (design != "updater") designs.push_back(Design::kFairsched);

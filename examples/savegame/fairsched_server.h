@@ -9,6 +9,10 @@
 //                                the fence of protocol.h settles it
 //   unlock, reply                MutexGuard, then the reply frame (step deadline)
 //
+// The store is the embedded one (blob_store.h, the binary protocol over pooled TCP
+// connections) or Redis (redis_store.h: the same compare-and-set as a Lua script), chosen by
+// the constructor; the steps, deadlines and the fence are the same for both.
+//
 // Every network step has its own deadline (`step_timeout`); when one passes, the request
 // ends with a clean failure reply (SaveStatus) and, if it had uploaded, only after the fence
 // proved whether the upload applied. A worker never blocks: waiting for the lock, the store
@@ -22,10 +26,11 @@
 #include <string>
 #include <vector>
 
+#include "coro/lazy.h"
 #include "coro/mutex.h"
 #include "coro/runtime.h"
-#include "coro/lazy.h"
 #include "examples/savegame/protocol.h"
+#include "examples/savegame/redis_store.h"
 #include "examples/savegame/stream_frames.h"
 #include "io/tcp.h"
 #include "sync/primitives.h"
@@ -72,6 +77,9 @@ class FairschedServer {
  public:
   FairschedServer(Scheduler& scheduler, ServerOptions options, SocketAddress store)
       : scheduler_(scheduler), options_(options), store_(store), profiles_(options.users) {}
+  // The same server on Redis (`redis` outlives the server; it runs on `scheduler`).
+  FairschedServer(Scheduler& scheduler, ServerOptions options, RedisStore<Scheduler>* redis)
+      : scheduler_(scheduler), options_(options), redis_(redis), profiles_(options.users) {}
   ~FairschedServer() { Stop(); }
   FairschedServer(const FairschedServer&) = delete;
   FairschedServer& operator=(const FairschedServer&) = delete;
@@ -218,6 +226,7 @@ class FairschedServer {
     StoreCall call;
     const SaveStatus io_failure =
         request.op == StoreOp::kGet ? SaveStatus::kDownloadFailed : SaveStatus::kUploadNotApplied;
+    if (redis_ != nullptr) co_return co_await CallRedis(request, io_failure);
     std::unique_ptr<PooledConnection> connection = TakePooled();
     if (connection == nullptr) {
       IoResult<Stream> connected =
@@ -257,6 +266,24 @@ class FairschedServer {
     co_return call;
   }
 
+  // CallStore on Redis: the same outcomes (a command that may have reached Redis is `sent`).
+  coro::Lazy<StoreCall> CallRedis(StoreRequest request, SaveStatus io_failure) {
+    StoreCall call;
+    RedisStoreCall answer =
+        co_await redis_->Call(request, coro::DeadlineAfter(options_.step_timeout));
+    call.sent = answer.sent;
+    if (!answer.answered) {
+      call.status =
+          ShutdownOr(answer.error, answer.sent ? io_failure : SaveStatus::kStoreUnavailable);
+      co_return call;
+    }
+    call.version = answer.version;
+    call.blob = std::move(answer.blob);
+    call.ok = answer.status == StoreStatus::kOk;
+    if (!call.ok) call.status = SaveStatus::kConflict;
+    co_return call;
+  }
+
   static SaveStatus ShutdownOr(const IoError& error, SaveStatus otherwise) {
     return error.code() == IoErrorCode::kCancelled || error.code() == IoErrorCode::kShutdown
                ? SaveStatus::kShuttingDown
@@ -281,7 +308,8 @@ class FairschedServer {
 
   Scheduler& scheduler_;
   const ServerOptions options_;
-  const SocketAddress store_;
+  const SocketAddress store_;  // the embedded store, when redis_ is null
+  RedisStore<Scheduler>* redis_ = nullptr;
   std::vector<coro::Mutex> profiles_;  // index: user
   coro::JoinHandle<void> acceptor_;
   Mutex pool_mu_;

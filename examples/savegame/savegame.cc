@@ -2,18 +2,25 @@
 // record (savegame.h).
 #include "examples/savegame/savegame.h"
 
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
+#include <thread>
+#include <unordered_set>
 
-#include <sys/resource.h>
-
+#include "examples/redis/redis_server_process.h"
 #include "examples/savegame/blob_store.h"
 #include "examples/savegame/fairsched_server.h"
 #include "examples/savegame/fleet_process.h"
+#include "examples/savegame/redis_store.h"
 #include "examples/savegame/updater_server.h"
 #include "io/epoll_backend.h"
 #include "io/io_uring_backend.h"
@@ -137,8 +144,200 @@ FleetResult RunTheFleet(const SocketAddress& server, const FleetOptions& fleet,
   return options.fleet_in_child ? RunFleetInChildProcess(server, fleet) : RunFleet(server, fleet);
 }
 
+ServerOptions ServerOptionsOf(const SavegameOptions& options) {
+  ServerOptions server_options;
+  server_options.users = options.users;
+  server_options.step_timeout = options.step_timeout;
+  server_options.cpu_cost = options.cpu_cost;
+  server_options.blob_payload = options.blob_payload;
+  server_options.seeded_bug = options.seeded_bug;
+  server_options.heavy_users = options.heavy_users;
+  server_options.heavy_factor = options.heavy_factor;
+  return server_options;
+}
+
+FleetOptions FleetOptionsOf(Design design, const SavegameOptions& options) {
+  FleetOptions fleet;
+  fleet.connections = options.connections;
+  fleet.threads = options.client_threads;
+  fleet.users = options.users;
+  fleet.duration = options.duration;
+  fleet.rate = options.rate;
+  fleet.seed = options.seed;
+  fleet.heavy_users = options.heavy_users;
+  fleet.heavy_factor = options.heavy_factor;
+  fleet.drain_timeout = options.drain_timeout;
+  fleet.first_connect_delay = options.first_connect_delay;
+  fleet.progress = options.progress;
+  fleet.label = ToString(design);
+  return fleet;
+}
+
+// The fairsched design on Redis (redis_store.h): a private redis-server for the run unless
+// options.redis_address names one; the check reads the counters and the applied-request
+// log back from Redis. Each run writes under its own key prefix.
+template <typename Backend>
+DesignReport RunOnRedis(Design design, const SavegameOptions& options) {
+  if (design != Design::kFairsched) {
+    std::fprintf(stderr, "savegame: the Updater design runs on the embedded store only\n");
+    std::exit(2);
+  }
+  DesignReport report;
+  report.design = design;
+  report.file_limit = RaiseFileLimit(DescriptorsNeeded(options));
+  report.started_utc = UtcNow();
+  report.loadavg_before = LoadAverage();
+  const auto began = std::chrono::steady_clock::now();
+
+  redis::RedisServerProcess private_redis;
+  std::string dir;
+  SocketAddress address;
+  if (options.redis_address.empty()) {
+    std::string pattern =
+        std::filesystem::temp_directory_path().string() + "/savegame-redis.XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      std::fprintf(stderr, "savegame: cannot make a directory for redis-server\n");
+      std::exit(2);
+    }
+    dir = pattern;
+    std::string error;
+    if (!private_redis.Start(dir, &error)) {
+      std::fprintf(stderr, "savegame: %s\n", error.c_str());
+      std::error_code ignored;
+      std::filesystem::remove_all(dir, ignored);
+      std::exit(2);
+    }
+    address = private_redis.address();
+    std::fprintf(stderr,
+                 "savegame: started a private redis-server (PID %d) on %s, appendonly, in %s\n",
+                 static_cast<int>(private_redis.pid()), address.ToString().c_str(), dir.c_str());
+  } else {
+    IoResult<SocketAddress> parsed = SocketAddress::Parse(options.redis_address);
+    if (!parsed.ok()) {
+      std::fprintf(stderr, "savegame: bad Redis address %s\n", options.redis_address.c_str());
+      std::exit(2);
+    }
+    address = parsed.value();
+  }
+  // --redis_restart_at: a thread kills the private server that long into the load and
+  // starts it again at once; it then stays until the run is over (the server dies with the
+  // thread that started it: PR_SET_PDEATHSIG).
+  Mutex restart_mu;
+  ConditionVariable restart_cv;
+  bool run_over = false;  // guarded by restart_mu
+  std::thread restarter;
+  if (options.redis_restart_at.count() > 0) {
+    if (dir.empty()) {
+      std::fprintf(stderr, "savegame: --redis_restart_at needs --store=redis (a private server)\n");
+      std::exit(2);
+    }
+    restarter = std::thread([&] {
+      MutexLock lock(restart_mu);
+      if (restart_cv.wait_for(lock, options.redis_restart_at, [&] { return run_over; })) return;
+      lock.unlock();
+      const auto killed = std::chrono::steady_clock::now();
+      private_redis.Kill();
+      std::string error;
+      const bool restarted = private_redis.Restart(&error);
+      const double down_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - killed)
+              .count();
+      std::fprintf(stderr, "savegame: killed redis-server (SIGKILL) and %s after %.0f ms%s%s\n",
+                   restarted ? "restarted it" : "could NOT restart it", down_ms,
+                   restarted ? "" : ": ", error.c_str());
+      lock.lock();
+      report.redis_restarted = restarted;
+      report.redis_down_ms = down_ms;
+      restart_cv.wait(lock, [&] { return run_over; });
+    });
+  }
+  RedisStoreOptions store_options;
+  store_options.key_prefix =
+      "savegame:" + std::to_string(::getpid()) + ":" +
+      std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + ":";
+  store_options.fault = options.fault;
+  store_options.fault_delay = options.fault_delay;
+  store_options.seed = options.seed;
+
+  {
+    IoScheduler<Backend> scheduler(Named("savegame", options));
+    scheduler.Start(options.workers);
+    RedisStore<IoScheduler<Backend>> store(scheduler, address, store_options);
+    const IoError prepared =
+        coro::Spawn(scheduler, store.Prepare(coro::DeadlineAfter(std::chrono::seconds(5)))).Get();
+    if (!prepared.ok()) {
+      std::fprintf(stderr, "savegame: cannot load the upload script into Redis at %s: %s\n",
+                   address.ToString().c_str(), prepared.Message().c_str());
+      std::exit(2);
+    }
+    FairschedServer<IoScheduler<Backend>> server(scheduler, ServerOptionsOf(options), &store);
+    const SocketAddress server_address = MustListen(server.Start(Loopback()), "savegame server");
+    const std::vector<ThreadSample> before = SampleThreads();
+    report.fleet = RunTheFleet(server_address, FleetOptionsOf(design, options), options);
+    TimesSpent(before, SampleThreads(), report.fleet.client_threads, &report);
+    report.scheduler_stats = scheduler.Stats();
+    report.post_to_start = scheduler.LatencyHistogram();
+    server.Stop();
+    store.Stop();
+    report.fenced_uploads = server.fenced_uploads();
+    report.faults_injected = store.faults_injected();
+    scheduler.Stop();
+  }
+  report.requests_per_second =
+      report.fleet.seconds > 0 ? static_cast<double>(report.fleet.ok()) / report.fleet.seconds : 0;
+
+  // The check, on what Redis holds.
+  IoScheduler<Backend> check_scheduler(Named("blobstore", options));
+  check_scheduler.Start(1);
+  CheckInput input;
+  input.users = options.users;
+  const IoError read =
+      coro::Spawn(check_scheduler,
+                  ReadBackFromRedis(&check_scheduler, address, store_options.key_prefix,
+                                    options.users, &input.counters, &input.applied))
+          .Get();
+  check_scheduler.Stop();
+  if (restarter.joinable()) {
+    {
+      MutexLock lock(restart_mu);
+      run_over = true;
+    }
+    restart_cv.notify_all();
+    restarter.join();
+  }
+  if (read.ok()) {
+    input.requests = report.fleet.requests;
+    // A restart is a fault: requests in flight may end unknown.
+    input.faults_injected = options.fault > 0 || options.redis_restart_at.count() > 0;
+    report.check = CheckSaves(input);
+    std::unordered_set<std::uint64_t> applied;
+    for (const AppliedSave& save : input.applied) applied.insert(save.request_id);
+    for (const RequestOutcome& request : report.fleet.requests) {
+      if (request.outcome != kNoReplyOutcome &&
+          request.outcome != static_cast<std::uint8_t>(SaveStatus::kUnknown)) {
+        continue;
+      }
+      ++(applied.count(request.request_id) > 0 ? report.unsettled_applied
+                                               : report.unsettled_not_applied);
+    }
+  } else {
+    report.check.message =
+        "cannot read the counters and the applied log back from Redis: " + read.Message();
+  }
+  if (!dir.empty()) {
+    private_redis.Stop();
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+  }
+  report.loadavg_after = LoadAverage();
+  report.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  return report;
+}
+
 template <typename Backend>
 DesignReport Run(Design design, const SavegameOptions& options) {
+  if (options.redis) return RunOnRedis<Backend>(design, options);
   DesignReport report;
   report.design = design;
   report.file_limit = RaiseFileLimit(DescriptorsNeeded(options));
@@ -155,28 +354,8 @@ DesignReport Run(Design design, const SavegameOptions& options) {
   BlobStore<IoScheduler<Backend>> store(store_scheduler, store_options);
   const SocketAddress store_address = MustListen(store.Start(Loopback()), "blob store");
 
-  ServerOptions server_options;
-  server_options.users = options.users;
-  server_options.step_timeout = options.step_timeout;
-  server_options.cpu_cost = options.cpu_cost;
-  server_options.blob_payload = options.blob_payload;
-  server_options.seeded_bug = options.seeded_bug;
-  server_options.heavy_users = options.heavy_users;
-  server_options.heavy_factor = options.heavy_factor;
-
-  FleetOptions fleet;
-  fleet.connections = options.connections;
-  fleet.threads = options.client_threads;
-  fleet.users = options.users;
-  fleet.duration = options.duration;
-  fleet.rate = options.rate;
-  fleet.seed = options.seed;
-  fleet.heavy_users = options.heavy_users;
-  fleet.heavy_factor = options.heavy_factor;
-  fleet.drain_timeout = options.drain_timeout;
-  fleet.first_connect_delay = options.first_connect_delay;
-  fleet.progress = options.progress;
-  fleet.label = ToString(design);
+  const ServerOptions server_options = ServerOptionsOf(options);
+  const FleetOptions fleet = FleetOptionsOf(design, options);
 
   if (design == Design::kFairsched) {
     IoScheduler<Backend> scheduler(Named("savegame", options));
@@ -359,6 +538,28 @@ void PrintReports(std::FILE* out, const SavegameOptions& options,
                options.updater_start == UpdaterStart::kSameTick ? "new jobs start in their tick"
                                                                 : "new jobs wait a tick",
                options.heavy_users, options.heavy_factor);
+  for (const DesignReport& r : reports) {
+    if (!options.redis || options.redis_restart_at.count() == 0) continue;
+    std::fprintf(out,
+                 "%-10s redis-server killed (SIGKILL) %.1f s into the load: %s after %.0f ms; "
+                 "requests in flight whose outcome the server could not settle (unknown or no "
+                 "reply): %lld, of which Redis's log shows %lld applied and %lld not applied; "
+                 "every acknowledged save is in Redis after the restart: %s\n",
+                 ToString(r.design),
+                 std::chrono::duration<double>(options.redis_restart_at).count(),
+                 r.redis_restarted ? "restarted" : "NOT restarted", r.redis_down_ms,
+                 static_cast<long long>(r.unsettled_applied + r.unsettled_not_applied),
+                 static_cast<long long>(r.unsettled_applied),
+                 static_cast<long long>(r.unsettled_not_applied),
+                 r.check.passed ? "yes (the check passed)" : "see the check");
+  }
+  if (options.redis) {
+    std::fprintf(
+        out,
+        "(store: Redis at %s; the blob latency above does not apply; faults are "
+        "injected by our Redis client: answers dropped or delayed after Redis applied)\n",
+        options.redis_address.empty() ? "a private redis-server" : options.redis_address.c_str());
+  }
 }
 
 namespace {
@@ -553,6 +754,8 @@ std::string RunRecordJson(const SavegameOptions& options, const DesignReport& r)
   json.IntField("blob_payload", static_cast<std::int64_t>(options.blob_payload));
   json.StringField("backend", options.backend == BackendKind::kIoUring ? "io_uring" : "epoll");
   json.StringField("seeded_bug", ToString(options.seeded_bug));
+  json.StringField("store", options.redis ? "redis" : "embedded");
+  json.Field("redis_restart_at_s", std::chrono::duration<double>(options.redis_restart_at).count());
   json.EndObject();
 
   json.Key("nofile_limit");
@@ -585,6 +788,15 @@ std::string RunRecordJson(const SavegameOptions& options, const DesignReport& r)
   json.IntField("faults_injected", r.faults_injected);
   json.IntField("fenced_uploads", r.fenced_uploads);
   if (r.design == Design::kUpdater) json.IntField("jobs_started_late", r.jobs_started_late);
+  if (options.redis && options.redis_restart_at.count() > 0) {
+    json.Key("redis_restart");
+    json.BeginObject();
+    json.IntField("restarted", r.redis_restarted ? 1 : 0);
+    json.Field("down_ms", r.redis_down_ms);
+    json.IntField("unsettled_applied", r.unsettled_applied);
+    json.IntField("unsettled_not_applied", r.unsettled_not_applied);
+    json.EndObject();
+  }
 
   json.Key("latency_ms");
   json.BeginObject();

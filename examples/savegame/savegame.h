@@ -61,6 +61,16 @@ struct SavegameOptions {
   // TaskSchedulerOptions::spin_before_park of the server's and the store's schedulers.
   std::chrono::nanoseconds spin_before_park = TaskSchedulerOptions().spin_before_park;
   BackendKind backend = BackendKind::kEpoll;
+  // The blob store: the embedded one (blob_store.h, default) or Redis (redis_store.h). With
+  // Redis, `redis_address` is its "127.0.0.1:PORT", or "" to start a private redis-server
+  // for the run (examples/redis/redis_server_process.h); the fairsched design only (the
+  // Updater's store client speaks the embedded protocol), and blob_latency does not apply
+  // (Redis's own round trip is the latency); `fault` is injected by our Redis client.
+  bool redis = false;
+  std::string redis_address;
+  // With a private redis-server only: SIGKILL it this long into the load and start it again
+  // at once on the same port and AOF (acknowledged saves must survive); 0: never.
+  std::chrono::nanoseconds redis_restart_at{0};
   std::FILE* progress = nullptr;  // live progress line, see FleetOptions
   SeededBug seeded_bug = SeededBug::kNone;  // fairsched design only; tests only
 };
@@ -106,6 +116,13 @@ struct DesignReport {
   std::string loadavg_after;
   std::string started_utc;           // ISO 8601
   double wall_seconds = 0;           // the whole run, setup and check included
+  // Redis with --redis_restart_at: whether the restart happened, how long Redis was gone
+  // (SIGKILL to its first PING), and what became of the requests whose outcome the client
+  // could not know (kUnknown or no reply): applied (in Redis's log) or not.
+  bool redis_restarted = false;
+  double redis_down_ms = 0;
+  std::int64_t unsettled_applied = 0;
+  std::int64_t unsettled_not_applied = 0;
   // The check (check.h); check.message also says why the store could not be read.
   CheckResult check;
   // fairsched only: the server scheduler's per-worker counters and its sampled

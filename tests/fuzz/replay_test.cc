@@ -59,7 +59,7 @@ std::size_t Replay(const std::string& target) {
 }
 
 TEST(FuzzReplayTest, EveryTargetIsReplayed) {
-  EXPECT_EQ(FuzzTargets().size(), 6u) << "a target without a test below";
+  EXPECT_EQ(FuzzTargets().size(), 7u) << "a target without a test below";
 }
 
 // Each target has a seed corpus, and every input of it holds the target's properties.
@@ -69,6 +69,7 @@ TEST(FuzzReplayTest, SavegameProtocol) { EXPECT_GT(Replay("savegame_protocol"), 
 TEST(FuzzReplayTest, EchoServer) { EXPECT_GT(Replay("echo_server"), 0u); }
 TEST(FuzzReplayTest, TlsHandshake) { EXPECT_GT(Replay("tls_handshake"), 0u); }
 TEST(FuzzReplayTest, SocketAddress) { EXPECT_GT(Replay("socket_address"), 0u); }
+TEST(FuzzReplayTest, Resp) { EXPECT_GT(Replay("resp"), 0u); }
 
 }  // namespace
 }  // namespace fairsched::fuzz

@@ -1,0 +1,165 @@
+// The savegame job on Redis (examples/savegame/redis_store.h; `--store=redis`): short runs of
+// the fairsched design against a private redis-server (examples/redis/redis_server_process.h),
+// without and with injected faults (our Redis client drops or delays answers after Redis
+// applied them), and with a planted bug. The exactly-once check reads the counters and the
+// applied-request log back from Redis: it must pass on the honest runs (with faults: uploads
+// fenced, none unknown) and fail, with the bug's own message, on the planted one. Also a run
+// on a Redis given by address, whose keys are then inspected directly. Skips with the line
+// that says what to install only when redis-server is not installed.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+
+#include "coro/runtime.h"
+#include "examples/redis/redis_client.h"
+#include "examples/redis/redis_server_process.h"
+#include "examples/savegame/protocol.h"
+#include "examples/savegame/savegame.h"
+#include "io/epoll_backend.h"
+#include "queues/binary_heap.h"
+#include "queues/mcsp_queue.h"
+#include "sched/task_scheduler.h"
+#include "tests/stress.h"
+
+namespace fairsched::savegame {
+namespace {
+
+using namespace std::chrono_literals;
+
+SavegameOptions RedisRun(bool faults) {
+  SavegameOptions o;
+  o.redis = true;
+  o.workers = 2;
+  o.users = 40;  // few users: the profile locks are contended
+  o.connections = fairsched::testing::kSanitized ? 8 : 24;
+  o.client_threads = 2;
+  o.duration = 1500ms;
+  o.cpu_cost = 10us;
+  if (faults) {
+    o.fault = 0.05;
+    o.step_timeout = 200ms;
+    o.fault_delay = 400ms;  // longer than a step: a delayed answer is a timeout
+  } else {
+    o.step_timeout = 2s;  // generous: without faults nothing may fail, even under TSan
+  }
+  return o;
+}
+
+class SavegameRedisTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (redis::FindRedisServer().empty()) GTEST_SKIP() << redis::MissingMessage();
+  }
+};
+
+std::int64_t Count(const DesignReport& r, SaveStatus s) {
+  return r.fleet.replies[static_cast<int>(s)];
+}
+
+void ExpectHonestRun(const SavegameOptions& options, const DesignReport& r) {
+  EXPECT_TRUE(r.check.passed) << r.check.message;
+  EXPECT_EQ(r.check.users_checked, options.users);
+  EXPECT_EQ(r.check.acknowledged, r.fleet.ok());
+  EXPECT_GE(r.check.applied, r.fleet.ok());
+  EXPECT_GT(r.fleet.ok(), 0);
+  EXPECT_EQ(r.fleet.connect_failures, 0);
+  EXPECT_EQ(r.fleet.no_reply, 0);
+  EXPECT_EQ(Count(r, SaveStatus::kUnknown), 0) << "every unknown upload was settled by a fence";
+  EXPECT_EQ(Count(r, SaveStatus::kConflict), 0);
+  EXPECT_EQ(Count(r, SaveStatus::kStoreUnavailable), 0);
+}
+
+TEST_F(SavegameRedisTest, ExactlyOnceWithoutFaults) {
+  const SavegameOptions options = RedisRun(false);
+  const DesignReport r = RunDesign(Design::kFairsched, options);
+  ExpectHonestRun(options, r);
+  EXPECT_EQ(r.check.applied, r.fleet.ok()) << "no fault: every applied save was acknowledged";
+  EXPECT_EQ(r.faults_injected, 0);
+  EXPECT_EQ(r.fenced_uploads, 0);
+  std::int64_t failed = 0;
+  for (int s = 1; s < kSaveStatusCount; ++s) failed += r.fleet.replies[s];
+  EXPECT_EQ(failed, 0);
+}
+
+TEST_F(SavegameRedisTest, ExactlyOnceWithDroppedAndDelayedAnswers) {
+  const SavegameOptions options = RedisRun(true);
+  const DesignReport r = RunDesign(Design::kFairsched, options);
+  ExpectHonestRun(options, r);
+  EXPECT_GT(r.faults_injected, 0);
+  EXPECT_GT(r.fenced_uploads, 0) << "some upload answers were lost and fenced";
+  EXPECT_GT(Count(r, SaveStatus::kUploadNotApplied) + Count(r, SaveStatus::kDownloadFailed), 0);
+}
+
+TEST_F(SavegameRedisTest, PlantedBugIsCaughtFromRedisLog) {
+  SavegameOptions options = RedisRun(false);
+  options.duration = 800ms;
+  options.seeded_bug = SeededBug::kUploadTwice;
+  const DesignReport r = RunDesign(Design::kFairsched, options);
+  EXPECT_FALSE(r.check.passed);
+  EXPECT_NE(r.check.message.find("was applied twice"), std::string::npos) << r.check.message;
+}
+
+TEST_F(SavegameRedisTest, AcknowledgedSavesSurviveAKillAndRestartOfRedis) {
+  SavegameOptions options = RedisRun(false);
+  options.duration = 2s;
+  options.step_timeout = 200ms;
+  options.redis_restart_at = 800ms;  // SIGKILL, then a restart on the same AOF
+  const DesignReport r = RunDesign(Design::kFairsched, options);
+  ASSERT_TRUE(r.redis_restarted);
+  // Every acknowledged save is in Redis's log after the restart (else "acknowledged but
+  // never applied"), none twice, and every counter matches the log.
+  EXPECT_TRUE(r.check.passed) << r.check.message;
+  EXPECT_GT(r.fleet.ok(), 0);
+  EXPECT_EQ(r.fleet.connect_failures, 0);
+  EXPECT_EQ(Count(r, SaveStatus::kConflict), 0);
+  // The requests the restart left unsettled, each found applied or not in Redis's log.
+  EXPECT_EQ(r.unsettled_applied + r.unsettled_not_applied, r.check.unknown);
+  // The run record says so too.
+  const std::string json = RunRecordJson(options, r);
+  EXPECT_NE(json.find("\"redis_restart\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"unsettled_not_applied\""), std::string::npos);
+  EXPECT_NE(json.find("\"redis\""), std::string::npos) << "store: redis";
+}
+
+using Sched = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, EpollBackend>;
+
+coro::Lazy<IoResult<redis::Reply>> Keys(Sched* sched, SocketAddress address, std::string pattern) {
+  IoResult<redis::RedisConnection<Sched>> c = co_await redis::RedisConnection<Sched>::Connect(
+      *sched, address, coro::DeadlineAfter(std::chrono::seconds(2)));
+  if (!c.ok()) co_return c.error();
+  redis::Command keys = {"KEYS", std::move(pattern)};
+  co_return co_await c.value().Call(std::move(keys), coro::DeadlineAfter(std::chrono::seconds(2)));
+}
+
+TEST_F(SavegameRedisTest, RunsOnARedisGivenByAddressUnderItsOwnKeys) {
+  const char* base = std::getenv("TEST_TMPDIR");
+  std::string dir = std::string(base != nullptr ? base : "/tmp") + "/redis.XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  redis::RedisServerProcess server;
+  std::string error;
+  ASSERT_TRUE(server.Start(dir, &error)) << error;
+  SavegameOptions options = RedisRun(false);
+  options.duration = 800ms;
+  options.redis_address = server.address().ToString();
+  const DesignReport r = RunDesign(Design::kFairsched, options);
+  ExpectHonestRun(options, r);
+  // The run's keys: a blob hash and an applied list per user that saved, under one prefix.
+  Sched sched;
+  sched.Start(1);
+  IoResult<redis::Reply> blobs =
+      coro::Spawn(sched, Keys(&sched, server.address(), "savegame:*:blob")).Get();
+  IoResult<redis::Reply> logs =
+      coro::Spawn(sched, Keys(&sched, server.address(), "savegame:*:applied")).Get();
+  sched.Stop();
+  ASSERT_TRUE(blobs.ok() && logs.ok());
+  EXPECT_EQ(blobs.value().elements.size(), static_cast<std::size_t>(options.users));
+  EXPECT_EQ(logs.value().elements.size(), static_cast<std::size_t>(options.users));
+  ASSERT_FALSE(blobs.value().elements.empty());
+  EXPECT_EQ(blobs.value().elements[0].text.rfind("savegame:", 0), 0u);
+  server.Stop();
+}
+
+}  // namespace
+}  // namespace fairsched::savegame
