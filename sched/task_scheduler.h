@@ -101,6 +101,7 @@
 
 #include "queues/binary_heap.h"
 #include "queues/concepts.h"
+#include "queues/home_ring.h"
 #include "queues/lock_stats.h"
 #include "queues/locked_queue.h"
 #include "queues/mcsp_queue.h"
@@ -134,6 +135,7 @@ class BasicTaskScheduler {
       : options_(internal::SanitizedOptions(std::move(options))),
         latency_sample_mask_(options_.latency_sample_period - 1),
         local_batches_(options_.post_order == PostOrder::kBatched),
+        home_queues_(options_.post_order == PostOrder::kHome),
         ready_(options_.ready_block_size) {
     FAIRSCHED_CHECK(TaskClock::now() >= TaskDeadline{},
                     "the steady clock reads before its epoch (LazyNow relies on it)");
@@ -178,6 +180,7 @@ class BasicTaskScheduler {
       ready_event_.Send();
       for (Thread& thread : threads_) thread.join();
       threads_.clear();
+      if (home_queues_) DrainHomesToFront();
       RetireWorkers();
       exit_.store(false, std::memory_order_relaxed);
       // A post (allowed while stopping) may have landed after WaitEmpty returned and before
@@ -350,6 +353,10 @@ class BasicTaskScheduler {
   // How often a parked worker looks again for local batches to take over while another
   // worker executes (see Park).
   static constexpr std::chrono::milliseconds kLocalBatchRecheck{1};
+  // PostOrder::kHome: stamps a worker reserves from the global clock at a time, and how
+  // many tasks one TakeFront moves when the queues are drained at Stop.
+  static constexpr std::uint64_t kStampBlock = kHomeStampBlock;
+  static constexpr int kTakeCapacity = 128;
 
   struct alignas(kCacheLineSize) Worker {
     explicit Worker(ReadyQueueT& queue) : consumer(queue) {}
@@ -369,6 +376,15 @@ class BasicTaskScheduler {
       std::uint64_t started = 0;  // our `started` then
     };
     std::vector<SeenBatch> seen;
+    // PostOrder::kHome (sched/internal/home_queues.h): this worker's queue (null under the
+    // other orders), its reserved stamps [stamp_next, stamp_end), whether it looks at the
+    // other queues before its next own task, and each other queue's ClaimedCount at its
+    // previous idle look (by worker index). This thread only, except `home`.
+    std::unique_ptr<HomeRing<Task>> home;
+    std::uint64_t stamp_next = 0;
+    std::uint64_t stamp_end = 0;
+    bool look_now = false;
+    std::vector<std::uint64_t> seen_claimed;
     // With one worker only: ready tasks it took from the ready queue in one step, or its
     // own local batch taken to run in place, not started yet,
     // claimed[claimed_head .. claimed_end) (modulo kClaimCapacity). This thread only.
@@ -404,6 +420,10 @@ class BasicTaskScheduler {
       // slots are free; the thread start below publishes their counts to the new owner.
       workers_.back()->counter = counters_.SlotFor(static_cast<std::size_t>(i));
       workers_.back()->seen.resize(static_cast<std::size_t>(thread_count));
+      if (home_queues_) {
+        workers_.back()->home = std::make_unique<HomeRing<Task>>();
+        workers_.back()->seen_claimed.resize(static_cast<std::size_t>(thread_count));
+      }
     }
     // Thread creation synchronises: each worker sees its fully constructed Worker.
     for (std::size_t i = 0; i < workers_.size(); ++i) {
@@ -418,6 +438,8 @@ class BasicTaskScheduler {
     if (retired_stats_.size() < workers_.size()) retired_stats_.resize(workers_.size());
     for (std::size_t i = 0; i < workers_.size(); ++i) {
       Worker& worker = *workers_[i];
+      FAIRSCHED_DCHECK(worker.home == nullptr || worker.home->SizeHint() == 0,
+                       "a worker retired with tasks in its home queue");
       AddCounts(worker, retired_stats_[i]);
       worker.stats.AddLatencyTo(retired_latency_);
       TaskPool::Release(worker.task_cache);
@@ -446,6 +468,12 @@ class BasicTaskScheduler {
       // Yield, a one-shot): into its worker's local batch (sched/internal/held_posts.h).
       if (local_batches_ && task->Deadline() < TaskDeadline{} && !task->WaitsThroughStop()) {
         AppendLocal(worker, task);
+        return;
+      }
+      // Under PostOrder::kHome: into its worker's own queue (sched/internal/home_queues.h).
+      if (home_queues_ && task->Deadline() < TaskDeadline{} && !task->WaitsThroughStop()) {
+        task->MarkReady(/*expired=*/true);  // as MakeReady would: a run-now post is expired
+        HomePush(worker, task);
         return;
       }
       // Any other post of a task goes behind that task's earlier posts still held locally.
@@ -497,6 +525,16 @@ class BasicTaskScheduler {
   void TakeOverStaleBatches(Worker* self);
   bool ClaimLocalInPlace(Worker* worker);
 
+  // --- Home queues (PostOrder::kHome): sched/internal/home_queues.h. ---
+  std::uint64_t NextStamp(Worker* worker);
+  void HomePush(Worker* worker, Task* task);
+  Task* TakeOldTask(Worker* self);
+  Task* TakeOneFromOthers(Worker* self, bool lone_if_stuck);
+  bool ClaimOneFromOthers(Worker* self);
+  Task* NextHomeTask(Worker* worker);
+  void DrainHomesToFront();
+  bool OtherHomesHaveWork(const Worker* self) const;
+
   // --- Idle workers: sched/internal/idle.h. ---
   void AfterFrontPush(bool was_empty);
   bool SomeWorkerMayBeIdle() const;
@@ -533,6 +571,7 @@ class BasicTaskScheduler {
   const bool sample_latency_ = options_.latency_sample_period != 0;
   const std::uint32_t latency_sample_mask_;  // period - 1 (period is a power of two)
   const bool local_batches_;                 // post_order == kBatched
+  const bool home_queues_;                   // post_order == kHome
   TaskPool pool_;                            // one-shot tasks
   // Shared with producers (any thread).
   MpscQueue<Task> front_;
@@ -544,6 +583,7 @@ class BasicTaskScheduler {
   Atomic<bool> exit_{false};
   // Sched-role state: touched only by the role holder (RoleLock publishes it).
   RoleLock role_;
+  Worker* role_worker_ = nullptr;  // the holder's worker, while it schedules (kHome: MakeReady)
   WaitQueueT wait_;
   std::uint64_t swept_generation_ = 0;  // the last Stop whose waiting tasks were woken
   // Ready queue: producer = role holder, consumers = workers.
@@ -551,6 +591,8 @@ class BasicTaskScheduler {
   fairsched::AutoResetEvent ready_event_;
   // Workers parked (or about to park) on ready_event_.
   alignas(kCacheLineSize) Atomic<int> parked_{0};
+  // PostOrder::kHome: the global stamp clock (NextStamp reserves blocks of it).
+  alignas(kCacheLineSize) Atomic<std::uint64_t> order_clock_{0};
   // Workers inside an execution batch, and how many workers run (set before they start).
   alignas(kCacheLineSize) Atomic<int> executing_{0};
   int worker_count_ = 0;
@@ -577,6 +619,7 @@ using TrivialPolicyTaskScheduler = BasicTaskScheduler<LockedReadyQueue<Task>>;
 // The member functions of each concern (see the map in sched/README.md). Each of these
 // headers includes this one first.
 #include "sched/internal/held_posts.h"
+#include "sched/internal/home_queues.h"
 #include "sched/internal/idle.h"
 #include "sched/internal/sched_role.h"
 #include "sched/internal/worker_loop.h"

@@ -83,12 +83,14 @@ inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::WakeOne(Wor
 template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
 inline bool BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::WorkVisible(
     Worker* worker) const {
-  return ReadySeemsNonEmpty(worker) || (!role_.IsLocked() && !front_.IsEmpty());
+  return ReadySeemsNonEmpty(worker) || (home_queues_ && OtherHomesHaveWork(worker)) ||
+         (!role_.IsLocked() && !front_.IsEmpty());
 }
 
 template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
 inline bool BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::ReadySeemsNonEmpty(
     Worker* worker) const {
+  if (home_queues_) return worker->home->SeemsNonEmpty();  // its own queue (exact: owner)
   if constexpr (requires { worker->consumer.HasMore(); }) {
     return worker->consumer.HasMore();
   } else {
@@ -121,7 +123,8 @@ inline bool BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Park(Worker
                          TaskClock::now().time_since_epoch().count() >= next_deadline;
   const bool sleep = !exit_.load(std::memory_order_seq_cst) && !ReadySeemsNonEmpty(worker) &&
                      (role_locked || front_.IsEmpty(std::memory_order_seq_cst)) &&
-                     !(timer_due && !role_locked) && !TakeOverLocalBatches(worker);
+                     !(timer_due && !role_locked) &&
+                     !(home_queues_ ? ClaimOneFromOthers(worker) : TakeOverLocalBatches(worker));
   if (sleep) {
     worker->stats.parks.Add();
     // Timed to the nearest deadline, so a timer is served even while every other worker

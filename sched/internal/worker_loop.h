@@ -35,7 +35,7 @@ inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::WorkerMain(
     // the local batch or claimed: leave with nothing held. The local batch goes to the
     // front queue (Stop drains it on a fresh worker), the claimed tasks run first.
     if (exit_.load(std::memory_order_acquire)) {
-      PublishOwnLocalToFront(worker);
+      PublishOwnLocalToFront(worker);  // (under PostOrder::kHome Stop drains the queues)
       if (!worker->HasClaimed()) break;
       ExecuteBatch(worker);
       continue;
@@ -50,8 +50,14 @@ inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::WorkerMain(
     // from the role forever.)
     // A local batch is published at every batch end: through the role when it is free,
     // else through the front queue.
+    // Under PostOrder::kHome a busy worker's own queue never runs dry while its tasks
+    // re-post, so it takes the role after every execution batch (as a worker with a local
+    // batch does): outside posts, timers and IO must not wait for an idle worker. But not
+    // with a task claimed: one taken from another worker's queue runs before anything else
+    // (see TakeOneFromOthers); a lone worker's claimed tasks are at most kClaimCapacity.
     const bool has_local = worker->HasLocal();
-    if ((batch_ended_early || has_local) && role_.TryLock()) {
+    const bool wants_role = home_queues_ ? !worker->HasClaimed() : batch_ended_early || has_local;
+    if (wants_role && role_.TryLock()) {
       worker->stats.sched_role_taken.Add();
       internal::TraceStep(internal::SchedStep::kRoleTake);
       const ScheduleResult result = Schedule(worker);
@@ -90,6 +96,8 @@ template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
 inline std::size_t BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::ExecuteBatch(
     Worker* worker) {
   std::size_t executed = 0;
+  // PostOrder::kHome: every execution batch starts with a look at the other queues.
+  worker->look_now = home_queues_;
   while (executed < options_.execute_batch_size) {
     Task* task = NextReadyTask(worker);
     if (task == nullptr) break;
@@ -144,6 +152,7 @@ inline std::size_t BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Exec
 template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
 inline Task* BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::NextReadyTask(
     Worker* worker) {
+  if (home_queues_) return NextHomeTask(worker);
   if (worker->HasClaimed()) {
     const std::uint32_t head = worker->claimed_head++;
     if (head + 1 + kPrefetchDistance <= worker->claimed_end) {
