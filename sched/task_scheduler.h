@@ -357,6 +357,7 @@ class BasicTaskScheduler {
   // many tasks one TakeFront moves when the queues are drained at Stop.
   static constexpr std::uint64_t kStampBlock = kHomeStampBlock;
   static constexpr int kTakeCapacity = 128;
+  static constexpr std::uint64_t kNoHead = ~std::uint64_t{0};  // PublishHead: an empty queue
 
   struct alignas(kCacheLineSize) Worker {
     explicit Worker(ReadyQueueT& queue) : consumer(queue) {}
@@ -385,6 +386,9 @@ class BasicTaskScheduler {
     std::uint64_t stamp_end = 0;
     bool look_now = false;
     std::vector<std::uint64_t> seen_claimed;
+    // Its queue's head stamp as of its last look, for the others' looks (PublishHead); on
+    // its own line, which its owner writes once per execution batch.
+    alignas(kCacheLineSize) Atomic<std::uint64_t> published_head{kNoHead};
     // With one worker only: ready tasks it took from the ready queue in one step, or its
     // own local batch taken to run in place, not started yet,
     // claimed[claimed_head .. claimed_end) (modulo kClaimCapacity). This thread only.
@@ -528,6 +532,7 @@ class BasicTaskScheduler {
   // --- Home queues (PostOrder::kHome): sched/internal/home_queues.h. ---
   std::uint64_t NextStamp(Worker* worker);
   void HomePush(Worker* worker, Task* task);
+  void PublishHead(Worker* worker);
   Task* TakeOldTask(Worker* self);
   Task* TakeOneFromOthers(Worker* self, bool lone_if_stuck);
   bool ClaimOneFromOthers(Worker* self);
@@ -542,6 +547,8 @@ class BasicTaskScheduler {
   bool WorkVisible(Worker* worker) const;
   bool ReadySeemsNonEmpty(Worker* worker) const;
   bool Park(Worker* worker);
+  bool RecheckWhileOthersExecute(TaskDeadline& until);
+  void WakeUntimedSleepers();
   template <typename Found>
   static bool SpinFor(std::chrono::nanoseconds duration, Found found);
 
@@ -591,6 +598,9 @@ class BasicTaskScheduler {
   fairsched::AutoResetEvent ready_event_;
   // Workers parked (or about to park) on ready_event_.
   alignas(kCacheLineSize) Atomic<int> parked_{0};
+  // PostOrder::kHome: idle workers sleeping with no timeout while no worker executed
+  // (RecheckWhileOthersExecute; a worker that starts executing wakes them).
+  alignas(kCacheLineSize) Atomic<int> untimed_sleepers_{0};
   // PostOrder::kHome: the global stamp clock (NextStamp reserves blocks of it).
   alignas(kCacheLineSize) Atomic<std::uint64_t> order_clock_{0};
   // Workers inside an execution batch, and how many workers run (set before they start).

@@ -52,10 +52,28 @@ inline std::uint64_t BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Ne
 template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
 inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::HomePush(Worker* worker,
                                                                               Task* task) {
-  worker->home->Push(task, NextStamp(worker));
-  if (parked_.load(std::memory_order_relaxed) > 0 && worker->home->SizeHint() > 1) {
-    ready_event_.Send();
-  }
+  const std::uint64_t stamp = NextStamp(worker);
+  worker->home->Push(task, stamp);
+  const std::uint64_t size = worker->home->SizeHint();
+  // Into an empty queue: publish its head, so that a worker that posts and then blocks in
+  // its task does not hide its posts from the others' looks (PublishHead).
+  if (size == 1) worker->published_head.store(stamp, std::memory_order_relaxed);
+  if (size > 1 && parked_.load(std::memory_order_relaxed) > 0) ready_event_.Send();
+}
+
+// Owner: publishes its queue's head stamp (kNoHead when empty) for the others' looks, which
+// read this one line instead of the queue's ends (written at every push and pop). Called at
+// each of its own looks, when it finds its queue empty, and by a push into an empty queue.
+// The published stamp is never newer than the real head (the head only moves to newer
+// stamps, and an empty queue's next head is published by its push), so a look that skips
+// a queue by it skips nothing old. Relaxed: a hint; a stale value is an older one (a
+// wasted read of the queue) or, just after a push into an empty queue, kNoHead, which the
+// next look (within execute_batch_size starts) reads anew.
+template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
+inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::PublishHead(
+    Worker* worker) {
+  const std::optional<std::uint64_t> head = worker->home->HeadStamp();
+  worker->published_head.store(head.value_or(kNoHead), std::memory_order_relaxed);
 }
 
 // A worker looks: one task at the head of another worker's queue whose stamp is more than
@@ -69,6 +87,7 @@ inline Task* BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::TakeOldTas
   const std::uint64_t below = *own - options_.home_skew;
   for (const auto& other : workers_) {
     if (other.get() == self) continue;
+    if (other->published_head.load(std::memory_order_relaxed) >= below) continue;
     Task* task = nullptr;
     if (other->home->TakeFront(below, 1, /*half=*/false, &task) == 1) {
       self->stats.stale_take_overs.Add();
@@ -150,8 +169,10 @@ inline Task* BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::NextHomeTa
   if (worker->look_now) {
     if (Task* old = TakeOldTask(worker)) return old;  // and look again before the next
     worker->look_now = false;
+    PublishHead(worker);
   }
   if (Task* task = worker->home->Pop()) return task;
+  worker->published_head.store(kNoHead, std::memory_order_relaxed);  // see PublishHead
   return TakeOneFromOthers(worker, /*lone_if_stuck=*/false);
 }
 

@@ -206,11 +206,10 @@ inline auto BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Schedule(Wo
       continue;
     }
     TaskDeadline until = wait_.NextDeadline();
-    if (executing_.load(std::memory_order_relaxed) > 0) {
-      until = std::min(until, TaskClock::now() + kLocalBatchRecheck);
-    }
+    const bool untimed = !RecheckWhileOthersExecute(until);
     worker->stats.role_sleeps.Add();
     io_.WaitUntil(until, io_sink);
+    if (untimed) untimed_sleepers_.fetch_sub(1, std::memory_order_relaxed);
     poll_io = false;
   }
 }

@@ -102,8 +102,19 @@ inline std::size_t BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Exec
     Task* task = NextReadyTask(worker);
     if (task == nullptr) break;
     // Relaxed RMW, twice per batch: counts workers inside a batch for SomeWorkerMayBeIdle,
-    // a hint that orders nothing.
-    if (executed == 0) executing_.fetch_add(1, std::memory_order_relaxed);
+    // a hint that orders nothing. Under PostOrder::kHome it is also half of a Dekker pair
+    // (seq_cst, the same locked instruction on x86): a worker that slept untimed because
+    // nobody executed (Park, the idle role holder) must hear that one does now, since this
+    // worker's posts into its own queue wake nobody while it holds one task
+    // (WakeUntimedSleepers).
+    if (executed == 0) {
+      if (home_queues_) {
+        executing_.fetch_add(1, std::memory_order_seq_cst);
+        WakeUntimedSleepers();
+      } else {
+        executing_.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
     // Chain wake (docs/design.md, "Who wakes whom"): if more tasks seem ready than the one we just
     // took, wake one more worker before running ours, so a long task of ours does not
     // leave them waiting. A wrong guess costs one spurious or one missed wakeup, never a

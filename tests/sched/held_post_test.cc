@@ -232,6 +232,44 @@ TEST(HomeQueueTest, ThreeWorkersLongTaskAndTwoRePosters) {
   HeldPostStartsWhileOtherWorkersRePost(2, 0, PostOrder::kHome);
 }
 
+// PostOrder::kHome: a post into an empty queue must be visible to the other workers' looks
+// even when its worker then blocks. W2 runs a re-poster R; after a warm-up R posts L into
+// its own queue and keeps its worker until L has started, so idle W1 takes L (a lone task
+// whose owner is stuck, at its timed re-check). W1's queue was empty when it looked last
+// (its published head says "nothing"); L posts X into it and waits for X without
+// returning. Only W2's looks can move X, and W2 re-posts for ever: without the publication
+// on a push into an empty queue, X stays hidden (tla/spin/home_queues.pml,
+// home_queues_bug_no_publish_on_push).
+TEST(HomeQueueTest, APostIntoAnEmptyQueueIsSeenWhileItsWorkerBlocks) {
+  TaskScheduler sched(OptionsFor(PostOrder::kHome));
+  std::atomic<bool> l_started{false}, x_ran{false}, x_ran_in_time{false}, l_done{false};
+  std::atomic<bool> stop{false}, l_taken_in_time{false};
+  std::atomic<int> r_runs{0};
+  Task l([&](Task*) {
+    l_started = true;
+    TaskScheduler::Current()->PostOneShot([&] { x_ran = true; });
+    x_ran_in_time = SpinUntil([&] { return x_ran.load(); }, seconds(2));
+    l_done = true;
+  });
+  Task r([&](Task* self) {
+    if (r_runs.fetch_add(1) == 1000) {
+      TaskScheduler::Current()->Post(&l);
+      l_taken_in_time = SpinUntil([&] { return l_started.load(); }, seconds(2));
+    }
+    if (!stop.load()) TaskScheduler::Current()->Post(self);
+  });
+  sched.Start(2);
+  sched.Post(&r);
+  ASSERT_TRUE(SpinUntil([&] { return l_done.load(); }, seconds(30)));
+  stop = true;
+  ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
+  sched.Stop();
+  EXPECT_TRUE(l_taken_in_time.load()) << "the idle worker did not take L in 2 s";
+  EXPECT_TRUE(x_ran_in_time.load()) << "X waited 2 s in its blocked worker's queue while the "
+                                       "other worker re-posted ("
+                                    << r_runs.load() << " re-poster runs)";
+}
+
 // The same with a flood of outside posts keeping the other worker busy instead of a
 // re-poster (each flood task works for a few microseconds, so the poster stays ahead and
 // the other worker never idles): the held post starts before the long task ends, and
