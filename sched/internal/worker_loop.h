@@ -33,9 +33,11 @@ inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::WorkerMain(
     // Acquire: pairs with Stop's release store; Stop sets it only when empty. But a post
     // allowed while stopping may have raced with Stop's last look and be held here, in
     // the local batch or claimed: leave with nothing held. The local batch goes to the
-    // front queue (Stop drains it on a fresh worker), the claimed tasks run first.
+    // front queue (Stop drains it on a fresh worker), the claimed tasks run first. (Under
+    // PostOrder::kHome the home queues stay as they are: Stop drains them, merged by stamp,
+    // once every worker has left.)
     if (exit_.load(std::memory_order_acquire)) {
-      PublishOwnLocalToFront(worker);  // (under PostOrder::kHome Stop drains the queues)
+      PublishOwnLocalToFront(worker);
       if (!worker->HasClaimed()) break;
       ExecuteBatch(worker);
       continue;
