@@ -21,8 +21,18 @@
 //     also when the OS deschedules any thread at any point (tests/sched/held_post_test.cc).
 //     In time: at the latest 1 ms after a worker became idle, and at Stop. Two posts of
 //     one task join in the order they were made. PostOrder::kStrict: every post joins when
-//     it is made (the bound is 0). With one worker tasks also finish in start order; with
-//     several, each worker starts its tasks in FIFO order. Tasks that wait in the wait
+//     it is made (the bound is 0). PostOrder::kHome (experimental): there is no shared FIFO;
+//     each worker runs its own home queue (sched/internal/home_queues.h), and a run-now post
+//     made by a task is started after at most execute_batch_size + home_skew +
+//     (kHomeStampBlock - 1) x (workers - 1) posts made after it on any one worker, whatever
+//     the other workers run, also when its own worker blocks. In time: a lone task whose
+//     worker blocks waits for an idle worker's second timed look (about 2 ms); at Stop. Two
+//     run-now posts of one task are taken in the order they were made. A post that goes
+//     through the sched-role (from outside the scheduler, with a deadline, a wakeup) takes
+//     its place when the role receives it, which busy workers do after each execution
+//     batch; its order relative to a task's run-now posts is not kept. With one worker
+//     tasks also finish in start order; with several, each worker starts its tasks in FIFO
+//     order (under kHome: its own queue's). Tasks that wait in the wait
 //     queue become ready in deadline order; a task whose deadline has already
 //     passed when the sched-role receives it is ready at once, in post order (it does not
 //     get sorted behind or ahead of other due tasks by its past deadline).
@@ -76,7 +86,11 @@
 //     at the end of each of its execution batches, one read of every other worker's local-batch
 //     line.
 //   - Taking a ready task: one CAS on the ready queue; with one worker one per 8 tasks, and
-//     none for its own local batch when nothing else is ready (run in place).
+//     none for its own local batch when nothing else is ready (run in place). Under
+//     PostOrder::kHome: a run-now post is a push into the worker's own queue (no locked
+//     instruction; one shared fetch_add per kHomeStampBlock posts), taking a task one CAS
+//     on the own queue's head, and each execution batch starts with a look that reads one
+//     line per other worker.
 //   - PostOneShot: Post plus a pop from a thread-local free list (TaskPool): no heap
 //     allocation once the pool is warm, for callables of up to 24 bytes; see PostOneShot.
 //   - Observability: Stats() (per-worker counters) and LatencyHistogram() (sampled

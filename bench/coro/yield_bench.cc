@@ -28,7 +28,9 @@
 //                    std::deque, no lock, no atomics: the cost of the coroutine switch and
 //                    the queue, with no scheduler.
 //   Counter (fairsched): bytes_per_coroutine, the frame allocator's bytes handed out per
-//   spawned coroutine (state and frame, rounded to its size classes).
+//   spawned coroutine (state and frame, rounded to its size classes); fairsched_home also
+//   look_takes_per_1k and empty_takes_per_1k, the tasks per 1,000 steps that a look took
+//   from another worker's queue and that a worker with an empty queue took.
 #include <benchmark/benchmark.h>
 
 #include <asio/co_spawn.hpp>
@@ -87,6 +89,18 @@ void FairschedYields(benchmark::State& state, PostOrder order, std::uint64_t hom
   }
   state.SetItemsProcessed(state.iterations() * coroutines * steps);
   state.counters["bytes_per_coroutine"] = static_cast<double>(bytes) / spawned;
+  if (order == PostOrder::kHome) {
+    // Tasks that changed worker, per 1,000 steps: taken by a look (older than the skew) and
+    // taken by a worker whose own queue was empty.
+    std::uint64_t looks = 0, idle = 0;
+    for (const WorkerStats& stats : sched.Stats()) {
+      looks += stats.stale_take_overs;
+      idle += stats.idle_take_overs;
+    }
+    const double thousands = static_cast<double>(state.iterations() * coroutines * steps) / 1000;
+    state.counters["look_takes_per_1k"] = static_cast<double>(looks) / thousands;
+    state.counters["empty_takes_per_1k"] = static_cast<double>(idle) / thousands;
+  }
 }
 
 // ---------------------------------------------------------------- a minimal coroutine type

@@ -14,13 +14,14 @@
 // The bound (tla/spin/home_queues.pml checks it on two workers, with a worker blocked in a
 // task and another re-posting for ever): a task X is overtaken by at most
 // execute_batch_size + home_skew + (kStampBlock - 1) x (workers - 1) later-posted starts on
-// another worker, whatever that worker runs. Its stamps only grow, so once its head is more than home_skew
-// above X's stamp, its next look (within execute_batch_size starts) takes X, or an older
-// task, and it looks again after each such task until none is left; the skew lets at most
-// home_skew later stamps start first, and a block reserved before X's can hold at most
-// kStampBlock - 1 more (per other worker, when there are more than two). An idle worker
+// any one worker, whatever that worker runs. A queue's stamps only grow, so once a worker's
+// head is more than home_skew above X's stamp, its next look (within execute_batch_size
+// starts) takes X or an older task, and it looks again after each such task until none is
+// left; the skew lets at most home_skew later stamps start first, and the blocks the other
+// workers reserved before X's can hold at most kStampBlock - 1 more each. An idle worker
 // takes at once from a queue that holds two or more tasks, and a lone task once its owner
-// has not claimed anything between two of its looks (1 ms apart while it sleeps, see Park).
+// has not claimed anything between two of its looks (1 ms apart while it sleeps, see
+// RecheckWhileOthersExecute).
 //
 // Included at the end of sched/task_scheduler.h; it includes that header itself.
 #ifndef FAIRSCHED_SCHED_INTERNAL_HOME_QUEUES_H_
