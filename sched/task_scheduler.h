@@ -30,9 +30,9 @@
 //     run-now posts of one task are taken in the order they were made. A post that goes
 //     through the sched-role (from outside the scheduler, with a deadline, a wakeup) takes
 //     its place when the role receives it, which busy workers do after each execution
-//     batch; its order relative to a task's run-now posts is not kept. With one worker
-//     tasks also finish in start order; with several, each worker starts its tasks in FIFO
-//     order (under kHome: its own queue's). Tasks that wait in the wait
+//     batch; its order relative to a task's run-now posts is not kept.
+//     With one worker tasks also finish in start order; with
+//     several, each worker starts its tasks in FIFO order. (Under kHome: its own queue's.) Tasks that wait in the wait
 //     queue become ready in deadline order; a task whose deadline has already
 //     passed when the sched-role receives it is ready at once, in post order (it does not
 //     get sorted behind or ahead of other due tasks by its past deadline).
