@@ -10,9 +10,11 @@
 //   - TakeFront(below, max, half, out): any thread, the owner included. Claims the longest
 //     prefix of items whose stamps are below `below`, at most `max` of them and, when
 //     `half`, at most half of the ring (rounded up); writes them to out[0..n) in FIFO order
-//     and returns n. Every pushed item is returned exactly once, by Pop or TakeFront.
+//     and returns n (and, if `stamps_out` is given, their stamps to stamps_out[0..n)).
+//     Every pushed item is returned exactly once, by Pop or TakeFront.
 //   - HeadStamp(): owner only; the head item's stamp, or nullopt if empty.
-//   - SeemsNonEmpty(): any thread; a hint (exact for the owner).
+//   - SeemsNonEmpty(), SizeHint(): any thread; hints (exact for the owner). ClaimedCount():
+//     any thread; how many items were claimed so far (it only grows).
 //   - Not movable; destroy it only when no thread uses it any more.
 //
 // Structure: `head_` and `tail_` count items since the start (they only grow); item i lives
@@ -83,7 +85,8 @@ class HomeRing {
   }
 
   // Any thread. `out` has room for `max` items.
-  int TakeFront(std::uint64_t below, std::size_t max, bool half, T** out) {
+  int TakeFront(std::uint64_t below, std::size_t max, bool half, T** out,
+                std::uint64_t* stamps_out = nullptr) {
     // Relaxed: a guess the CAS below checks. If the CAS succeeds, head was this value all
     // along, so no item from it on was claimed and the owner reused none of their slots.
     std::uint64_t head = head_.load(std::memory_order_relaxed);
@@ -101,8 +104,10 @@ class HomeRing {
       std::uint64_t n = 0;
       for (; n < limit; ++n) {
         const Slot& slot = ring.slots[(head + n) & ring.mask];
-        if (slot.stamp.load(std::memory_order_relaxed) >= below) break;
+        const std::uint64_t stamp = slot.stamp.load(std::memory_order_relaxed);
+        if (stamp >= below) break;
         out[n] = slot.item.load(std::memory_order_relaxed);
+        if (stamps_out != nullptr) stamps_out[n] = stamp;
       }
       if (n == 0) return 0;
       // Claims items [head, head + n) against the owner and other claimers. Release: the
@@ -130,6 +135,18 @@ class HomeRing {
   // must be ordered after its registration (the caller's protocol decides what it needs).
   bool SeemsNonEmpty() const {
     return tail_.load(std::memory_order_seq_cst) > head_.load(std::memory_order_seq_cst);
+  }
+
+  // Any thread: how many items have been claimed since the start (by Pop or TakeFront); it
+  // only grows. Relaxed: a hint, e.g. "the owner has not popped since my last look".
+  std::uint64_t ClaimedCount() const { return head_.load(std::memory_order_relaxed); }
+
+  // Any thread: how many items wait, a hint (exact for the owner). Relaxed loads of two
+  // counters, so clamped: a tail older than the head read first reads as empty.
+  std::uint64_t SizeHint() const {
+    const std::uint64_t head = head_.load(std::memory_order_relaxed);
+    const std::uint64_t tail = tail_.load(std::memory_order_relaxed);
+    return tail > head ? tail - head : 0;
   }
 
   static constexpr std::uint64_t kAnyStamp = ~std::uint64_t{0};

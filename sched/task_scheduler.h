@@ -21,8 +21,18 @@
 //     also when the OS deschedules any thread at any point (tests/sched/held_post_test.cc).
 //     In time: at the latest 1 ms after a worker became idle, and at Stop. Two posts of
 //     one task join in the order they were made. PostOrder::kStrict: every post joins when
-//     it is made (the bound is 0). With one worker tasks also finish in start order; with
-//     several, each worker starts its tasks in FIFO order. Tasks that wait in the wait
+//     it is made (the bound is 0). PostOrder::kHome (experimental): there is no shared FIFO;
+//     each worker runs its own home queue (sched/internal/home_queues.h), and a run-now post
+//     made by a task is started after at most execute_batch_size + home_skew +
+//     (kHomeStampBlock - 1) x (workers - 1) posts made after it on any one worker, whatever
+//     the other workers run, also when its own worker blocks. In time: a lone task whose
+//     worker blocks waits for an idle worker's second timed look (about 2 ms); at Stop. Two
+//     run-now posts of one task are taken in the order they were made. A post that goes
+//     through the sched-role (from outside the scheduler, with a deadline, a wakeup) takes
+//     its place when the role receives it, which busy workers do after each execution
+//     batch; its order relative to a task's run-now posts is not kept.
+//     With one worker tasks also finish in start order; with
+//     several, each worker starts its tasks in FIFO order. (Under kHome: its own queue's.) Tasks that wait in the wait
 //     queue become ready in deadline order; a task whose deadline has already
 //     passed when the sched-role receives it is ready at once, in post order (it does not
 //     get sorted behind or ahead of other due tasks by its past deadline).
@@ -76,7 +86,11 @@
 //     at the end of each of its execution batches, one read of every other worker's local-batch
 //     line.
 //   - Taking a ready task: one CAS on the ready queue; with one worker one per 8 tasks, and
-//     none for its own local batch when nothing else is ready (run in place).
+//     none for its own local batch when nothing else is ready (run in place). Under
+//     PostOrder::kHome: a run-now post is a push into the worker's own queue (no locked
+//     instruction; one shared fetch_add per kHomeStampBlock posts), taking a task one CAS
+//     on the own queue's head, and each execution batch starts with a look that reads one
+//     line per other worker.
 //   - PostOneShot: Post plus a pop from a thread-local free list (TaskPool): no heap
 //     allocation once the pool is warm, for callables of up to 24 bytes; see PostOneShot.
 //   - Observability: Stats() (per-worker counters) and LatencyHistogram() (sampled
@@ -101,6 +115,7 @@
 
 #include "queues/binary_heap.h"
 #include "queues/concepts.h"
+#include "queues/home_ring.h"
 #include "queues/lock_stats.h"
 #include "queues/locked_queue.h"
 #include "queues/mcsp_queue.h"
@@ -134,6 +149,7 @@ class BasicTaskScheduler {
       : options_(internal::SanitizedOptions(std::move(options))),
         latency_sample_mask_(options_.latency_sample_period - 1),
         local_batches_(options_.post_order == PostOrder::kBatched),
+        home_queues_(options_.post_order == PostOrder::kHome),
         ready_(options_.ready_block_size) {
     FAIRSCHED_CHECK(TaskClock::now() >= TaskDeadline{},
                     "the steady clock reads before its epoch (LazyNow relies on it)");
@@ -178,6 +194,7 @@ class BasicTaskScheduler {
       ready_event_.Send();
       for (Thread& thread : threads_) thread.join();
       threads_.clear();
+      if (home_queues_) DrainHomesToFront();
       RetireWorkers();
       exit_.store(false, std::memory_order_relaxed);
       // A post (allowed while stopping) may have landed after WaitEmpty returned and before
@@ -350,6 +367,11 @@ class BasicTaskScheduler {
   // How often a parked worker looks again for local batches to take over while another
   // worker executes (see Park).
   static constexpr std::chrono::milliseconds kLocalBatchRecheck{1};
+  // PostOrder::kHome: stamps a worker reserves from the global clock at a time, and how
+  // many tasks one TakeFront moves when the queues are drained at Stop.
+  static constexpr std::uint64_t kStampBlock = kHomeStampBlock;
+  static constexpr int kTakeCapacity = 128;
+  static constexpr std::uint64_t kNoHead = ~std::uint64_t{0};  // PublishHead: an empty queue
 
   struct alignas(kCacheLineSize) Worker {
     explicit Worker(ReadyQueueT& queue) : consumer(queue) {}
@@ -369,6 +391,18 @@ class BasicTaskScheduler {
       std::uint64_t started = 0;  // our `started` then
     };
     std::vector<SeenBatch> seen;
+    // PostOrder::kHome (sched/internal/home_queues.h): this worker's queue (null under the
+    // other orders), its reserved stamps [stamp_next, stamp_end), whether it looks at the
+    // other queues before its next own task, and each other queue's ClaimedCount at its
+    // previous idle look (by worker index). This thread only, except `home`.
+    std::unique_ptr<HomeRing<Task>> home;
+    std::uint64_t stamp_next = 0;
+    std::uint64_t stamp_end = 0;
+    bool look_now = false;
+    std::vector<std::uint64_t> seen_claimed;
+    // Its queue's head stamp as of its last look, for the others' looks (PublishHead); on
+    // its own line, which its owner writes once per execution batch.
+    alignas(kCacheLineSize) Atomic<std::uint64_t> published_head{kNoHead};
     // With one worker only: ready tasks it took from the ready queue in one step, or its
     // own local batch taken to run in place, not started yet,
     // claimed[claimed_head .. claimed_end) (modulo kClaimCapacity). This thread only.
@@ -404,6 +438,10 @@ class BasicTaskScheduler {
       // slots are free; the thread start below publishes their counts to the new owner.
       workers_.back()->counter = counters_.SlotFor(static_cast<std::size_t>(i));
       workers_.back()->seen.resize(static_cast<std::size_t>(thread_count));
+      if (home_queues_) {
+        workers_.back()->home = std::make_unique<HomeRing<Task>>();
+        workers_.back()->seen_claimed.resize(static_cast<std::size_t>(thread_count));
+      }
     }
     // Thread creation synchronises: each worker sees its fully constructed Worker.
     for (std::size_t i = 0; i < workers_.size(); ++i) {
@@ -418,6 +456,8 @@ class BasicTaskScheduler {
     if (retired_stats_.size() < workers_.size()) retired_stats_.resize(workers_.size());
     for (std::size_t i = 0; i < workers_.size(); ++i) {
       Worker& worker = *workers_[i];
+      FAIRSCHED_DCHECK(worker.home == nullptr || worker.home->SizeHint() == 0,
+                       "a worker retired with tasks in its home queue");
       AddCounts(worker, retired_stats_[i]);
       worker.stats.AddLatencyTo(retired_latency_);
       TaskPool::Release(worker.task_cache);
@@ -446,6 +486,12 @@ class BasicTaskScheduler {
       // Yield, a one-shot): into its worker's local batch (sched/internal/held_posts.h).
       if (local_batches_ && task->Deadline() < TaskDeadline{} && !task->WaitsThroughStop()) {
         AppendLocal(worker, task);
+        return;
+      }
+      // Under PostOrder::kHome: into its worker's own queue (sched/internal/home_queues.h).
+      if (home_queues_ && task->Deadline() < TaskDeadline{} && !task->WaitsThroughStop()) {
+        task->MarkReady(/*expired=*/true);  // as MakeReady would: a run-now post is expired
+        HomePush(worker, task);
         return;
       }
       // Any other post of a task goes behind that task's earlier posts still held locally.
@@ -497,6 +543,17 @@ class BasicTaskScheduler {
   void TakeOverStaleBatches(Worker* self);
   bool ClaimLocalInPlace(Worker* worker);
 
+  // --- Home queues (PostOrder::kHome): sched/internal/home_queues.h. ---
+  std::uint64_t NextStamp(Worker* worker);
+  void HomePush(Worker* worker, Task* task);
+  void PublishHead(Worker* worker);
+  Task* TakeOldTask(Worker* self);
+  Task* TakeOneFromOthers(Worker* self, bool lone_if_stuck);
+  bool ClaimOneFromOthers(Worker* self);
+  Task* NextHomeTask(Worker* worker);
+  void DrainHomesToFront();
+  bool OtherHomesHaveWork(const Worker* self) const;
+
   // --- Idle workers: sched/internal/idle.h. ---
   void AfterFrontPush(bool was_empty);
   bool SomeWorkerMayBeIdle() const;
@@ -504,6 +561,8 @@ class BasicTaskScheduler {
   bool WorkVisible(Worker* worker) const;
   bool ReadySeemsNonEmpty(Worker* worker) const;
   bool Park(Worker* worker);
+  bool RecheckWhileOthersExecute(TaskDeadline& until);
+  void WakeUntimedSleepers();
   template <typename Found>
   static bool SpinFor(std::chrono::nanoseconds duration, Found found);
 
@@ -533,6 +592,7 @@ class BasicTaskScheduler {
   const bool sample_latency_ = options_.latency_sample_period != 0;
   const std::uint32_t latency_sample_mask_;  // period - 1 (period is a power of two)
   const bool local_batches_;                 // post_order == kBatched
+  const bool home_queues_;                   // post_order == kHome
   TaskPool pool_;                            // one-shot tasks
   // Shared with producers (any thread).
   MpscQueue<Task> front_;
@@ -544,6 +604,7 @@ class BasicTaskScheduler {
   Atomic<bool> exit_{false};
   // Sched-role state: touched only by the role holder (RoleLock publishes it).
   RoleLock role_;
+  Worker* role_worker_ = nullptr;  // the holder's worker, while it schedules (kHome: MakeReady)
   WaitQueueT wait_;
   std::uint64_t swept_generation_ = 0;  // the last Stop whose waiting tasks were woken
   // Ready queue: producer = role holder, consumers = workers.
@@ -551,6 +612,11 @@ class BasicTaskScheduler {
   fairsched::AutoResetEvent ready_event_;
   // Workers parked (or about to park) on ready_event_.
   alignas(kCacheLineSize) Atomic<int> parked_{0};
+  // PostOrder::kHome: idle workers sleeping with no timeout while no worker executed
+  // (RecheckWhileOthersExecute; a worker that starts executing wakes them).
+  alignas(kCacheLineSize) Atomic<int> untimed_sleepers_{0};
+  // PostOrder::kHome: the global stamp clock (NextStamp reserves blocks of it).
+  alignas(kCacheLineSize) Atomic<std::uint64_t> order_clock_{0};
   // Workers inside an execution batch, and how many workers run (set before they start).
   alignas(kCacheLineSize) Atomic<int> executing_{0};
   int worker_count_ = 0;
@@ -577,6 +643,7 @@ using TrivialPolicyTaskScheduler = BasicTaskScheduler<LockedReadyQueue<Task>>;
 // The member functions of each concern (see the map in sched/README.md). Each of these
 // headers includes this one first.
 #include "sched/internal/held_posts.h"
+#include "sched/internal/home_queues.h"
 #include "sched/internal/idle.h"
 #include "sched/internal/sched_role.h"
 #include "sched/internal/worker_loop.h"

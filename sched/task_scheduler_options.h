@@ -13,6 +13,10 @@
 
 namespace fairsched {
 
+// PostOrder::kHome: how many stamps a worker reserves from the global clock at a time (one
+// shared read-modify-write per this many posts). Part of the order bound (see kHome).
+inline constexpr std::uint64_t kHomeStampBlock = 64;
+
 // The order policy (TaskSchedulerOptions::post_order).
 enum class PostOrder : std::uint8_t {
   // Run-now posts made by a task while every worker executes wait in their worker's local
@@ -24,6 +28,18 @@ enum class PostOrder : std::uint8_t {
   // post order across all posters, with no bound to read. Each post made by a task costs
   // the front queue's exchange.
   kStrict,
+  // Home queues (experimental, not the default yet): every worker owns a FIFO of ready
+  // tasks (queues/home_ring.h). A run-now post made by a task goes to its own worker's
+  // queue, and the tasks the sched-role makes ready go to the role holder's, each with a
+  // stamp from one global clock; a worker runs its own queue's head, so a yielding
+  // coroutine stays on the core whose caches hold it. Bound: a task is overtaken by at
+  // most execute_batch_size + home_skew + kHomeStampBlock - 1 later-posted starts on each
+  // other worker, whatever that worker runs. The rule: at the start of each
+  // execution batch, and again after each task it took this way, a worker takes from
+  // another worker's queue any head task more than home_skew stamps older than its own
+  // head; an idle worker takes half of a queue that holds two or more, or a lone task whose
+  // owner has not moved on since its previous look. See "Order" in sched/task_scheduler.h.
+  kHome,
 };
 
 struct TaskSchedulerOptions {
@@ -53,8 +69,14 @@ struct TaskSchedulerOptions {
   std::uint32_t latency_sample_period = 64;
   // How strictly tasks start in post order (see "Order" in sched/task_scheduler.h):
   // kBatched (the default) keeps run-now posts made by tasks in local batches, with the
-  // stated bound; kStrict sends every post through the shared front queue.
+  // stated bound; kStrict sends every post through the shared front queue; kHome
+  // (experimental) gives every worker its own queue, with a bound in stamps.
   PostOrder post_order = PostOrder::kBatched;
+  // PostOrder::kHome only: how many stamps older than its own head another worker's head
+  // task must be before a busy worker takes it (see PostOrder::kHome). Smaller: a tighter
+  // bound, and more tasks moved between cores when the workers' paces jitter. Clamped to
+  // [1, 1 << 30].
+  std::uint64_t home_skew = 256;
 };
 
 namespace internal {
@@ -68,6 +90,7 @@ inline TaskSchedulerOptions SanitizedOptions(TaskSchedulerOptions options) {
   options.execute_batch_size = std::max<std::size_t>(options.execute_batch_size, 1);
   options.spin_before_park = std::clamp<std::chrono::nanoseconds>(
       options.spin_before_park, std::chrono::nanoseconds::zero(), std::chrono::milliseconds(1));
+  options.home_skew = std::clamp<std::uint64_t>(options.home_skew, 1, std::uint64_t{1} << 30);
   if (options.latency_sample_period != 0) {
     options.latency_sample_period =
         std::bit_ceil(std::min<std::uint32_t>(options.latency_sample_period, 1u << 30));

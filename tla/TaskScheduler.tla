@@ -585,7 +585,7 @@ Jump(w, from, to) ==
 \* TryLock are one step here: exit_ only goes from false to true while workers run.)
 \* code: sched/internal/worker_loop.h WorkerMain: if (exit_.load(std::memory_order_acquire)) {
 \* code: sched/internal/worker_loop.h WorkerMain: PublishOwnLocalToFront(worker);
-\* code: sched/internal/worker_loop.h WorkerMain: if ((batch_ended_early || has_local) && role_.TryLock()) {
+\* code: sched/internal/worker_loop.h WorkerMain: : batch_ended_early || has_local;
 TryLock(w) ==
   /\ wpc[w] = "top"
   /\ LET hasLocal == LocalRepost /\ batch[w] # <<>> IN
@@ -797,7 +797,7 @@ WakeOne(w) ==
 \* consumer.Pop(); the first task of an execution batch counts the worker in `executing`
 \* (`executed` is still 0 then: BatchNext counts the task after it).
 \* code: sched/internal/worker_loop.h NextReadyTask: Task* const task = worker->consumer.Pop();
-\* code: sched/internal/worker_loop.h ExecuteBatch: if (executed == 0) executing_.fetch_add(1, std::memory_order_relaxed);
+\* code: sched/internal/worker_loop.h ExecuteBatch: executing_.fetch_add(1, std::memory_order_relaxed);
 ExecuteBatchPop(w) ==
   /\ wpc[w] = "exec"
   /\ IF ready # <<>>

@@ -12,6 +12,8 @@
 //   Contestants:
 //     fairsched      coro::Spawn on a TaskScheduler with W workers, co_await coro::Yield().
 //     fairsched_strict  the same with PostOrder::kStrict (no local batches).
+//     fairsched_home the same with PostOrder::kHome (per-worker home queues, the default
+//                    home_skew), and fairsched_home_loose with home_skew 4,096.
 //     textbook_pool  W threads, one mutex, one condition variable and a std::deque of
 //                    std::coroutine_handle<>: a yield pushes the handle to the back and a
 //                    worker pops and resumes the front one (the coroutine type is the
@@ -26,7 +28,9 @@
 //                    std::deque, no lock, no atomics: the cost of the coroutine switch and
 //                    the queue, with no scheduler.
 //   Counter (fairsched): bytes_per_coroutine, the frame allocator's bytes handed out per
-//   spawned coroutine (state and frame, rounded to its size classes).
+//   spawned coroutine (state and frame, rounded to its size classes); fairsched_home also
+//   look_takes_per_1k and empty_takes_per_1k, the tasks per 1,000 steps that a look took
+//   from another worker's queue and that a worker with an empty queue took.
 #include <benchmark/benchmark.h>
 
 #include <asio/co_spawn.hpp>
@@ -65,10 +69,10 @@ coro::Lazy<void> FairschedYielder(int steps, Completion* done, std::uint32_t ind
   done->Arrive(index);
 }
 
-void FairschedYields(benchmark::State& state, PostOrder order) {
+void FairschedYields(benchmark::State& state, PostOrder order, std::uint64_t home_skew = 256) {
   const auto coroutines = static_cast<std::uint32_t>(state.range(0));
   const int steps = static_cast<int>(state.range(1));
-  TaskScheduler sched(TaskSchedulerOptions{.post_order = order});
+  TaskScheduler sched(TaskSchedulerOptions{.post_order = order, .home_skew = home_skew});
   sched.Start(static_cast<int>(state.range(2)));
   Completion done;
   std::uint64_t bytes = 0, spawned = 0;
@@ -85,6 +89,18 @@ void FairschedYields(benchmark::State& state, PostOrder order) {
   }
   state.SetItemsProcessed(state.iterations() * coroutines * steps);
   state.counters["bytes_per_coroutine"] = static_cast<double>(bytes) / spawned;
+  if (order == PostOrder::kHome) {
+    // Tasks that changed worker, per 1,000 steps: taken by a look (older than the skew) and
+    // taken by a worker whose own queue was empty.
+    std::uint64_t looks = 0, idle = 0;
+    for (const WorkerStats& stats : sched.Stats()) {
+      looks += stats.stale_take_overs;
+      idle += stats.idle_take_overs;
+    }
+    const double thousands = static_cast<double>(state.iterations() * coroutines * steps) / 1000;
+    state.counters["look_takes_per_1k"] = static_cast<double>(looks) / thousands;
+    state.counters["empty_takes_per_1k"] = static_cast<double>(idle) / thousands;
+  }
 }
 
 // ---------------------------------------------------------------- a minimal coroutine type
@@ -506,9 +522,19 @@ void Shapes(benchmark::internal::Benchmark* b, bool one_worker_only) {
 
 void BM_Fairsched(benchmark::State& state) { FairschedYields(state, PostOrder::kBatched); }
 void BM_FairschedStrict(benchmark::State& state) { FairschedYields(state, PostOrder::kStrict); }
+void BM_FairschedHome(benchmark::State& state) { FairschedYields(state, PostOrder::kHome); }
+void BM_FairschedHomeLoose(benchmark::State& state) {
+  FairschedYields(state, PostOrder::kHome, 4096);
+}
 
 BENCHMARK(BM_Fairsched)->Name("yield/fairsched")->Apply([](auto* b) { Shapes(b, false); });
 BENCHMARK(BM_FairschedStrict)->Name("yield/fairsched_strict")->Apply([](auto* b) {
+  Shapes(b, false);
+});
+BENCHMARK(BM_FairschedHome)->Name("yield/fairsched_home")->Apply([](auto* b) {
+  Shapes(b, false);
+});
+BENCHMARK(BM_FairschedHomeLoose)->Name("yield/fairsched_home_loose")->Apply([](auto* b) {
   Shapes(b, false);
 });
 BENCHMARK(BM_TextbookPool)->Name("yield/textbook_pool")->Apply([](auto* b) { Shapes(b, false); });

@@ -83,12 +83,14 @@ inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::WakeOne(Wor
 template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
 inline bool BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::WorkVisible(
     Worker* worker) const {
-  return ReadySeemsNonEmpty(worker) || (!role_.IsLocked() && !front_.IsEmpty());
+  return ReadySeemsNonEmpty(worker) || (home_queues_ && OtherHomesHaveWork(worker)) ||
+         (!role_.IsLocked() && !front_.IsEmpty());
 }
 
 template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
 inline bool BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::ReadySeemsNonEmpty(
     Worker* worker) const {
+  if (home_queues_) return worker->home->SeemsNonEmpty();  // its own queue (exact: owner)
   if constexpr (requires { worker->consumer.HasMore(); }) {
     return worker->consumer.HasMore();
   } else {
@@ -121,7 +123,8 @@ inline bool BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Park(Worker
                          TaskClock::now().time_since_epoch().count() >= next_deadline;
   const bool sleep = !exit_.load(std::memory_order_seq_cst) && !ReadySeemsNonEmpty(worker) &&
                      (role_locked || front_.IsEmpty(std::memory_order_seq_cst)) &&
-                     !(timer_due && !role_locked) && !TakeOverLocalBatches(worker);
+                     !(timer_due && !role_locked) &&
+                     !(home_queues_ ? ClaimOneFromOthers(worker) : TakeOverLocalBatches(worker));
   if (sleep) {
     worker->stats.parks.Add();
     // Timed to the nearest deadline, so a timer is served even while every other worker
@@ -133,16 +136,49 @@ inline bool BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Park(Worker
     // While a worker executes, it may have put a post into its local batch just after
     // our look (it decided that nobody was idle just before we became so): look again
     // within kLocalBatchRecheck, so such a task waits at most that long for us.
-    if (executing_.load(std::memory_order_relaxed) > 0) {
-      until = std::min(until, TaskClock::now() + kLocalBatchRecheck);
-    }
+    const bool untimed = !RecheckWhileOthersExecute(until);
     internal::TraceStep(internal::SchedStep::kPark);
     ready_event_.ReceiveUntil(until);
     internal::TraceStep(internal::SchedStep::kUnpark);
+    if (untimed) untimed_sleepers_.fetch_sub(1, std::memory_order_relaxed);
   }
   // Relaxed: a publisher that still counts us merely sends one spurious signal.
   parked_.fetch_sub(1, std::memory_order_relaxed);
   return sleep;
+}
+
+// An idle worker about to sleep until `until` (Park, or the role holder in WaitUntil): if a
+// worker executes, shortens the sleep to kLocalBatchRecheck, so that a post it held (a local
+// batch, or under PostOrder::kHome a lone task in its queue) waits at most that long for
+// us. Returns whether it did; if not, under kHome, the sleeper is registered as untimed and
+// must deregister after its sleep. The registration and the second look at executing_ are
+// seq_cst, the sleeper's half of the Dekker pair with a worker that starts executing (its
+// seq_cst count, then WakeUntimedSleepers): either we see it executing and time our sleep,
+// or it sees us and wakes us (we then sleep again, timed).
+template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
+inline bool BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::RecheckWhileOthersExecute(
+    TaskDeadline& until) {
+  if (executing_.load(std::memory_order_relaxed) == 0) {
+    // Under the other orders a held post needs every worker executing when it is made, so
+    // a worker that starts executing later sends its posts on (SomeWorkerMayBeIdle).
+    if (!home_queues_) return false;
+    untimed_sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    if (executing_.load(std::memory_order_seq_cst) == 0) return false;
+    untimed_sleepers_.fetch_sub(1, std::memory_order_relaxed);
+  }
+  until = std::min(until, TaskClock::now() + kLocalBatchRecheck);
+  return true;
+}
+
+// PostOrder::kHome, a worker that has just counted itself in executing_: wakes the workers
+// that sleep with no timeout (RecheckWhileOthersExecute), so they sleep again timed. The
+// load is seq_cst, after the seq_cst count (the Dekker pair); usually nobody sleeps untimed
+// (only when no worker executed), so this is one read of a line that rarely changes.
+template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
+inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::WakeUntimedSleepers() {
+  if (untimed_sleepers_.load(std::memory_order_seq_cst) == 0) return;
+  ready_event_.Send();
+  io_.Notify();  // the role holder sleeps in the backend
 }
 
 // Spins until `found()` or `duration` passed; returns whether found.

@@ -105,6 +105,7 @@ template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
 inline auto BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Schedule(Worker* worker)
     -> ScheduleResult {
   ScheduleResult result;
+  role_worker_ = worker;  // MakeReady's queue under PostOrder::kHome
   RoleReadySink io_sink(this);
   // Poll IO without blocking at every role take, so a loaded scheduler (whose holder
   // never sleeps in WaitUntil) does not starve sockets. Not again after WaitUntil, which
@@ -165,10 +166,16 @@ inline auto BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Schedule(Wo
       result.ready = moved;
       return result;
     }
-    // Nothing moved. If tasks are still ready, go and execute them instead. Only this
-    // thread produces into the ready queue, so an empty answer cannot turn wrong behind
-    // our back (Count is exact; it takes the queue's mutex, but only on this idle path).
-    if (ready_.Count() > 0) return result;
+    // Nothing moved. If tasks are still ready, go and execute them instead: in the ready
+    // queue (only this thread produces into it, so an empty answer cannot turn wrong behind
+    // our back; Count is exact, it takes the queue's mutex, but only on this idle path), or
+    // under PostOrder::kHome in our own queue (exact for its owner), or claimed by this lone
+    // worker (under kHome a worker takes the role after every execution batch, also one
+    // that ended with claimed tasks left).
+    if (worker->HasClaimed() ||
+        (home_queues_ ? worker->home->SeemsNonEmpty() : ready_.Count() > 0)) {
+      return result;
+    }
     if (result.backlog) {
       // Tasks were taken (all went to the wait queue) and more are queued: let the worker
       // loop come back for them. Otherwise Pop found nothing while the queue is not
@@ -193,13 +200,16 @@ inline auto BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Schedule(Wo
     }
     // Like a parking worker (Park): take over the local batches of workers that run on,
     // and while any does, look again within kLocalBatchRecheck.
-    if (TakeOverLocalBatches(worker)) continue;
-    TaskDeadline until = wait_.NextDeadline();
-    if (executing_.load(std::memory_order_relaxed) > 0) {
-      until = std::min(until, TaskClock::now() + kLocalBatchRecheck);
+    // Under PostOrder::kHome: a task of another worker's queue, claimed to run first.
+    if (home_queues_ ? ClaimOneFromOthers(worker) : TakeOverLocalBatches(worker)) {
+      if (home_queues_) return result;
+      continue;
     }
+    TaskDeadline until = wait_.NextDeadline();
+    const bool untimed = !RecheckWhileOthersExecute(until);
     worker->stats.role_sleeps.Add();
     io_.WaitUntil(until, io_sink);
+    if (untimed) untimed_sleepers_.fetch_sub(1, std::memory_order_relaxed);
     poll_io = false;
   }
 }
@@ -252,6 +262,13 @@ inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::MakeReady(T
   // ready queue's release/acquire hand-off.
   task->MarkReady(expired);
   internal::TraceStep(internal::SchedStep::kReady, task);
+  // Under PostOrder::kHome: into the holder's own queue, published at once (the Dekker
+  // pair with Park is the same as for the ready queue: the holder's Unlock comes before its
+  // WakeOne).
+  if (home_queues_) {
+    HomePush(role_worker_, task);
+    return;
+  }
   ready_.PushPending(task);
 }
 

@@ -33,7 +33,9 @@ inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::WorkerMain(
     // Acquire: pairs with Stop's release store; Stop sets it only when empty. But a post
     // allowed while stopping may have raced with Stop's last look and be held here, in
     // the local batch or claimed: leave with nothing held. The local batch goes to the
-    // front queue (Stop drains it on a fresh worker), the claimed tasks run first.
+    // front queue (Stop drains it on a fresh worker), the claimed tasks run first. (Under
+    // PostOrder::kHome the home queues stay as they are: Stop drains them, merged by stamp,
+    // once every worker has left.)
     if (exit_.load(std::memory_order_acquire)) {
       PublishOwnLocalToFront(worker);
       if (!worker->HasClaimed()) break;
@@ -50,8 +52,14 @@ inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::WorkerMain(
     // from the role forever.)
     // A local batch is published at every batch end: through the role when it is free,
     // else through the front queue.
+    // Under PostOrder::kHome a busy worker's own queue never runs dry while its tasks
+    // re-post, so it takes the role after every execution batch (as a worker with a local
+    // batch does): outside posts, timers and IO must not wait for an idle worker. But not
+    // with a task claimed: one taken from another worker's queue runs before anything else
+    // (see TakeOneFromOthers); a lone worker's claimed tasks are at most kClaimCapacity.
     const bool has_local = worker->HasLocal();
-    if ((batch_ended_early || has_local) && role_.TryLock()) {
+    const bool wants_role = home_queues_ ? !worker->HasClaimed() : batch_ended_early || has_local;
+    if (wants_role && role_.TryLock()) {
       worker->stats.sched_role_taken.Add();
       internal::TraceStep(internal::SchedStep::kRoleTake);
       const ScheduleResult result = Schedule(worker);
@@ -90,12 +98,25 @@ template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
 inline std::size_t BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::ExecuteBatch(
     Worker* worker) {
   std::size_t executed = 0;
+  // PostOrder::kHome: every execution batch starts with a look at the other queues.
+  worker->look_now = home_queues_;
   while (executed < options_.execute_batch_size) {
     Task* task = NextReadyTask(worker);
     if (task == nullptr) break;
     // Relaxed RMW, twice per batch: counts workers inside a batch for SomeWorkerMayBeIdle,
-    // a hint that orders nothing.
-    if (executed == 0) executing_.fetch_add(1, std::memory_order_relaxed);
+    // a hint that orders nothing. Under PostOrder::kHome it is also half of a Dekker pair
+    // (seq_cst, the same locked instruction on x86): a worker that slept untimed because
+    // nobody executed (Park, the idle role holder) must hear that one does now, since this
+    // worker's posts into its own queue wake nobody while it holds one task
+    // (WakeUntimedSleepers).
+    if (executed == 0) {
+      if (home_queues_) {
+        executing_.fetch_add(1, std::memory_order_seq_cst);
+        WakeUntimedSleepers();
+      } else {
+        executing_.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
     // Chain wake (docs/design.md, "Who wakes whom"): if more tasks seem ready than the one we just
     // took, wake one more worker before running ours, so a long task of ours does not
     // leave them waiting. A wrong guess costs one spurious or one missed wakeup, never a
@@ -144,6 +165,7 @@ inline std::size_t BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Exec
 template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
 inline Task* BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::NextReadyTask(
     Worker* worker) {
+  if (home_queues_) return NextHomeTask(worker);
   if (worker->HasClaimed()) {
     const std::uint32_t head = worker->claimed_head++;
     if (head + 1 + kPrefetchDistance <= worker->claimed_end) {

@@ -606,14 +606,17 @@ bool WaitUntil(Done done, milliseconds limit) {
 // Runs the scenario of `seed` and checks it. A hang (a join, Stop, or a frame that never
 // goes, for `hang_limit`) fails the run; its scheduler and objects are then leaked on
 // purpose (threads may still use them) and `hung` is set.
-inline Outcome RunScenario(std::uint64_t seed, milliseconds hang_limit) {
+// `home_queues`: the scheduler runs under PostOrder::kHome (else the default order).
+inline Outcome RunScenario(std::uint64_t seed, milliseconds hang_limit, bool home_queues) {
   using namespace internal;
   auto scenario = std::make_unique<Scenario>(Draw(seed));
   auto world = std::make_unique<World>(*scenario);
-  auto sched = std::make_unique<TaskScheduler>();
+  TaskSchedulerOptions options;
+  if (home_queues) options.post_order = PostOrder::kHome;
+  auto sched = std::make_unique<TaskScheduler>(options);
   Outcome outcome;
   outcome.seed = seed;
-  outcome.config = scenario->config;
+  outcome.config = scenario->config + (home_queues ? ", kHome" : "");
   auto hang = [&](const std::string& what) {
     outcome.hung = true;
     outcome.failure = "  no progress for " + std::to_string(hang_limit.count()) + " ms: " + what +

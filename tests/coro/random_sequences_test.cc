@@ -36,6 +36,17 @@ TEST(CoroRandomSequencesTest, RuntimeKeepsItsPromises) {
   EXPECT_GT(summary.runs, 0);
 }
 
+// The same scenarios on a scheduler under PostOrder::kHome.
+TEST(CoroRandomSequencesTest, RuntimeKeepsItsPromisesUnderHomeQueues) {
+  rs::Limits limits = rs::LimitsFromEnvironment(kSanitized ? 150 : 400, kSanitized ? 40 : 10);
+  limits.home_queues = true;
+  const rs::Summary summary = rs::RunMany(limits, "coroutines, home queues", crs::RunScenario);
+  EXPECT_EQ(summary.failed_runs, 0) << "first failing seed " << summary.first_failure.seed
+                                    << " (" << summary.first_failure.config << "):\n"
+                                    << summary.first_failure.failure;
+  EXPECT_GT(summary.runs, 0);
+}
+
 #else
 
 TEST(CoroRandomSequencesTest, FindsTheSeededBug) {

@@ -44,6 +44,11 @@ TEST(SchedulerWakeExploreTest, ReadiedPairNeedsTheParkerUnderCpp20) {
   EXPECT_FALSE(result.failed) << result.Report();
 }
 
+TEST(SchedulerWakeExploreTest, ReadiedTrioNeedsTheParkerUnderHomeQueues) {
+  ExpectPass(&testing::ReadiedTrioNeedsTheParkerUnderHomeQueues, 1,
+             "scheduler, home queues: 2 workers, A waits for B, B needs the parked worker");
+}
+
 TEST(SchedulerWakeExploreTest, HeldPostWithTheRoleHeld) {
   ExpectPass(&testing::HeldPostWithTheRoleHeld, 1,
              "scheduler: 2 workers, a held post at a batch end with the role held");

@@ -80,6 +80,30 @@ inline void ReadiedPairNeedsTheParker() {
   scheduler.Stop();
 }
 
+// The same race under PostOrder::kHome: the holder readies A, B and C into its own home
+// queue and runs A, which spins until B has started. B and C wait in the holder's queue,
+// two tasks, which a parker takes at once (a lone one only at its timed re-check): the
+// parker that registers just after the holder's WakeOne read must see them in its re-check
+// (ClaimOneFromOthers) and take B.
+inline void ReadiedTrioNeedsTheParkerUnderHomeQueues() {
+  MustStartInTime b("B");
+  WaitsFor a(b.started);
+  CountingTask c;
+  TaskSchedulerOptions options = ExploreSchedulerOptions();
+  options.post_order = PostOrder::kHome;
+  TaskScheduler scheduler(options);
+  scheduler.Start(2);
+  explore::Thread poster([&] {
+    scheduler.Post(&a.task);
+    scheduler.Post(&b.task);
+    scheduler.Post(&c.task);
+  });
+  poster.Join();
+  a.WaitDone();
+  scheduler.Stop();
+  explore::Check(c.runs.load() == 1, "C did not run once");
+}
+
 // Two workers, execute_batch_size 1. X posts Y while both workers execute (V spins until X
 // runs), so Y goes into X's worker's local batch. The race: the other worker finishes V,
 // takes the role, finds no held post and sleeps in the role between X's look at

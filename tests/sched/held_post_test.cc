@@ -33,6 +33,23 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 constexpr std::size_t kExecuteBatch = 16;
+// PostOrder::kHome runs: a small skew, so that its bound is close to the batched one.
+constexpr std::uint64_t kHomeSkew = 32;
+
+// The options of a scenario under `order`.
+TaskSchedulerOptions OptionsFor(PostOrder order) {
+  return TaskSchedulerOptions{
+      .execute_batch_size = kExecuteBatch, .post_order = order, .home_skew = kHomeSkew};
+}
+
+// The stated bound (sched/task_scheduler.h, "Order") on the later-posted starts one other
+// worker may make while a held post waits: 3 * execute_batch_size for the local batches,
+// execute_batch_size + home_skew + kHomeStampBlock - 1 for the home queues.
+std::int64_t OvertakeBound(PostOrder order) {
+  return order == PostOrder::kHome
+             ? static_cast<std::int64_t>(kExecuteBatch + kHomeSkew + kHomeStampBlock - 1)
+             : 3 * static_cast<std::int64_t>(kExecuteBatch);
+}
 
 // Spins until `done()` or `timeout`; returns done().
 template <typename Done>
@@ -132,8 +149,9 @@ class RePosters {
 // and looks at the end of each of its execution batches (see "Order" in the header).
 // `blockers` further workers run a task that spins until the long task is done (a
 // blocking wait inside a task).
-void HeldPostStartsWhileOtherWorkersRePost(int reposters, int blockers) {
-  TaskScheduler sched(TaskSchedulerOptions{.execute_batch_size = kExecuteBatch});
+void HeldPostStartsWhileOtherWorkersRePost(int reposters, int blockers,
+                                           PostOrder order = PostOrder::kBatched) {
+  TaskScheduler sched(OptionsFor(order));
   const int workers = 1 + reposters + blockers;
   RePosters<TaskScheduler> loops(reposters, std::chrono::nanoseconds::zero());
   constexpr int kRounds = 5;
@@ -188,8 +206,10 @@ void HeldPostStartsWhileOtherWorkersRePost(int reposters, int blockers) {
       << " worker(s) re-posted (" << loops.Runs() << " re-poster starts in all)";
   // Each other worker: at most execute_batch_size starts to its next batch end, where it
   // first sees the batch, then execute_batch_size more plus the rest of the batch in which it
-  // reaches them (the take-over bound in the header), so 3 * execute_batch_size.
-  const std::int64_t bound = 3 * static_cast<std::int64_t>(kExecuteBatch) * reposters;
+  // reaches them (the take-over bound in the header), so 3 * execute_batch_size. Home
+  // queues: the bound in the header, plus the one re-poster run posted before the post.
+  const std::int64_t bound =
+      (OvertakeBound(order) + (order == PostOrder::kHome ? 1 : 0)) * reposters;
   std::printf("%d workers: worst %lld re-poster starts between the post and its start (bound %lld)\n",
               workers, static_cast<long long>(worst_lead.load()), static_cast<long long>(bound));
   EXPECT_LE(worst_lead.load(), bound);
@@ -202,13 +222,60 @@ TEST(HeldPostTest, ThreeWorkersLongTaskRePosterAndBlocker) {
 TEST(HeldPostTest, ThreeWorkersLongTaskAndTwoRePosters) {
   HeldPostStartsWhileOtherWorkersRePost(2, 0);
 }
+TEST(HomeQueueTest, TwoWorkersLongTaskAndRePoster) {
+  HeldPostStartsWhileOtherWorkersRePost(1, 0, PostOrder::kHome);
+}
+TEST(HomeQueueTest, ThreeWorkersLongTaskRePosterAndBlocker) {
+  HeldPostStartsWhileOtherWorkersRePost(1, 1, PostOrder::kHome);
+}
+TEST(HomeQueueTest, ThreeWorkersLongTaskAndTwoRePosters) {
+  HeldPostStartsWhileOtherWorkersRePost(2, 0, PostOrder::kHome);
+}
+
+// PostOrder::kHome: a post into an empty queue must be visible to the other workers' looks
+// even when its worker then blocks. W2 runs a re-poster R; after a warm-up R posts L into
+// its own queue and keeps its worker until L has started, so idle W1 takes L (a lone task
+// whose owner is stuck, at its timed re-check). W1's queue was empty when it looked last
+// (its published head says "nothing"); L posts X into it and waits for X without
+// returning. Only W2's looks can move X, and W2 re-posts for ever: without the publication
+// on a push into an empty queue, X stays hidden (tla/spin/home_queues.pml,
+// home_queues_bug_no_publish_on_push).
+TEST(HomeQueueTest, APostIntoAnEmptyQueueIsSeenWhileItsWorkerBlocks) {
+  TaskScheduler sched(OptionsFor(PostOrder::kHome));
+  std::atomic<bool> l_started{false}, x_ran{false}, x_ran_in_time{false}, l_done{false};
+  std::atomic<bool> stop{false}, l_taken_in_time{false};
+  std::atomic<int> r_runs{0};
+  Task l([&](Task*) {
+    l_started = true;
+    TaskScheduler::Current()->PostOneShot([&] { x_ran = true; });
+    x_ran_in_time = SpinUntil([&] { return x_ran.load(); }, seconds(2));
+    l_done = true;
+  });
+  Task r([&](Task* self) {
+    if (r_runs.fetch_add(1) == 1000) {
+      TaskScheduler::Current()->Post(&l);
+      l_taken_in_time = SpinUntil([&] { return l_started.load(); }, seconds(2));
+    }
+    if (!stop.load()) TaskScheduler::Current()->Post(self);
+  });
+  sched.Start(2);
+  sched.Post(&r);
+  ASSERT_TRUE(SpinUntil([&] { return l_done.load(); }, seconds(30)));
+  stop = true;
+  ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
+  sched.Stop();
+  EXPECT_TRUE(l_taken_in_time.load()) << "the idle worker did not take L in 2 s";
+  EXPECT_TRUE(x_ran_in_time.load()) << "X waited 2 s in its blocked worker's queue while the "
+                                       "other worker re-posted ("
+                                    << r_runs.load() << " re-poster runs)";
+}
 
 // The same with a flood of outside posts keeping the other worker busy instead of a
 // re-poster (each flood task works for a few microseconds, so the poster stays ahead and
 // the other worker never idles): the held post starts before the long task ends, and
 // every flood post that overtakes it was made at most the bound's task starts after it.
-TEST(HeldPostTest, TwoWorkersLongTaskAndOutsideFlood) {
-  TaskScheduler sched(TaskSchedulerOptions{.execute_batch_size = kExecuteBatch});
+void HeldPostStartsBesideAnOutsideFlood(PostOrder order) {
+  TaskScheduler sched(OptionsFor(order));
   constexpr std::int64_t kLead = 1024;  // at most this many flood posts waiting
   constexpr int kRounds = 8;
   std::atomic<std::int64_t> starts{0};  // every start of a flood post
@@ -286,7 +353,14 @@ TEST(HeldPostTest, TwoWorkersLongTaskAndOutsideFlood) {
               static_cast<long long>(worst_overtaker.load()));
   EXPECT_EQ(rounds_held.load(), kRounds)
       << "a post waited 2 s for its worker's long task while the flood ran on the other worker";
-  EXPECT_LE(worst_overtaker.load(), 3 * static_cast<std::int64_t>(kExecuteBatch));
+  EXPECT_LE(worst_overtaker.load(), OvertakeBound(order));
+}
+
+TEST(HeldPostTest, TwoWorkersLongTaskAndOutsideFlood) {
+  HeldPostStartsBesideAnOutsideFlood(PostOrder::kBatched);
+}
+TEST(HomeQueueTest, TwoWorkersLongTaskAndOutsideFlood) {
+  HeldPostStartsBesideAnOutsideFlood(PostOrder::kHome);
 }
 
 // Per-poster order: a task posts X1 while every worker executes (held in its local batch),
@@ -450,9 +524,13 @@ void StopWithPostsAcrossTheExit(Scheduler& sched, std::function<void()> post_a) 
 }
 
 // The one worker's local batch: A's run-now post goes there (every worker executes).
-TEST(HeldPostTest, StopDrainsTheLocalBatchOfAnExitingWorker) {
+// Under PostOrder::kHome the worker would run B in the execution batch that ran A (its own
+// queue is where it takes its next task), so execute_batch_size 1 ends that batch after A
+// and B is still queued when the worker sees the exit flag.
+void StopDrainsAPostAcrossTheExitOfALoneWorker(PostOrder order) {
   StopRaceHooks hooks;
-  PostAtExitScheduler sched;
+  PostAtExitScheduler sched(TaskSchedulerOptions{
+      .execute_batch_size = order == PostOrder::kHome ? 1u : 64u, .post_order = order});
   sched.Start(1);
   std::atomic<int> a_runs{0}, b_runs{0};
   StopWithPostsAcrossTheExit(sched, [&] {
@@ -466,11 +544,18 @@ TEST(HeldPostTest, StopDrainsTheLocalBatchOfAnExitingWorker) {
   EXPECT_TRUE(sched.IsEmpty());
 }
 
+TEST(HeldPostTest, StopDrainsTheLocalBatchOfAnExitingWorker) {
+  StopDrainsAPostAcrossTheExitOfALoneWorker(PostOrder::kBatched);
+}
+TEST(HomeQueueTest, StopDrainsTheHomeQueueOfAnExitingWorker) {
+  StopDrainsAPostAcrossTheExitOfALoneWorker(PostOrder::kHome);
+}
+
 // The one worker's claimed tasks: it takes several ready tasks at once and, with
 // execute_batch_size 1, ends its execution batch after the first of them.
-TEST(HeldPostTest, StopDrainsTheClaimedTasksOfAnExitingWorker) {
+void StopDrainsTheClaimedTasksOfAnExitingWorker(PostOrder order) {
   StopRaceHooks hooks;
-  PostAtExitScheduler sched(TaskSchedulerOptions{.execute_batch_size = 1});
+  PostAtExitScheduler sched(TaskSchedulerOptions{.execute_batch_size = 1, .post_order = order});
   sched.Start(1);
   constexpr int kPosts = 4;
   std::atomic<int> runs{0};
@@ -479,6 +564,13 @@ TEST(HeldPostTest, StopDrainsTheClaimedTasksOfAnExitingWorker) {
   });
   EXPECT_EQ(runs.load(), kPosts) << "tasks the exiting worker had claimed did not run";
   EXPECT_TRUE(sched.IsEmpty());
+}
+
+TEST(HeldPostTest, StopDrainsTheClaimedTasksOfAnExitingWorker) {
+  StopDrainsTheClaimedTasksOfAnExitingWorker(PostOrder::kBatched);
+}
+TEST(HomeQueueTest, StopDrainsTheClaimedTasksOfAnExitingWorker) {
+  StopDrainsTheClaimedTasksOfAnExitingWorker(PostOrder::kHome);
 }
 
 // Stop racing posts on 2 and 3 workers, with the other workers busy across the exit.
@@ -540,7 +632,7 @@ TEST(HeldPostTest, StopDrainsAHeldPostOnThreeWorkers) {
 // before, at and after L's return, so take-overs meet the owner's own publication. Every
 // counted task must run exactly 1 + kRepeats times, never twice at once; the stale
 // take-overs are counted (WorkerStats) to show the race was there.
-void ExactlyOnceWhileTakeOversRaceTheOwner(int workers) {
+void ExactlyOnceWhileTakeOversRaceTheOwner(int workers, PostOrder order = PostOrder::kBatched) {
   constexpr int kRounds = 120;
   constexpr int kBurst = 24;
   constexpr int kRepeats = 4;
@@ -565,7 +657,7 @@ void ExactlyOnceWhileTakeOversRaceTheOwner(int workers) {
     });
     counted.push_back(std::move(c));
   }
-  TaskScheduler sched(TaskSchedulerOptions{.execute_batch_size = kExecuteBatch});
+  TaskScheduler sched(OptionsFor(order));
   sched.Start(workers);
   // Two re-posters per other worker: the ready queue is rarely empty, so their execution
   // batches run long and L's posts are held (a worker between batches sends them on).
@@ -615,6 +707,12 @@ TEST(HeldPostTest, ExactlyOnceWhileTakeOversRaceTheOwnerOnTwoWorkers) {
 }
 TEST(HeldPostTest, ExactlyOnceWhileTakeOversRaceTheOwnerOnThreeWorkers) {
   ExactlyOnceWhileTakeOversRaceTheOwner(3);
+}
+TEST(HomeQueueTest, ExactlyOnceWhileTakesRaceTheOwnerOnTwoWorkers) {
+  ExactlyOnceWhileTakeOversRaceTheOwner(2, PostOrder::kHome);
+}
+TEST(HomeQueueTest, ExactlyOnceWhileTakesRaceTheOwnerOnThreeWorkers) {
+  ExactlyOnceWhileTakeOversRaceTheOwner(3, PostOrder::kHome);
 }
 
 }  // namespace

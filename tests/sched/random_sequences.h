@@ -113,6 +113,8 @@ struct Limits {
   double wall_seconds = 15;    // no new run after this (0: none)
   bool stop_at_first_failure = true;
   milliseconds hang_limit{5000};
+  // The scenarios that would run under PostOrder::kBatched run under PostOrder::kHome.
+  bool home_queues = false;
 };
 
 inline std::int64_t EnvInteger(const char* name, std::int64_t fallback) {
@@ -229,9 +231,19 @@ struct ThreadState {
 inline thread_local ThreadState t_state;
 inline Atomic<std::uint64_t> g_run_ids{0};
 
+// PostOrder::kHome's skew for scenario `seed`: 0, 1 or 2 (1, 32 or 256 stamps), from the
+// seed itself, so that the scenario's draws are the same with and without home queues.
+inline std::uint32_t SkewChoice(std::uint64_t seed) {
+  return static_cast<std::uint32_t>((seed * 0x9E3779B97F4A7C15ull) >> 32) % 3;
+}
+
 class Scenario {
  public:
-  explicit Scenario(std::uint64_t seed) : seed_(seed), rng_(seed) { Generate(); }
+  // `home_queues`: PostOrder::kHome where the seed picks kBatched (the same draws).
+  Scenario(std::uint64_t seed, bool home_queues)
+      : seed_(seed), rng_(seed), home_(home_queues) {
+    Generate();
+  }
 
   const std::string& Config() const { return config_; }
   // Ticks of the log so far: the watchdog's progress measure.
@@ -270,7 +282,8 @@ class Scenario {
   TaskSchedulerOptions options_;
   int workers_ = 1;
   int cycles_ = 1;
-  bool batched_ = true;
+  bool batched_ = true;  // kBatched, or kHome when home_
+  const bool home_ = false;
   std::uint32_t jitter_per_mille_ = 0;
   std::uint32_t cancel_all_per_mille_ = 0;
   // Chance that Stop's own Notify calls post a pair of one-shots from the owner's thread.
@@ -328,7 +341,9 @@ inline void Scenario::Generate() {
   constexpr std::uint32_t kJitter[] = {0, 20, 100};
   constexpr std::uint32_t kCancelAllJitter[] = {0, 300, 700};
   options_.name = "rand";
-  options_.post_order = batched_ ? PostOrder::kBatched : PostOrder::kStrict;
+  options_.post_order =
+      batched_ ? (home_ ? PostOrder::kHome : PostOrder::kBatched) : PostOrder::kStrict;
+  options_.home_skew = std::array<std::uint64_t, 3>{1, 32, 256}[SkewChoice(seed_)];
   options_.execute_batch_size = kBatches[pick(6)];
   options_.batch_size = kBlocks[pick(3)];
   options_.ready_block_size = kBlocks[pick(3)];
@@ -379,7 +394,10 @@ inline void Scenario::Generate() {
     Node* const raw = node.get();
     raw->task.SetCallback([this, raw](Task* self) { RunCallback(raw->current_post, self); });
   }
-  config_ = std::to_string(workers_) + " worker(s), " + (batched_ ? "kBatched" : "kStrict") +
+  config_ = std::to_string(workers_) + " worker(s), " +
+            (batched_ ? (home_ ? "kHome (skew " + std::to_string(options_.home_skew) + ")"
+                               : std::string("kBatched"))
+                      : std::string("kStrict")) +
             ", execute_batch_size " + std::to_string(options_.execute_batch_size) +
             ", batch_size " + std::to_string(options_.batch_size) + ", ready_block_size " +
             std::to_string(options_.ready_block_size) + ", spin " +
@@ -817,9 +835,22 @@ inline void Scenario::CheckLog() {
   // Order: Q overtook P if Q was posted after P's post returned and certainly started before
   // P (see the file comment).
   const std::int64_t batch = static_cast<std::int64_t>(options_.execute_batch_size);
+  // PostOrder::kHome: a run-now post made by a task is stamped when it is made, and at most
+  // execute_batch_size + home_skew + (kHomeStampBlock - 1) x (workers - 1) posts made after
+  // it start before it on any one worker. A post that goes through the sched-role (from
+  // outside, or with a deadline) is stamped when the role receives it: its order is not
+  // checked here.
+  const std::int64_t home_bound =
+      batch + static_cast<std::int64_t>(options_.home_skew) +
+      static_cast<std::int64_t>(kHomeStampBlock - 1) * (workers_ - 1);
+  auto stamped_at_post = [](const PostRecord& r) {
+    return r.poster_post != kNoPost &&
+           (r.kind == PostKind::kRunNow || r.kind == PostKind::kOneShot);
+  };
   for (const std::uint32_t p_id : due) {
     const PostRecord& p = posts_[p_id];
     if (p.kind == PostKind::kPastDeadline && !check_past_deadline) continue;
+    if (home_ && !stamped_at_post(p)) continue;
     const bool held = batched_ && p.poster_post != kNoPost;
     for (const std::uint32_t q_id : due) {
       const PostRecord& q = posts_[q_id];
@@ -835,10 +866,12 @@ inline void Scenario::CheckLog() {
         pair += " (" + std::to_string((p.post_begin_ns - deadline_ns) / 1000) +
                 " us past its deadline when posted)";
       }
-      if (p.poster_post != kNoPost && q.poster_post == p.poster_post) {
+      if (p.poster_post != kNoPost && q.poster_post == p.poster_post &&
+          (!home_ || stamped_at_post(q))) {
         Fail(pair + " by the same callback (two posts of one task start in post order)");
         continue;
       }
+      if (home_) continue;  // the bound is counted below
       if (!held) {
         Fail(pair + " (which joined the FIFO when it was made)");
         continue;
@@ -846,7 +879,8 @@ inline void Scenario::CheckLog() {
       for (int w = 0; w < kMaxSlots; ++w) {
         const std::int64_t since = static_cast<std::int64_t>(q.starts_before[w]) -
                                    static_cast<std::int64_t>(p.starts_after[w]);
-        const std::int64_t bound = (w == p.poster_slot ? batch : 3 * batch) + kBoundSlack;
+        const std::int64_t bound =
+            (w == p.poster_slot ? batch : 3 * batch) + kBoundSlack;
         if (since >= bound) {
           Fail(pair + " (held in its worker's local batch), " + std::to_string(since) +
                " starts on worker slot " + std::to_string(w) +
@@ -855,6 +889,23 @@ inline void Scenario::CheckLog() {
                " slack)");
           break;
         }
+      }
+    }
+    if (!home_) continue;
+    // PostOrder::kHome: the later-posted starts on each worker before P's start.
+    std::array<std::int64_t, kMaxSlots> later{};
+    for (std::uint32_t r_id = 0; r_id < count; ++r_id) {
+      const PostRecord& r = posts_[r_id];
+      if (r.exec_slot < 0 || r.runs.load() != 1) continue;
+      if (r.post_begin > p.post_end && r.start_tick < p.start_tick) ++later[r.exec_slot];
+    }
+    for (int w = 0; w < kMaxSlots; ++w) {
+      if (later[w] > home_bound + kBoundSlack) {
+        Fail("post " + std::to_string(p_id) + " (in a home queue) started after " +
+             std::to_string(later[w]) + " later-posted starts on worker slot " +
+             std::to_string(w) + ": the bound is " + std::to_string(home_bound) + " (+" +
+             std::to_string(kBoundSlack) + " slack)");
+        break;
       }
     }
   }
@@ -884,8 +935,8 @@ inline std::vector<std::unique_ptr<Scenario>>* Graveyard() {
 
 // Runs scenario `seed` with a watchdog: no log progress for `hang_limit` (a Stop that does
 // not return, or a run stuck elsewhere) fails the run, and its threads are left behind.
-inline Outcome RunScenario(std::uint64_t seed, milliseconds hang_limit) {
-  auto scenario = std::make_unique<internal::Scenario>(seed);
+inline Outcome RunScenario(std::uint64_t seed, milliseconds hang_limit, bool home_queues) {
+  auto scenario = std::make_unique<internal::Scenario>(seed, home_queues);
   Outcome outcome;
   outcome.seed = seed;
   outcome.config = scenario->Config();
@@ -946,7 +997,7 @@ Summary RunMany(const Limits& limits, const char* name, RunOne run_one) {
     const std::uint64_t seed =
         limits.one_seed ? limits.first_seed : limits.first_seed + static_cast<std::uint64_t>(i);
     const TaskDeadline run_begin = TaskClock::now();
-    const Outcome outcome = run_one(seed, limits.hang_limit);
+    const Outcome outcome = run_one(seed, limits.hang_limit, limits.home_queues);
     ++summary.runs;
     const double run_seconds = std::chrono::duration<double>(TaskClock::now() - run_begin).count();
     if (run_seconds > 1) {

@@ -27,6 +27,18 @@ TEST(RandomSequencesTest, RealSchedulerKeepsItsPromises) {
   EXPECT_GT(summary.runs, 0);
 }
 
+// The same scenarios with the schedulers that would run PostOrder::kBatched under
+// PostOrder::kHome (the home queues' bound, exactly once, Stop, timers, wakeups).
+TEST(RandomSequencesTest, RealSchedulerKeepsItsPromisesUnderHomeQueues) {
+  rs::Limits limits = rs::LimitsFromEnvironment(kSanitized ? 60 : 300, kSanitized ? 40 : 12);
+  limits.home_queues = true;
+  const rs::Summary summary = rs::RunMany(limits, "real scheduler, home queues");
+  EXPECT_EQ(summary.failed_runs, 0) << "first failing seed " << summary.first_failure.seed
+                                    << " (" << summary.first_failure.config << "):\n"
+                                    << summary.first_failure.failure;
+  EXPECT_GT(summary.runs, 0);
+}
+
 #else
 
 }  // namespace

@@ -1,6 +1,7 @@
-/* home_queues.pml: the ready-queue rule proposed for the two-worker hot path (issue 31),
- * modelled before it is built. Nothing in sched/ implements it yet; the scheduler on main
- * keeps one shared ready queue plus local batches (task_scheduler.pml models that).
+/* home_queues.pml: the order rule of PostOrder::kHome (sched/internal/home_queues.h), the
+ * home queues that are to make the two-worker hot path fast (issue 31), modelled before it
+ * was built. The default order, PostOrder::kBatched (one shared ready queue plus local
+ * batches), is task_scheduler.pml's.
  *
  * The proposal ("home queues with a skew bound"). Every worker owns a FIFO of ready tasks,
  * its home queue. A run-now post made by a task (a re-post, a coroutine's Yield, a Spawn)
@@ -26,8 +27,14 @@
  * moves between cores; when one worker runs a long task, blocks or stops, the others take
  * its queue's old prefix within a bounded number of their own starts.
  *
- * The `code:` references point at the rule's prototype, `yield/home_queues_prototype` in
- * bench/coro/yield_bench.cc (bench/results/json/home_queue_experiment/), which measures it.
+ * The `code:` references point at the scheduler's implementation, sched/internal/home_queues.h
+ * (and the look's start in sched/internal/worker_loop.h). Two differences, neither of which
+ * changes what is checked: the code's look takes one old task at a time and looks again
+ * before any task of its own, where the model takes the whole old prefix in one step (the
+ * same tasks start, in the same order, before the looker's own head); and the code publishes
+ * on a push into an empty queue, where the model publishes when the published stamp is
+ * NOTHING (in this harness the same pushes: a queue's owner publishes NOTHING exactly when it
+ * finds its queue empty).
  *
  * What this model is for: the rule's order bound and liveness, not the lock-free steps.
  * A pop, a push, a reservation and a look are each one atomic step here (d_step); in the
@@ -138,7 +145,7 @@ byte overtaken[XS + 1];
 inline Stamp(w, s) {
   if
   :: blk_next[w] == blk_end[w] ->
-    /* code: bench/coro/yield_bench.cc PushOwn: me.stamp_next = clock_.fetch_add(kStampBlock, std::memory_order_relaxed); */
+    /* code: sched/internal/home_queues.h NextStamp: worker->stamp_next = order_clock_.fetch_add(kStampBlock, std::memory_order_relaxed); */
     blk_next[w] = clock;
     clock = clock + BLOCK;
     blk_end[w] = blk_next[w] + BLOCK
@@ -147,7 +154,7 @@ inline Stamp(w, s) {
   s = blk_next[w];
   blk_next[w]++;
 #ifndef BUG_NO_PUBLISH_ON_PUSH
-  /* code: bench/coro/yield_bench.cc PushOwn: if (me.published_last == kAny) Publish(me, me.stamp_next); */
+  /* code: sched/internal/home_queues.h HomePush: if (size == 1) worker->published_head.store(stamp, std::memory_order_relaxed); */
   if
   :: published[w] == NOTHING -> published[w] = s
   :: else -> skip
@@ -160,7 +167,7 @@ inline Post(w, task, s) {
   Stamp(w, s);
   seq++;
   q_task[AT(w, q_len[w])] = task;
-  /* code: bench/coro/yield_bench.cc PushOwn: me.ring.Push(handle.address(), me.stamp_next++); */
+  /* code: sched/internal/home_queues.h HomePush: worker->home->Push(task, stamp); */
   q_stamp[AT(w, q_len[w])] = s;
   q_seq[AT(w, q_len[w])] = seq;
   q_len[w]++
@@ -195,12 +202,12 @@ inline Start(task, posted, i) {
  * no gate: FindWork's take). RP_W's own publication is not modelled: nobody else looks. */
 inline Look() {
   if
-  /* code: bench/coro/yield_bench.cc TakeOld: other->published.load(std::memory_order_relaxed) < below) { */
+  /* code: sched/internal/home_queues.h TakeOldTask: if (other->published_head.load(std::memory_order_relaxed) >= below) continue; */
   :: q_len[RP_W] == 0 || (published[LONG_W] != NOTHING &&
                           published[LONG_W] + S < q_stamp[AT(RP_W, 0)]) ->
     do
-    /* code: bench/coro/yield_bench.cc TakeOld: const std::uint64_t below = own - skew_; */
-    /* code: queues/home_ring.h TakeFront: if (slot.stamp.load(std::memory_order_relaxed) >= below) break; */
+    /* code: sched/internal/home_queues.h TakeOldTask: const std::uint64_t below = *own - options_.home_skew; */
+    /* code: queues/home_ring.h TakeFront: if (stamp >= below) break; */
     :: q_len[LONG_W] > 0 &&
        (q_len[RP_W] == 0 || q_stamp[AT(LONG_W, 0)] + S < q_stamp[AT(RP_W, 0)]) ->
       taken_task[(taken_head + taken_len) % XS] = q_task[AT(LONG_W, 0)];
@@ -224,13 +231,13 @@ proctype RpWorker() {
     /* (LONG posts by RP's K-th post: RP_W waits for it there, which bounds the stamps.) */
     d_step {
 #ifndef BUG_NO_LOOK
-      /* code: bench/coro/yield_bench.cc Run: if (look_every_ > 0 && ++since_look >= look_every_) { */
+      /* code: sched/internal/worker_loop.h ExecuteBatch: worker->look_now = home_queues_; */
       if
       :: since_look == E -> since_look = 0; Look()
       :: else -> skip
       fi;
 #endif
-      /* code: bench/coro/yield_bench.cc Run: for (int i = 0; i < n; ++i) std::coroutine_handle<>::from_address(taken[i]).resume(); */
+      /* code: sched/internal/home_queues.h NextHomeTask: if (Task* old = TakeOldTask(worker)) return old;  // and look again before the next */
       if
       :: taken_len > 0 ->
         task = taken_task[taken_head];

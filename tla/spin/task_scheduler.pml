@@ -1091,7 +1091,7 @@ inline Schedule() {
      :: else
      fi;
      if
-     /* code: sched/internal/sched_role.h Schedule: if (ready_.Count() > 0) return result; */
+     /* code: sched/internal/sched_role.h Schedule: : ready_.Count() > 0)) { */
      :: len(ready) > 0 -> break
      :: else
      fi;
@@ -1102,7 +1102,7 @@ inline Schedule() {
      :: else ->
         /* Take over the other workers' local batches; else sleep holding the role until a
          * notify, the nearest deadline, or (while a worker executes) the re-check. */
-        /* code: sched/internal/sched_role.h Schedule: if (TakeOverLocalBatches(worker)) continue; */
+        /* code: sched/internal/sched_role.h Schedule: : TakeOverLocalBatches(worker)) { */
         TakeOver(me);
         if
         :: took -> took = false
@@ -1249,7 +1249,7 @@ worker_top:
      fi;
 #endif
      /* The role only after a batch that ended early, or with a local batch to publish. */
-     /* code: sched/internal/worker_loop.h WorkerMain: if ((batch_ended_early || has_local) && role_.TryLock()) { */
+     /* code: sched/internal/worker_loop.h WorkerMain: : batch_ended_early || has_local; */
      atomic {
        if
        /* code: sync/role_lock.h TryLock: return !held_.exchange(true, std::memory_order_acquire); */
@@ -1328,7 +1328,7 @@ execute_batch:
                  fi;
 #endif
                  if
-                 /* code: sched/internal/worker_loop.h ExecuteBatch: if (executed == 0) executing_.fetch_add(1, std::memory_order_relaxed); */
+                 /* code: sched/internal/worker_loop.h ExecuteBatch: executing_.fetch_add(1, std::memory_order_relaxed); */
                  :: !in_batch -> in_batch = true; executing++
                  :: else
                  fi };
@@ -1477,7 +1477,7 @@ execute_batch:
 #ifdef STOP
               fi;
 #endif
-              /* code: sched/internal/idle.h Park: !(timer_due && !role_locked) && !TakeOverLocalBatches(worker); */
+              /* code: sched/internal/idle.h Park: : TakeOverLocalBatches(worker)); */
               /* From here on nd means "a timed park" (a finite deadline, not yet due). */
               d_step { sleep = sleep && !(due && !rl); nd = nd && !due; rl = false; due = false };
 #endif

@@ -6,10 +6,15 @@
 # runs.jsonl and machine.txt into this folder (a new recording replaces them: move an earlier
 # one into a subfolder first, as first_recording/ holds the first); table.py
 # renders them. Usage, from the workspace root:
-#   bench/results/json/home_queue_experiment/record.sh [ROUNDS]   # default 5
+#   bench/results/json/home_queue_experiment/record.sh [ROUNDS] [FOLDER]   # default 5, here
+# FOLDER: where runs.jsonl and machine.txt go (bench/results/json/home_queues_in_scheduler
+# holds the recording of PostOrder::kHome in the scheduler). YIELD_ROWS: the yield_bench
+# contestants, a regular-expression alternative (default: the experiment's rows above).
 set -euo pipefail
 rounds=${1:-5}
-here=bench/results/json/home_queue_experiment
+here=${2:-bench/results/json/home_queue_experiment}
+rows=${YIELD_ROWS:-fairsched|home_queues_prototype|home_queues_prototype_loose|home_queues_no_looks|textbook_pool|local_queue}
+mkdir -p "$here"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/home_queue_experiment.XXXXXX")
 ./bazelw build --config=opt //bench/coro:yield_bench
 bin=$(./bazelw info --config=opt bazel-bin 2>/dev/null)/bench/coro/yield_bench
@@ -27,7 +32,7 @@ rm -f "$here/runs.jsonl"
 for ((r = 1; r <= rounds; ++r)); do
   echo "== round $r of $rounds (load $(cut -d' ' -f1-3 /proc/loadavg))"
   echo "round $r load_before=$(cut -d' ' -f1 /proc/loadavg)" >>"$here/machine.txt"
-  "$bin" --benchmark_filter='yield/(fairsched|home_queues_prototype|home_queues_prototype_loose|home_queues_no_looks|textbook_pool|local_queue)/' \
+  "$bin" --benchmark_filter="yield/($rows)/" \
     --benchmark_repetitions=1 --benchmark_out="$tmp/yield_bench_r$r.json" \
     --benchmark_out_format=json >"$tmp/yield_bench_r$r.txt" 2>&1
   python3 tools/bench_report/runs.py append "$here/runs.jsonl" "$tmp/yield_bench_r$r.json"
