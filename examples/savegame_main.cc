@@ -21,7 +21,7 @@
 //            "-fairsched" / "-updater" before its ".json")
 //            [--store=embedded|redis|redis://127.0.0.1:PORT] (the blob store: the embedded
 //            one, a private redis-server started for the run, or a running Redis;
-//            examples/savegame/redis_store.h; Redis runs the fairsched design only)
+//            examples/savegame/redis_store.h; both designs, each on its own private server)
 //            [--redis_restart_at=SECONDS] (with --store=redis: SIGKILL the private
 //            redis-server that far into the load and restart it on its AOF)
 // A hidden flag plants a bug in the fairsched server for the tests that show the check
@@ -150,17 +150,6 @@ int main(int argc, char** argv) {
   if (options.heavy_users > options.users) Usage("--heavy_users must not exceed --users");
   if (options.seeded_bug != SeededBug::kNone && design != "fairsched") {
     Usage("--seeded_bug needs --design=fairsched");
-  }
-  if (options.redis && design == "updater") {
-    Usage(
-        "--store=redis runs the fairsched design only (the Updater's store client speaks the "
-        "embedded store's protocol)");
-  }
-  if (options.redis && design == "both") {
-    std::fprintf(stderr,
-                 "savegame: --store=redis: the fairsched design only (the Updater runs on "
-                 "the embedded store)\n");
-    design = "fairsched";
   }
   std::vector<Design> designs;
   if (design != "updater") designs.push_back(Design::kFairsched);

@@ -156,6 +156,15 @@ ServerOptions ServerOptionsOf(const SavegameOptions& options) {
   return server_options;
 }
 
+UpdaterOptions UpdaterOptionsOf(const SavegameOptions& options) {
+  UpdaterOptions updater;
+  updater.server = ServerOptionsOf(options);
+  updater.threads = options.workers;
+  updater.tick = options.updater_tick;
+  updater.start = options.updater_start;
+  return updater;
+}
+
 FleetOptions FleetOptionsOf(Design design, const SavegameOptions& options) {
   FleetOptions fleet;
   fleet.connections = options.connections;
@@ -173,15 +182,11 @@ FleetOptions FleetOptionsOf(Design design, const SavegameOptions& options) {
   return fleet;
 }
 
-// The fairsched design on Redis (redis_store.h): a private redis-server for the run unless
+// One design on Redis (redis_store.h; the Updater through UpdaterRedis): a private redis-server for the run unless
 // options.redis_address names one; the check reads the counters and the applied-request
 // log back from Redis. Each run writes under its own key prefix.
 template <typename Backend>
 DesignReport RunOnRedis(Design design, const SavegameOptions& options) {
-  if (design != Design::kFairsched) {
-    std::fprintf(stderr, "savegame: the Updater design runs on the embedded store only\n");
-    std::exit(2);
-  }
   DesignReport report;
   report.design = design;
   report.file_limit = RaiseFileLimit(DescriptorsNeeded(options));
@@ -259,10 +264,7 @@ DesignReport RunOnRedis(Design design, const SavegameOptions& options) {
   store_options.fault_delay = options.fault_delay;
   store_options.seed = options.seed;
 
-  {
-    IoScheduler<Backend> scheduler(Named("savegame", options));
-    scheduler.Start(options.workers);
-    RedisStore<IoScheduler<Backend>> store(scheduler, address, store_options);
+  const auto prepare = [&](IoScheduler<Backend>& scheduler, RedisStore<IoScheduler<Backend>>& store) {
     const IoError prepared =
         coro::Spawn(scheduler, store.Prepare(coro::DeadlineAfter(std::chrono::seconds(5)))).Get();
     if (!prepared.ok()) {
@@ -270,6 +272,39 @@ DesignReport RunOnRedis(Design design, const SavegameOptions& options) {
                    address.ToString().c_str(), prepared.Message().c_str());
       std::exit(2);
     }
+  };
+  if (design == Design::kUpdater) {
+    UpdaterRedis redis;
+    redis.address = address;
+    redis.key_prefix = store_options.key_prefix;
+    redis.fault = options.fault;
+    redis.fault_delay = options.fault_delay;
+    redis.seed = options.seed;
+    {
+      // The script is loaded from a one-worker scheduler that stops before the load: the
+      // Updater itself has no scheduler.
+      IoScheduler<Backend> loader(Named("blobstore", options));
+      loader.Start(1);
+      RedisStore<IoScheduler<Backend>> store(loader, address, store_options);
+      prepare(loader, store);
+      redis.script_sha = store.script_sha();
+      store.Stop();
+      loader.Stop();
+    }
+    UpdaterServer server(UpdaterOptionsOf(options), redis);
+    const SocketAddress server_address = MustListen(server.Start(Loopback()), "updater server");
+    const std::vector<ThreadSample> before = SampleThreads();
+    report.fleet = RunTheFleet(server_address, FleetOptionsOf(design, options), options);
+    TimesSpent(before, SampleThreads(), report.fleet.client_threads, &report);
+    server.Stop();
+    report.fenced_uploads = server.fenced_uploads();
+    report.jobs_started_late = server.jobs_started_late();
+    report.faults_injected = server.faults_injected();
+  } else {
+    IoScheduler<Backend> scheduler(Named("savegame", options));
+    scheduler.Start(options.workers);
+    RedisStore<IoScheduler<Backend>> store(scheduler, address, store_options);
+    prepare(scheduler, store);
     FairschedServer<IoScheduler<Backend>> server(scheduler, ServerOptionsOf(options), &store);
     const SocketAddress server_address = MustListen(server.Start(Loopback()), "savegame server");
     const std::vector<ThreadSample> before = SampleThreads();
@@ -371,12 +406,7 @@ DesignReport Run(Design design, const SavegameOptions& options) {
     report.fenced_uploads = server.fenced_uploads();
     scheduler.Stop();
   } else {
-    UpdaterOptions updater;
-    updater.server = server_options;
-    updater.threads = options.workers;
-    updater.tick = options.updater_tick;
-    updater.start = options.updater_start;
-    UpdaterServer server(updater, store_address);
+    UpdaterServer server(UpdaterOptionsOf(options), store_address);
     const SocketAddress address = MustListen(server.Start(Loopback()), "updater server");
     const std::vector<ThreadSample> before = SampleThreads();
     report.fleet = RunTheFleet(address, fleet, options);

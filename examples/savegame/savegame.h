@@ -63,8 +63,8 @@ struct SavegameOptions {
   BackendKind backend = BackendKind::kEpoll;
   // The blob store: the embedded one (blob_store.h, default) or Redis (redis_store.h). With
   // Redis, `redis_address` is its "127.0.0.1:PORT", or "" to start a private redis-server
-  // for the run (examples/redis/redis_server_process.h); the fairsched design only (the
-  // Updater's store client speaks the embedded protocol), and blob_latency does not apply
+  // for the run (examples/redis/redis_server_process.h); both designs (the Updater through
+  // UpdaterRedis, updater_server.h), and blob_latency does not apply
   // (Redis's own round trip is the latency); `fault` is injected by our Redis client.
   bool redis = false;
   std::string redis_address;

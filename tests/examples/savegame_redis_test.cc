@@ -1,11 +1,12 @@
 // The savegame job on Redis (examples/savegame/redis_store.h; `--store=redis`): short runs of
-// the fairsched design against a private redis-server (examples/redis/redis_server_process.h),
-// without and with injected faults (our Redis client drops or delays answers after Redis
-// applied them), and with a planted bug. The exactly-once check reads the counters and the
-// applied-request log back from Redis: it must pass on the honest runs (with faults: uploads
-// fenced, none unknown) and fail, with the bug's own message, on the planted one. Also a run
-// on a Redis given by address, whose keys are then inspected directly. Skips with the line
-// that says what to install only when redis-server is not installed.
+// the fairsched design, and of the Updater baseline on the same keys and Lua compare-and-set,
+// against a private redis-server (examples/redis/redis_server_process.h), without and with
+// injected faults (our Redis client drops or delays answers after Redis applied them), and
+// with a planted bug. The exactly-once check reads the counters and the applied-request log
+// back from Redis: it must pass on the honest runs (with faults: uploads fenced, none
+// unknown) and fail, with the bug's own message, on the planted one. Also a run on a Redis
+// given by address, whose keys are then inspected directly. Skips with the line that says
+// what to install only when redis-server is not installed.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -121,6 +122,57 @@ TEST_F(SavegameRedisTest, AcknowledgedSavesSurviveAKillAndRestartOfRedis) {
   EXPECT_NE(json.find("\"redis_restart\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"unsettled_not_applied\""), std::string::npos);
   EXPECT_NE(json.find("\"redis\""), std::string::npos) << "store: redis";
+}
+
+// The Updater baseline on the same Redis (updater_server.h, UpdaterRedis): the same keys,
+// the same Lua compare-and-set and applied log, the same fence, so the same check.
+TEST_F(SavegameRedisTest, UpdaterExactlyOnceWithoutFaults) {
+  const SavegameOptions options = RedisRun(false);
+  const DesignReport r = RunDesign(Design::kUpdater, options);
+  ExpectHonestRun(options, r);
+  EXPECT_EQ(r.check.applied, r.fleet.ok()) << "no fault: every applied save was acknowledged";
+  EXPECT_EQ(r.faults_injected, 0);
+  EXPECT_EQ(r.fenced_uploads, 0);
+  std::int64_t failed = 0;
+  for (int s = 1; s < kSaveStatusCount; ++s) failed += r.fleet.replies[s];
+  EXPECT_EQ(failed, 0);
+  EXPECT_NE(RunRecordJson(options, r).find("\"design\":\"updater\""), std::string::npos);
+}
+
+TEST_F(SavegameRedisTest, UpdaterExactlyOnceWithDroppedAndDelayedAnswers) {
+  const SavegameOptions options = RedisRun(true);  // a delayed answer is lost too
+  const DesignReport r = RunDesign(Design::kUpdater, options);
+  ExpectHonestRun(options, r);
+  EXPECT_GT(r.faults_injected, 0);
+  EXPECT_GT(r.fenced_uploads, 0) << "some upload answers were lost and fenced";
+  EXPECT_GT(Count(r, SaveStatus::kUploadNotApplied) + Count(r, SaveStatus::kDownloadFailed), 0);
+}
+
+TEST_F(SavegameRedisTest, UpdaterDelayedAnswersWithinTheDeadlineAreUsed) {
+  SavegameOptions options = RedisRun(true);
+  options.fault = 0.2;
+  options.fault_delay = 10ms;  // well within the step deadline: held, then used
+  options.step_timeout = 2s;
+  const DesignReport r = RunDesign(Design::kUpdater, options);
+  ExpectHonestRun(options, r);
+  EXPECT_GT(r.faults_injected, 0);
+  // Half the faults drop the answer: the call waits for its (long) deadline, so some still
+  // fail; the delayed half arrives and is used.
+  EXPECT_GT(r.fleet.ok(), r.faults_injected);
+}
+
+TEST_F(SavegameRedisTest, UpdaterAcknowledgedSavesSurviveAKillAndRestartOfRedis) {
+  SavegameOptions options = RedisRun(false);
+  options.duration = 2s;
+  options.step_timeout = 200ms;
+  options.redis_restart_at = 800ms;
+  const DesignReport r = RunDesign(Design::kUpdater, options);
+  ASSERT_TRUE(r.redis_restarted);
+  EXPECT_TRUE(r.check.passed) << r.check.message;
+  EXPECT_GT(r.fleet.ok(), 0);
+  EXPECT_EQ(r.fleet.connect_failures, 0);
+  EXPECT_EQ(Count(r, SaveStatus::kConflict), 0);
+  EXPECT_EQ(r.unsettled_applied + r.unsettled_not_applied, r.check.unknown);
 }
 
 using Sched = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, EpollBackend>;
