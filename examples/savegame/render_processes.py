@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Renders the runs of record_processes.sh (OUT/records.jsonl, one savegame JSON record per
 line) as a Markdown table, per store and number of server processes: the median (and
-min-max) of req/s and of the acknowledged saves' p99 over the rounds, conflicts per second
-(the saves the store's compare-and-set refused because two processes overlapped on one
-user), the check, and the highest 1-minute load seen. With --plot PNG it also draws req/s
+min-max) of req/s, of req/s per process, of acknowledged saves per CPU-second of the server
+processes (their whole life, so setup and drain are in it) and of the acknowledged saves'
+p99 over the rounds, the share of sent saves answered conflict (refused by the store's
+compare-and-set because two processes overlapped on one user), the check, and the highest
+1-minute load seen. With --plot PNG it also draws req/s
 and p99 against N (needs matplotlib: apt-get install python3-matplotlib).
 
     examples/savegame/render_processes.py OUT/records.jsonl [--plot OUT/processes.png] > table.md
@@ -36,18 +38,24 @@ def spread(values, fmt):
 
 def table(records):
     lines = [
-        "| store | N | runs | req/s median (min-max) | p99 ms median (min-max) | conflicts/s | check | max load 1m |",
-        "|---|---|---|---|---|---|---|---|",
+        "| store | N | runs | req/s median (min-max) | req/s per process | saves per server CPU-s "
+        "| p99 ms median (min-max) | conflict % | check | max load 1m |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for (store, n), runs in groups(records).items():
         rps = [r["requests_per_second"] for r in runs]
         p99 = [r["latency_ms"]["acknowledged"]["p99"] for r in runs
                if r["latency_ms"]["acknowledged"]["p99"] is not None]
-        conflicts = [r["replies"].get("conflict", 0) / r["seconds"] for r in runs if r["seconds"]]
+        per_process = [r["requests_per_second"] / max(1, n) for r in runs]
+        per_cpu = [r["acknowledged"] / sum(r["server_process_cpu_seconds"]) for r in runs
+                   if sum(r.get("server_process_cpu_seconds", [])) > 0]
+        conflicts = [100.0 * r["replies"].get("conflict", 0) / r["sent"] for r in runs
+                     if r["sent"]]
         checks = "all passed" if all(r["check"]["passed"] for r in runs) else "FAILED"
         load_max = max(max(r["loadavg_before"]["1min"] or 0, r["loadavg_after"]["1min"] or 0)
                        for r in runs)
         lines.append(f"| {store} | {n} | {len(runs)} | {spread(rps, '{:.0f}')} | "
+                     f"{spread(per_process, '{:.0f}')} | {spread(per_cpu, '{:.0f}')} | "
                      f"{spread(p99, '{:.2f}')} | {spread(conflicts, '{:.1f}')} | {checks} | "
                      f"{load_max:.2f} |")
     return "\n".join(lines)
