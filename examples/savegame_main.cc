@@ -80,6 +80,7 @@ int main(int argc, char** argv) {
   std::string json_path;
   std::string server_process;  // the hidden flag of a server process (server_processes.h)
   std::string key_prefix;
+  int server_index = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const std::size_t eq = arg.find('=');
@@ -145,6 +146,8 @@ int main(int argc, char** argv) {
       options.server_processes = static_cast<int>(number);
     } else if (name == "server_process" && !value.empty()) {
       server_process = value;
+    } else if (name == "server_index" && whole && number >= 0 && number <= 64) {
+      server_index = static_cast<int>(number);
     } else if (name == "redis_key_prefix" && !value.empty()) {
       key_prefix = value;
     } else if (name == "fault_delay" && numeric && number >= 0 && number <= 60'000) {
@@ -168,7 +171,7 @@ int main(int argc, char** argv) {
   if (!server_process.empty()) {
     if (design == "both") Usage("--server_process needs --design=fairsched or updater");
     return ServeAsServerProcess(design == "updater" ? Design::kUpdater : Design::kFairsched,
-                                options, server_process, key_prefix);
+                                options, server_process, key_prefix, server_index);
   }
   std::vector<Design> designs;
   if (design != "updater") designs.push_back(Design::kFairsched);

@@ -514,7 +514,7 @@ DesignReport Run(Design design, const SavegameOptions& options) {
 // The child side of --server_processes (ServeAsServerProcess).
 template <typename Backend>
 int Serve(Design design, const SavegameOptions& options, const std::string& store,
-          const std::string& key_prefix) {
+          const std::string& key_prefix, int index) {
   const bool redis = store.rfind("redis://", 0) == 0;
   const bool embedded = store.rfind("embedded://", 0) == 0;
   IoResult<SocketAddress> parsed =
@@ -528,7 +528,7 @@ int Serve(Design design, const SavegameOptions& options, const std::string& stor
   store_options.key_prefix = key_prefix;
   store_options.fault = options.fault;
   store_options.fault_delay = options.fault_delay;
-  store_options.seed = options.seed;
+  store_options.seed = options.seed + 1000003 * static_cast<std::uint64_t>(index);
   const auto announce = [](const SocketAddress& listening) {
     std::printf("listening %s\n", listening.ToString().c_str());
     std::fflush(stdout);
@@ -551,7 +551,7 @@ int Serve(Design design, const SavegameOptions& options, const std::string& stor
       updater_redis.key_prefix = key_prefix;
       updater_redis.fault = options.fault;
       updater_redis.fault_delay = options.fault_delay;
-      updater_redis.seed = options.seed;
+      updater_redis.seed = store_options.seed;
       IoScheduler<Backend> loader(Named("blobstore", options));
       loader.Start(1);
       RedisStore<IoScheduler<Backend>> loading(loader, address, store_options);
@@ -604,8 +604,8 @@ int Serve(Design design, const SavegameOptions& options, const std::string& stor
 }  // namespace
 
 int ServeAsServerProcess(Design design, const SavegameOptions& options, const std::string& store,
-                         const std::string& key_prefix) {
-  return Serve<EpollBackend>(design, options, store, key_prefix);
+                         const std::string& key_prefix, int index) {
+  return Serve<EpollBackend>(design, options, store, key_prefix, index);
 }
 
 const char* ToString(Design design) {
@@ -727,6 +727,13 @@ void PrintReports(std::FILE* out, const SavegameOptions& options,
                    static_cast<unsigned long long>(w.wakes_sent),
                    static_cast<unsigned long long>(w.idle_wakeups));
     }
+  }
+  if (options.server_processes > 0) {
+    std::fprintf(out,
+                 "(%d server processes: \"CPU s per worker\" is each process's CPU time over "
+                 "its life; their run-queue wait is not measured; conflicts are saves of one "
+                 "user that two processes overlapped on, refused by the store)\n",
+                 options.server_processes);
   }
   if (reports.size() == 2 && reports[1].requests_per_second > 0) {
     std::fprintf(out, "fairsched / updater throughput: %.1fx\n",

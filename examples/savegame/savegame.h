@@ -143,8 +143,9 @@ DesignReport RunDesign(Design design, const SavegameOptions& options);
 // `store` ("embedded://ADDR", or "redis://ADDR" under `key_prefix`, redis_store.h), with the
 // server options of `options`; prints "listening ADDR" on stdout, serves until stdin ends,
 // stops, prints "stats FENCED FAULTS CPU_SECONDS" and returns the exit code (epoll only).
+// `index` (0 .. N-1) gives each process its own fault-injection stream on Redis.
 int ServeAsServerProcess(Design design, const SavegameOptions& options, const std::string& store,
-                         const std::string& key_prefix);
+                         const std::string& key_prefix, int index);
 
 // The final table (and the errors by kind, and the throughput ratio when both ran).
 void PrintReports(std::FILE* out, const SavegameOptions& options,

@@ -80,14 +80,15 @@ void ServerProcesses::KillAll() {
 bool ServerProcesses::Start(const std::string& binary, const std::vector<std::string>& args,
                             int count, std::chrono::milliseconds start_timeout,
                             std::string* error) {
-  // argv, built before the fork: the child only calls async-signal-safe functions.
-  std::vector<std::string> all = {binary};
-  all.insert(all.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& arg : all) argv.push_back(arg.data());
-  argv.push_back(nullptr);
   const pid_t parent = ::getpid();
   for (int i = 0; i < count; ++i) {
+    // argv, built before the fork: the child only calls async-signal-safe functions.
+    std::vector<std::string> all = {binary};
+    all.insert(all.end(), args.begin(), args.end());
+    all.push_back("--server_index=" + std::to_string(i));
+    std::vector<char*> argv;
+    for (std::string& arg : all) argv.push_back(arg.data());
+    argv.push_back(nullptr);
     int in_pipe[2], out_pipe[2];  // [0] read end, [1] write end
     if (::pipe2(in_pipe, O_CLOEXEC) != 0) {
       *error = std::string("pipe: ") + std::strerror(errno);

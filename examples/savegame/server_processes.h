@@ -53,7 +53,8 @@ class ServerProcesses {
   ServerProcesses(const ServerProcesses&) = delete;
   ServerProcesses& operator=(const ServerProcesses&) = delete;
 
-  // Starts `count` children: `binary` with `args` (flags; --server_process among them).
+  // Starts `count` children: `binary` with `args` (flags; --server_process among them) and
+  // --server_index=I, I = 0 .. count-1 (each child's own fault-injection stream).
   bool Start(const std::string& binary, const std::vector<std::string>& args, int count,
              std::chrono::milliseconds start_timeout, std::string* error);
   const std::vector<SocketAddress>& addresses() const { return addresses_; }

@@ -3,8 +3,9 @@
 // //examples:savegame on the embedded store and on Redis, both designs, with and without
 // injected faults. The exactly-once check must pass across the processes, whose profile
 // locks are their own: with few users two processes do save one user at once, and the
-// store's compare-and-set refuses the second (kConflict, nothing applied). Also: a child
-// that cannot start is reported and reaped, and no child outlives a run.
+// store's compare-and-set refuses the second (kConflict, nothing applied). Also a Redis
+// restart under two processes, a child that cannot start (reported and reaped), and no
+// child outlives a run.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -151,6 +152,26 @@ TEST_F(SavegameProcessesTest, RedisBothDesignsWithAndWithoutFaults) {
         EXPECT_EQ(r.faults_injected, 0);
       }
     }
+  }
+}
+
+// Redis killed and restarted under two processes (both designs): every acknowledged save
+// survives, every unsettled request is accounted for.
+TEST_F(SavegameProcessesTest, RedisRestartUnderTwoProcesses) {
+  if (redis::FindRedisServer().empty()) GTEST_SKIP() << redis::MissingMessage();
+  SavegameOptions options = ProcessesRun(false, true);
+  options.duration = 2s;
+  options.step_timeout = 200ms;
+  options.redis_restart_at = 800ms;
+  for (Design design : {Design::kFairsched, Design::kUpdater}) {
+    SCOPED_TRACE(ToString(design));
+    const DesignReport r = RunDesign(design, options);
+    ASSERT_TRUE(r.redis_restarted);
+    EXPECT_TRUE(r.check.passed) << r.check.message;
+    EXPECT_GT(r.fleet.ok(), 0);
+    EXPECT_EQ(r.fleet.connect_failures, 0);
+    EXPECT_EQ(r.unsettled_applied + r.unsettled_not_applied, r.check.unknown);
+    EXPECT_TRUE(NoChildren());
   }
 }
 
