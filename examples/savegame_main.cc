@@ -21,9 +21,12 @@
 //            "-fairsched" / "-updater" before its ".json")
 //            [--store=embedded|redis|redis://127.0.0.1:PORT] (the blob store: the embedded
 //            one, a private redis-server started for the run, or a running Redis;
-//            examples/savegame/redis_store.h; Redis runs the fairsched design only)
+//            examples/savegame/redis_store.h; both designs, each on its own private server)
 //            [--redis_restart_at=SECONDS] (with --store=redis: SIGKILL the private
 //            redis-server that far into the load and restart it on its AOF)
+//            [--server_processes=N] (N savegame server processes, children of this binary,
+//            on the same store, the fleet's connections spread over them; 0: the server
+//            in this process; examples/savegame/server_processes.h)
 // A hidden flag plants a bug in the fairsched server for the tests that show the check
 // catches it (tests/examples/savegame_seeded_bug_test.sh):
 //            --seeded_bug=ack_without_upload|upload_twice|lock_does_not_exclude
@@ -48,7 +51,8 @@ using namespace fairsched::savegame;
                "[--updater_tick=MS] [--updater_start=same_tick|next_tick] [--heavy_users=N] "
                "[--heavy_factor=K] [--fleet=threads|process] [--spin_us=US] "
                "[--drain_timeout=SECONDS] [--json=PATH] "
-               "[--store=embedded|redis|redis://HOST:PORT] [--redis_restart_at=SECONDS]\n",
+               "[--store=embedded|redis|redis://HOST:PORT] [--redis_restart_at=SECONDS] "
+               "[--server_processes=N]\n",
                bad);
   std::exit(2);
 }
@@ -74,6 +78,9 @@ int main(int argc, char** argv) {
   options.progress = stdout;
   std::string design = "both";
   std::string json_path;
+  std::string server_process;  // the hidden flag of a server process (server_processes.h)
+  std::string key_prefix;
+  int server_index = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const std::size_t eq = arg.find('=');
@@ -135,6 +142,16 @@ int main(int argc, char** argv) {
       options.redis_address = value.substr(8);
     } else if (name == "redis_restart_at" && numeric && number > 0 && number <= 3600) {
       options.redis_restart_at = Scaled<std::chrono::seconds>(number);
+    } else if (name == "server_processes" && whole && number >= 0 && number <= 64) {
+      options.server_processes = static_cast<int>(number);
+    } else if (name == "server_process" && !value.empty()) {
+      server_process = value;
+    } else if (name == "server_index" && whole && number >= 0 && number <= 64) {
+      server_index = static_cast<int>(number);
+    } else if (name == "redis_key_prefix" && !value.empty()) {
+      key_prefix = value;
+    } else if (name == "fault_delay" && numeric && number >= 0 && number <= 60'000) {
+      options.fault_delay = Scaled<std::chrono::milliseconds>(number);
     } else if (name == "json" && !value.empty()) {
       json_path = value;
     } else if (name == "seeded_bug" && value == "ack_without_upload") {
@@ -151,16 +168,10 @@ int main(int argc, char** argv) {
   if (options.seeded_bug != SeededBug::kNone && design != "fairsched") {
     Usage("--seeded_bug needs --design=fairsched");
   }
-  if (options.redis && design == "updater") {
-    Usage(
-        "--store=redis runs the fairsched design only (the Updater's store client speaks the "
-        "embedded store's protocol)");
-  }
-  if (options.redis && design == "both") {
-    std::fprintf(stderr,
-                 "savegame: --store=redis: the fairsched design only (the Updater runs on "
-                 "the embedded store)\n");
-    design = "fairsched";
+  if (!server_process.empty()) {
+    if (design == "both") Usage("--server_process needs --design=fairsched or updater");
+    return ServeAsServerProcess(design == "updater" ? Design::kUpdater : Design::kFairsched,
+                                options, server_process, key_prefix, server_index);
   }
   std::vector<Design> designs;
   if (design != "updater") designs.push_back(Design::kFairsched);

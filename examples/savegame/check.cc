@@ -100,7 +100,7 @@ CheckResult CheckSaves(const CheckInput& input) {
   applied_unsent.AppendTo(&message);
   acked_not_applied.AppendTo(&message);
   applied_but_failed.AppendTo(&message);
-  if (result.conflicts > 0) {
+  if (result.conflicts > 0 && !input.conflicts_allowed) {
     if (!message.empty()) message += "; ";
     message += std::to_string(result.conflicts) +
                " conflict replies: a profile lock did not keep two saves of one user apart";

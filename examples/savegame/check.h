@@ -9,7 +9,10 @@
 //   - a request was applied but its reply reported a failure (only kUnknown and a missing
 //     reply leave the outcome open: protocol.h);
 //   - any reply was kConflict (a user's profile lock must serialise its saves, so a
-//     compare-and-set can only be refused if the lock did not exclude);
+//     compare-and-set can only be refused if the lock did not exclude), unless
+//     conflicts_allowed (several server processes: each has its own profile locks, and
+//     the store's compare-and-set refuses the second of two overlapping saves; a refused
+//     upload applied nothing, which the rules above still check);
 //   - no save was acknowledged at all (a run that proves nothing);
 //   - without injected faults, any request ended unknown (kUnknown or no reply);
 //   - a user's counter differs from the number of saves the log says were applied to it.
@@ -39,6 +42,7 @@ struct CheckInput {
   std::vector<AppliedSave> applied;      // the store's log
   std::vector<std::uint64_t> counters;   // per user, read back from the store
   bool faults_injected = false;          // the store was told to drop or delay answers
+  bool conflicts_allowed = false;        // several server processes (server_processes.h)
 };
 
 struct CheckResult {

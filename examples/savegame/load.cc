@@ -182,7 +182,9 @@ class FleetThread {
     if (first_connection_ == 0) std::this_thread::sleep_for(options_.first_connect_delay);
     for (int i = 0; i < connection_count_; ++i) {
       auto connection = std::make_unique<Connection>();
-      connection->fd = ConnectBlocking(server_);
+      const int number = first_connection_ + i;
+      connection->fd = ConnectBlocking(
+          options_.servers.empty() ? server_ : options_.servers[number % options_.servers.size()]);
       if (connection->fd < 0) {
         ++result_.connect_failures;
         continue;

@@ -30,6 +30,9 @@ namespace fairsched::savegame {
 
 struct FleetOptions {
   int connections = 128;
+  // Several server processes (server_processes.h): when not empty, connection i goes to
+  // servers[i % servers.size()] instead of RunFleet's `server`.
+  std::vector<SocketAddress> servers;
   int threads = 2;
   int users = 1000;
   std::chrono::nanoseconds duration = std::chrono::seconds(10);

@@ -1,8 +1,10 @@
 // Redis as the savegame service's blob store (`//examples:savegame --store=redis`), in place
 // of the embedded one (blob_store.h), through our client (examples/redis/redis_client.h).
 // The fairsched server (fairsched_server.h) sends its kGet/kPut here when it was given a
-// RedisStore; the rule of protocol.h (compare-and-set on the version, the fence on an
-// unknown outcome) is unchanged, and so is the check (check.h), which reads back from Redis.
+// RedisStore; the Updater (updater_server.h, UpdaterRedis) sends the same commands
+// (RedisStoreCommand) with its own non-blocking calls and decodes them the same way. The
+// rule of protocol.h (compare-and-set on the version, the fence on an unknown outcome) is
+// unchanged, and so is the check (check.h), which reads back from Redis.
 //
 // Keys, for user U of a run whose key prefix is P (hash tags keep one user's keys in one
 // Redis Cluster slot):
@@ -95,6 +97,73 @@ inline std::string AppliedKey(const std::string& prefix, std::uint32_t user) {
   return prefix + "{" + std::to_string(user) + "}:applied";
 }
 
+// The Redis command of one kGet/kPut (the keys above): HMGET, or EVALSHA of kCasScript with
+// `sha` (EVAL of the whole script when `whole_script`, after Redis answered NOSCRIPT). Shared
+// by RedisStore and the Updater's non-blocking store calls (updater_server.h).
+inline redis::Command RedisStoreCommand(const std::string& prefix, const StoreRequest& request,
+                                        const std::string& sha, bool whole_script = false) {
+  const std::string blob_key = BlobKey(prefix, request.user);
+  if (request.op != StoreOp::kPut) return {"HMGET", blob_key, "v", "b"};
+  return {whole_script ? "EVAL" : "EVALSHA",
+          whole_script ? std::string(kCasScript) : sha,
+          "2",
+          blob_key,
+          AppliedKey(prefix, request.user),
+          std::to_string(request.expected_version),
+          std::string(request.blob),
+          std::to_string(ReadBlobHeader(request.blob).last_request_id)};
+}
+
+// Redis refused the command without running it: the script is not in its cache (NOSCRIPT:
+// send the whole script) or it is still loading its data set (LOADING: send it again).
+inline bool IsNoScript(const redis::Reply& reply) {
+  return reply.IsError() && reply.text.rfind("NOSCRIPT", 0) == 0;
+}
+inline bool IsLoading(const redis::Reply& reply) {
+  return reply.IsError() && reply.text.rfind("LOADING", 0) == 0;
+}
+
+// Redis's answer to a RedisStoreCommand as a store answer (status, version, blob into
+// `call`); false if it is not one (a Redis error included).
+inline bool DecodeRedisStoreReply(StoreOp op, redis::Reply& reply, RedisStoreCall* call) {
+  using Type = redis::Reply::Type;
+  if (reply.type != Type::kArray) return false;
+  std::vector<redis::Reply>& e = reply.elements;
+  if (op != StoreOp::kPut) {  // [v or nil, b or nil]
+    if (e.size() != 2) return false;
+    call->status = StoreStatus::kOk;
+    call->version = 0;
+    if (e[0].type == Type::kBulkString && !ParseU64(e[0].text, &call->version)) return false;
+    call->blob = e[1].type == Type::kBulkString ? std::move(e[1].text) : std::string();
+    return true;
+  }
+  if (e.size() < 2 || e[0].type != Type::kInteger || e[1].type != Type::kInteger) return false;
+  call->version = static_cast<std::uint64_t>(e[1].integer);
+  if (e[0].integer == 1) {
+    call->status = StoreStatus::kOk;
+    return true;
+  }
+  if (e.size() != 3 || e[2].type != Type::kBulkString) return false;
+  call->status = StoreStatus::kConflict;
+  call->blob = std::move(e[2].text);
+  return true;
+}
+
+// The fault injected on the n-th answer of a run (`--fault`): none, or (each half of the
+// `fault` fraction) the answer dropped or delayed. A pure function of (fault, seed, n):
+// splitmix64 of (seed, n), its top 53 bits the uniform draw, its low bit the kind.
+enum class RedisFault { kNone, kDrop, kDelay };
+inline RedisFault DrawRedisFault(double fault, std::uint64_t seed, std::uint64_t n) {
+  if (fault <= 0) return RedisFault::kNone;
+  std::uint64_t z = seed * 0x9e3779b97f4a7c15ull + n * 0xbf58476d1ce4e5b9ull + 1;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  const double unit = static_cast<double>(z >> 11) * 0x1.0p-53;
+  if (unit >= fault) return RedisFault::kNone;
+  return (z & 1) == 0 ? RedisFault::kDrop : RedisFault::kDelay;
+}
+
 template <typename Scheduler>
 class RedisStore {
   using Connection = redis::RedisConnection<Scheduler>;
@@ -145,7 +214,7 @@ class RedisStore {
       call.error = reply.error();
       co_return call;
     }
-    if (!Decode(request.op, reply.value(), &call)) {
+    if (!DecodeRedisStoreReply(request.op, reply.value(), &call)) {
       call.error = redis::MalformedReplyError();
       co_return call;
     }
@@ -162,6 +231,8 @@ class RedisStore {
   // Commands sent again because Redis was loading its data set (after a restart).
   std::int64_t loading_retries() const { return loading_retries_.load(std::memory_order_relaxed); }
   std::int64_t connects() const { return pool_.connects(); }
+  // The upload script's SHA1 (after Prepare).
+  const std::string& script_sha() const { return sha_; }
 
   // Drops the idle connections (before the scheduler stops).
   void Stop() { pool_.Clear(); }
@@ -169,56 +240,14 @@ class RedisStore {
  private:
   coro::Lazy<IoResult<redis::Reply>> Send(Connection& connection, const StoreRequest& request,
                                           TaskDeadline deadline) {
-    const std::string blob_key = BlobKey(options_.key_prefix, request.user);
-    if (request.op != StoreOp::kPut) {
-      redis::Command get = {"HMGET", blob_key, "v", "b"};
-      co_return co_await connection.Call(std::move(get), deadline);
-    }
-    redis::Command command = {"EVALSHA",
-                              sha_,
-                              "2",
-                              blob_key,
-                              AppliedKey(options_.key_prefix, request.user),
-                              std::to_string(request.expected_version),
-                              std::string(request.blob),
-                              std::to_string(ReadBlobHeader(request.blob).last_request_id)};
+    redis::Command command = RedisStoreCommand(options_.key_prefix, request, sha_);
     IoResult<redis::Reply> reply = co_await connection.Call(command, deadline);
-    if (reply.ok() && reply.value().IsError() && reply.value().text.rfind("NOSCRIPT", 0) == 0) {
+    if (request.op == StoreOp::kPut && reply.ok() && IsNoScript(reply.value())) {
       // Redis lost its script cache (a restart): the script did not run; send it whole.
-      command[0] = "EVAL";
-      command[1] = kCasScript;
+      command = RedisStoreCommand(options_.key_prefix, request, sha_, /*whole_script=*/true);
       reply = co_await connection.Call(command, deadline);
     }
     co_return reply;
-  }
-
-  static bool IsLoading(const redis::Reply& reply) {
-    return reply.IsError() && reply.text.rfind("LOADING", 0) == 0;
-  }
-
-  // Redis's answer as a store answer; false if it is not one (a Redis error included).
-  static bool Decode(StoreOp op, redis::Reply& reply, RedisStoreCall* call) {
-    using Type = redis::Reply::Type;
-    if (reply.type != Type::kArray) return false;
-    std::vector<redis::Reply>& e = reply.elements;
-    if (op != StoreOp::kPut) {  // [v or nil, b or nil]
-      if (e.size() != 2) return false;
-      call->status = StoreStatus::kOk;
-      call->version = 0;
-      if (e[0].type == Type::kBulkString && !ParseU64(e[0].text, &call->version)) return false;
-      call->blob = e[1].type == Type::kBulkString ? std::move(e[1].text) : std::string();
-      return true;
-    }
-    if (e.size() < 2 || e[0].type != Type::kInteger || e[1].type != Type::kInteger) return false;
-    call->version = static_cast<std::uint64_t>(e[1].integer);
-    if (e[0].integer == 1) {
-      call->status = StoreStatus::kOk;
-      return true;
-    }
-    if (e.size() != 3 || e[2].type != Type::kBulkString) return false;
-    call->status = StoreStatus::kConflict;
-    call->blob = std::move(e[2].text);
-    return true;
   }
 
   // With probability `fault`: drop the answer (wait until the deadline) or delay it (lost
@@ -226,24 +255,16 @@ class RedisStore {
   coro::Lazy<bool> InjectFault(TaskDeadline deadline) {
     if (options_.fault <= 0) co_return false;
     // Relaxed: a distinct draw per call is all it needs.
-    const std::uint64_t draw = Mix(options_.seed, draws_.fetch_add(1, std::memory_order_relaxed));
-    const double unit = static_cast<double>(draw >> 11) * 0x1.0p-53;
-    if (unit >= options_.fault) co_return false;
+    const RedisFault fault = DrawRedisFault(
+        options_.fault, options_.seed, draws_.fetch_add(1, std::memory_order_relaxed));
+    if (fault == RedisFault::kNone) co_return false;
     faults_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
-    const bool drop = (draw & 1) == 0;
+    const bool drop = fault == RedisFault::kDrop;
     const TaskDeadline delayed = coro::DeadlineAfter(options_.fault_delay);
     const coro::WakeReason slept =
         co_await coro::SleepUntil(drop ? deadline : std::min(delayed, deadline));
     if (slept != coro::WakeReason::kDeadline) co_return true;  // cancelled, shutdown
     co_return drop || delayed >= deadline;
-  }
-
-  // splitmix64 of (seed, n).
-  static std::uint64_t Mix(std::uint64_t seed, std::uint64_t n) {
-    std::uint64_t z = seed * 0x9e3779b97f4a7c15ull + n * 0xbf58476d1ce4e5b9ull + 1;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
   }
 
   const RedisStoreOptions options_;

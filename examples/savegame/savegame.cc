@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include "examples/savegame/fairsched_server.h"
 #include "examples/savegame/fleet_process.h"
 #include "examples/savegame/redis_store.h"
+#include "examples/savegame/server_processes.h"
 #include "examples/savegame/updater_server.h"
 #include "io/epoll_backend.h"
 #include "io/io_uring_backend.h"
@@ -127,6 +129,7 @@ void Check(const SocketAddress& store, std::vector<AppliedSave> applied,
   input.requests = report->fleet.requests;
   input.applied = std::move(applied);
   input.faults_injected = options.fault > 0;
+  input.conflicts_allowed = options.server_processes > 1;
   report->check = CheckSaves(input);
 }
 
@@ -156,6 +159,15 @@ ServerOptions ServerOptionsOf(const SavegameOptions& options) {
   return server_options;
 }
 
+UpdaterOptions UpdaterOptionsOf(const SavegameOptions& options) {
+  UpdaterOptions updater;
+  updater.server = ServerOptionsOf(options);
+  updater.threads = options.workers;
+  updater.tick = options.updater_tick;
+  updater.start = options.updater_start;
+  return updater;
+}
+
 FleetOptions FleetOptionsOf(Design design, const SavegameOptions& options) {
   FleetOptions fleet;
   fleet.connections = options.connections;
@@ -173,15 +185,91 @@ FleetOptions FleetOptionsOf(Design design, const SavegameOptions& options) {
   return fleet;
 }
 
-// The fairsched design on Redis (redis_store.h): a private redis-server for the run unless
+// Loads the upload script into Redis (RedisStore::Prepare), or exits with a message.
+template <typename Scheduler>
+void PrepareOrExit(Scheduler& scheduler, RedisStore<Scheduler>& store,
+                   const SocketAddress& address) {
+  const IoError prepared =
+      coro::Spawn(scheduler, store.Prepare(coro::DeadlineAfter(std::chrono::seconds(5)))).Get();
+  if (!prepared.ok()) {
+    std::fprintf(stderr, "savegame: cannot load the upload script into Redis at %s: %s\n",
+                 address.ToString().c_str(), prepared.Message().c_str());
+    std::exit(2);
+  }
+}
+
+std::string Flag(const char* name, double value) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "--%s=%.17g", name, value);
+  return text;
+}
+
+// The flags a server process gets: its store, its design and the server options.
+std::vector<std::string> ServerProcessArgs(Design design, const SavegameOptions& o,
+                                           const std::string& store,
+                                           const std::string& key_prefix) {
+  std::vector<std::string> args = {
+      "--server_process=" + store,
+      std::string("--design=") + ToString(design),
+      Flag("workers", o.workers),
+      Flag("users", o.users),
+      Flag("step_timeout", std::chrono::duration<double, std::milli>(o.step_timeout).count()),
+      Flag("cpu_cost", std::chrono::duration<double, std::micro>(o.cpu_cost).count()),
+      Flag("fault", o.fault),
+      Flag("fault_delay", std::chrono::duration<double, std::milli>(o.fault_delay).count()),
+      Flag("seed", static_cast<double>(o.seed)),
+      Flag("heavy_users", o.heavy_users),
+      Flag("heavy_factor", o.heavy_factor),
+      Flag("updater_tick", std::chrono::duration<double, std::milli>(o.updater_tick).count()),
+      Flag("spin_us", std::chrono::duration<double, std::micro>(o.spin_before_park).count()),
+      std::string("--updater_start=") +
+          (o.updater_start == UpdaterStart::kSameTick ? "same_tick" : "next_tick"),
+  };
+  if (!key_prefix.empty()) args.push_back("--redis_key_prefix=" + key_prefix);
+  return args;
+}
+
+// The fleet against options.server_processes children on `store` (server_processes.h):
+// starts them, runs the fleet over all of them, stops and reaps them, and adds what they
+// report (fenced uploads, faults injected by their Redis clients, CPU time per process).
+void RunOnServerProcesses(Design design, const SavegameOptions& options,
+                          const std::string& store, const std::string& key_prefix,
+                          DesignReport* report) {
+  const std::string binary =
+      options.server_binary.empty() ? SelfExecutable() : options.server_binary;
+  ServerProcesses processes;
+  std::string error;
+  if (!processes.Start(binary, ServerProcessArgs(design, options, store, key_prefix),
+                       options.server_processes, std::chrono::seconds(30), &error)) {
+    std::fprintf(stderr, "savegame: cannot start the server processes (%s): %s\n",
+                 binary.c_str(), error.c_str());
+    std::exit(2);
+  }
+  FleetOptions fleet = FleetOptionsOf(design, options);
+  fleet.servers = processes.addresses();
+  const std::vector<ThreadSample> before = SampleThreads();
+  report->fleet = RunTheFleet(fleet.servers[0], fleet, options);
+  TimesSpent(before, SampleThreads(), report->fleet.client_threads, report);
+  std::vector<ServerProcessStats> stats;
+  if (!processes.Stop(&stats, &error)) {
+    std::fprintf(stderr, "savegame: %s\n", error.c_str());
+    report->check.message = error;
+  }
+  report->fenced_uploads = 0;
+  report->faults_injected = 0;
+  report->worker_cpu_seconds.clear();  // one entry per server process
+  for (const ServerProcessStats& child : stats) {
+    report->fenced_uploads += child.fenced_uploads;
+    report->faults_injected += child.faults_injected;
+    report->worker_cpu_seconds.push_back(child.cpu_seconds);
+  }
+}
+
+// One design on Redis (redis_store.h; the Updater through UpdaterRedis): a private redis-server for the run unless
 // options.redis_address names one; the check reads the counters and the applied-request
 // log back from Redis. Each run writes under its own key prefix.
 template <typename Backend>
 DesignReport RunOnRedis(Design design, const SavegameOptions& options) {
-  if (design != Design::kFairsched) {
-    std::fprintf(stderr, "savegame: the Updater design runs on the embedded store only\n");
-    std::exit(2);
-  }
   DesignReport report;
   report.design = design;
   report.file_limit = RaiseFileLimit(DescriptorsNeeded(options));
@@ -259,17 +347,45 @@ DesignReport RunOnRedis(Design design, const SavegameOptions& options) {
   store_options.fault_delay = options.fault_delay;
   store_options.seed = options.seed;
 
-  {
+  const auto prepare = [&](IoScheduler<Backend>& scheduler,
+                           RedisStore<IoScheduler<Backend>>& store) {
+    PrepareOrExit(scheduler, store, address);
+  };
+  if (options.server_processes > 0) {
+    RunOnServerProcesses(design, options, "redis://" + address.ToString(),
+                         store_options.key_prefix, &report);
+  } else if (design == Design::kUpdater) {
+    UpdaterRedis redis;
+    redis.address = address;
+    redis.key_prefix = store_options.key_prefix;
+    redis.fault = options.fault;
+    redis.fault_delay = options.fault_delay;
+    redis.seed = options.seed;
+    {
+      // The script is loaded from a one-worker scheduler that stops before the load: the
+      // Updater itself has no scheduler.
+      IoScheduler<Backend> loader(Named("blobstore", options));
+      loader.Start(1);
+      RedisStore<IoScheduler<Backend>> store(loader, address, store_options);
+      prepare(loader, store);
+      redis.script_sha = store.script_sha();
+      store.Stop();
+      loader.Stop();
+    }
+    UpdaterServer server(UpdaterOptionsOf(options), redis);
+    const SocketAddress server_address = MustListen(server.Start(Loopback()), "updater server");
+    const std::vector<ThreadSample> before = SampleThreads();
+    report.fleet = RunTheFleet(server_address, FleetOptionsOf(design, options), options);
+    TimesSpent(before, SampleThreads(), report.fleet.client_threads, &report);
+    server.Stop();
+    report.fenced_uploads = server.fenced_uploads();
+    report.jobs_started_late = server.jobs_started_late();
+    report.faults_injected = server.faults_injected();
+  } else {
     IoScheduler<Backend> scheduler(Named("savegame", options));
     scheduler.Start(options.workers);
     RedisStore<IoScheduler<Backend>> store(scheduler, address, store_options);
-    const IoError prepared =
-        coro::Spawn(scheduler, store.Prepare(coro::DeadlineAfter(std::chrono::seconds(5)))).Get();
-    if (!prepared.ok()) {
-      std::fprintf(stderr, "savegame: cannot load the upload script into Redis at %s: %s\n",
-                   address.ToString().c_str(), prepared.Message().c_str());
-      std::exit(2);
-    }
+    prepare(scheduler, store);
     FairschedServer<IoScheduler<Backend>> server(scheduler, ServerOptionsOf(options), &store);
     const SocketAddress server_address = MustListen(server.Start(Loopback()), "savegame server");
     const std::vector<ThreadSample> before = SampleThreads();
@@ -309,6 +425,7 @@ DesignReport RunOnRedis(Design design, const SavegameOptions& options) {
     input.requests = report.fleet.requests;
     // A restart is a fault: requests in flight may end unknown.
     input.faults_injected = options.fault > 0 || options.redis_restart_at.count() > 0;
+    input.conflicts_allowed = options.server_processes > 1;
     report.check = CheckSaves(input);
     std::unordered_set<std::uint64_t> applied;
     for (const AppliedSave& save : input.applied) applied.insert(save.request_id);
@@ -357,7 +474,9 @@ DesignReport Run(Design design, const SavegameOptions& options) {
   const ServerOptions server_options = ServerOptionsOf(options);
   const FleetOptions fleet = FleetOptionsOf(design, options);
 
-  if (design == Design::kFairsched) {
+  if (options.server_processes > 0) {
+    RunOnServerProcesses(design, options, "embedded://" + store_address.ToString(), "", &report);
+  } else if (design == Design::kFairsched) {
     IoScheduler<Backend> scheduler(Named("savegame", options));
     scheduler.Start(options.workers);
     FairschedServer<IoScheduler<Backend>> server(scheduler, server_options, store_address);
@@ -371,12 +490,7 @@ DesignReport Run(Design design, const SavegameOptions& options) {
     report.fenced_uploads = server.fenced_uploads();
     scheduler.Stop();
   } else {
-    UpdaterOptions updater;
-    updater.server = server_options;
-    updater.threads = options.workers;
-    updater.tick = options.updater_tick;
-    updater.start = options.updater_start;
-    UpdaterServer server(updater, store_address);
+    UpdaterServer server(UpdaterOptionsOf(options), store_address);
     const SocketAddress address = MustListen(server.Start(Loopback()), "updater server");
     const std::vector<ThreadSample> before = SampleThreads();
     report.fleet = RunTheFleet(address, fleet, options);
@@ -397,7 +511,102 @@ DesignReport Run(Design design, const SavegameOptions& options) {
   return report;
 }
 
+// The child side of --server_processes (ServeAsServerProcess).
+template <typename Backend>
+int Serve(Design design, const SavegameOptions& options, const std::string& store,
+          const std::string& key_prefix, int index) {
+  const bool redis = store.rfind("redis://", 0) == 0;
+  const bool embedded = store.rfind("embedded://", 0) == 0;
+  IoResult<SocketAddress> parsed =
+      SocketAddress::Parse(redis ? store.substr(8) : embedded ? store.substr(11) : "");
+  if (!parsed.ok() || !(redis || embedded)) {
+    std::fprintf(stderr, "savegame server process: bad store %s\n", store.c_str());
+    return 2;
+  }
+  const SocketAddress address = parsed.value();
+  RedisStoreOptions store_options;
+  store_options.key_prefix = key_prefix;
+  store_options.fault = options.fault;
+  store_options.fault_delay = options.fault_delay;
+  store_options.seed = options.seed + 1000003 * static_cast<std::uint64_t>(index);
+  const auto announce = [](const SocketAddress& listening) {
+    std::printf("listening %s\n", listening.ToString().c_str());
+    std::fflush(stdout);
+  };
+  // Serves until the parent closes our stdin (or dies: PR_SET_PDEATHSIG).
+  const auto wait_for_stop = [] {
+    char byte = 0;
+    while (true) {
+      const ssize_t n = ::read(0, &byte, 1);
+      if (n == 0 || (n < 0 && errno != EINTR)) return;
+    }
+  };
+  std::int64_t fenced = 0;
+  std::int64_t faults = 0;
+  if (design == Design::kUpdater) {
+    std::optional<UpdaterServer> server;
+    if (redis) {
+      UpdaterRedis updater_redis;
+      updater_redis.address = address;
+      updater_redis.key_prefix = key_prefix;
+      updater_redis.fault = options.fault;
+      updater_redis.fault_delay = options.fault_delay;
+      updater_redis.seed = store_options.seed;
+      IoScheduler<Backend> loader(Named("blobstore", options));
+      loader.Start(1);
+      RedisStore<IoScheduler<Backend>> loading(loader, address, store_options);
+      PrepareOrExit(loader, loading, address);
+      updater_redis.script_sha = loading.script_sha();
+      loading.Stop();
+      loader.Stop();
+      server.emplace(UpdaterOptionsOf(options), updater_redis);
+    } else {
+      server.emplace(UpdaterOptionsOf(options), address);
+    }
+    announce(MustListen(server->Start(Loopback()), "updater server"));
+    wait_for_stop();
+    server->Stop();
+    fenced = server->fenced_uploads();
+    faults = server->faults_injected();
+  } else {
+    IoScheduler<Backend> scheduler(Named("savegame", options));
+    scheduler.Start(options.workers);
+    std::optional<RedisStore<IoScheduler<Backend>>> redis_store;
+    std::optional<FairschedServer<IoScheduler<Backend>>> server;
+    if (redis) {
+      redis_store.emplace(scheduler, address, store_options);
+      PrepareOrExit(scheduler, *redis_store, address);
+      server.emplace(scheduler, ServerOptionsOf(options), &*redis_store);
+    } else {
+      server.emplace(scheduler, ServerOptionsOf(options), address);
+    }
+    announce(MustListen(server->Start(Loopback()), "savegame server"));
+    wait_for_stop();
+    server->Stop();
+    fenced = server->fenced_uploads();
+    if (redis_store) {
+      redis_store->Stop();
+      faults = redis_store->faults_injected();
+    }
+    server.reset();
+    redis_store.reset();
+    scheduler.Stop();
+  }
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
+  std::printf("stats %lld %lld %.6f\n", static_cast<long long>(fenced),
+              static_cast<long long>(faults), seconds(usage.ru_utime) + seconds(usage.ru_stime));
+  std::fflush(stdout);
+  return 0;
+}
+
 }  // namespace
+
+int ServeAsServerProcess(Design design, const SavegameOptions& options, const std::string& store,
+                         const std::string& key_prefix, int index) {
+  return Serve<EpollBackend>(design, options, store, key_prefix, index);
+}
 
 const char* ToString(Design design) {
   return design == Design::kFairsched ? "fairsched" : "updater";
@@ -518,6 +727,13 @@ void PrintReports(std::FILE* out, const SavegameOptions& options,
                    static_cast<unsigned long long>(w.wakes_sent),
                    static_cast<unsigned long long>(w.idle_wakeups));
     }
+  }
+  if (options.server_processes > 0) {
+    std::fprintf(out,
+                 "(%d server processes: \"CPU s per worker\" is each process's CPU time over "
+                 "its life; their run-queue wait is not measured; conflicts are saves of one "
+                 "user that two processes overlapped on, refused by the store)\n",
+                 options.server_processes);
   }
   if (reports.size() == 2 && reports[1].requests_per_second > 0) {
     std::fprintf(out, "fairsched / updater throughput: %.1fx\n",
@@ -756,7 +972,15 @@ std::string RunRecordJson(const SavegameOptions& options, const DesignReport& r)
   json.StringField("seeded_bug", ToString(options.seeded_bug));
   json.StringField("store", options.redis ? "redis" : "embedded");
   json.Field("redis_restart_at_s", std::chrono::duration<double>(options.redis_restart_at).count());
+  json.IntField("server_processes", options.server_processes);
   json.EndObject();
+  if (options.server_processes > 0) {
+    // Each server process's CPU time (user + system) over its whole life.
+    json.Key("server_process_cpu_seconds");
+    json.BeginArray();
+    for (double seconds : r.worker_cpu_seconds) json.Number(seconds);
+    json.EndArray();
+  }
 
   json.Key("nofile_limit");
   json.BeginObject();

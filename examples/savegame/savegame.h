@@ -63,14 +63,19 @@ struct SavegameOptions {
   BackendKind backend = BackendKind::kEpoll;
   // The blob store: the embedded one (blob_store.h, default) or Redis (redis_store.h). With
   // Redis, `redis_address` is its "127.0.0.1:PORT", or "" to start a private redis-server
-  // for the run (examples/redis/redis_server_process.h); the fairsched design only (the
-  // Updater's store client speaks the embedded protocol), and blob_latency does not apply
+  // for the run (examples/redis/redis_server_process.h); both designs (the Updater through
+  // UpdaterRedis, updater_server.h), and blob_latency does not apply
   // (Redis's own round trip is the latency); `fault` is injected by our Redis client.
   bool redis = false;
   std::string redis_address;
   // With a private redis-server only: SIGKILL it this long into the load and start it again
   // at once on the same port and AOF (acknowledged saves must survive); 0: never.
   std::chrono::nanoseconds redis_restart_at{0};
+  // Several server processes (server_processes.h): 0, the server runs in this process;
+  // N >= 1, in N child processes of `server_binary` ("": this binary, which must be
+  // //examples:savegame) on the same store, the fleet's connections spread over them.
+  int server_processes = 0;
+  std::string server_binary;
   std::FILE* progress = nullptr;  // live progress line, see FleetOptions
   SeededBug seeded_bug = SeededBug::kNone;  // fairsched design only; tests only
 };
@@ -133,6 +138,14 @@ struct DesignReport {
 
 // Runs one design on a fresh blob store. Aborts with a message if a socket cannot listen.
 DesignReport RunDesign(Design design, const SavegameOptions& options);
+
+// The child side of --server_processes (server_processes.h): serves `design` on the store
+// `store` ("embedded://ADDR", or "redis://ADDR" under `key_prefix`, redis_store.h), with the
+// server options of `options`; prints "listening ADDR" on stdout, serves until stdin ends,
+// stops, prints "stats FENCED FAULTS CPU_SECONDS" and returns the exit code (epoll only).
+// `index` (0 .. N-1) gives each process its own fault-injection stream on Redis.
+int ServeAsServerProcess(Design design, const SavegameOptions& options, const std::string& store,
+                         const std::string& key_prefix, int index);
 
 // The final table (and the errors by kind, and the throughput ratio when both ran).
 void PrintReports(std::FILE* out, const SavegameOptions& options,

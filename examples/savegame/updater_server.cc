@@ -10,12 +10,30 @@
 
 #include <cerrno>
 
+#include "examples/redis/resp.h"
+#include "examples/savegame/redis_store.h"
+
 namespace fairsched::savegame {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
 bool WouldBlock() { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR; }
+
+// Appends what `fd` has to `in` without blocking; false at the end of the stream or on an
+// error (what arrived before it is in `in`).
+bool ReceiveBytes(int fd, std::string* in) {
+  char chunk[16 * 1024];
+  while (true) {
+    const ssize_t n = ::recv(fd, chunk, sizeof(chunk), MSG_DONTWAIT);
+    if (n > 0) {
+      in->append(chunk, static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n == 0) return false;
+    return WouldBlock();
+  }
+}
 
 }  // namespace
 
@@ -29,11 +47,13 @@ struct UpdaterServer::ClientConnection {
 struct UpdaterServer::StoreConnection {
   ~StoreConnection() { ::close(fd); }
   int fd = -1;
-  FrameBuffer in;
+  FrameBuffer in;         // the embedded store's frames
+  std::string redis_in;   // Redis's replies (RESP)
 };
 
 struct UpdaterServer::Job {
-  enum class State { kLock, kConnecting, kSending, kReceiving, kReply };
+  // kHeld: on Redis, an answer the fault injection holds back (until held_until).
+  enum class State { kLock, kConnecting, kSending, kReceiving, kHeld, kReply };
   std::shared_ptr<ClientConnection> client;
   SaveRequest request;
   Clock::time_point read_at;  // when its request was read (for jobs_started_late)
@@ -51,6 +71,16 @@ struct UpdaterServer::Job {
   // What the download returned.
   std::uint64_t version = 0;
   std::string old_blob;
+  // On Redis: the current kPut went as the whole script (after NOSCRIPT); the answer held
+  // by a fault, and whether it is lost (dropped, or delayed past the step deadline).
+  bool whole_script = false;
+  std::string command_blob;  // the blob the current call sends (for a resend as EVAL)
+  std::uint64_t command_version = 0;
+  Clock::time_point held_until;
+  bool held_lost = false;
+  StoreStatus held_status = StoreStatus::kOk;
+  std::uint64_t held_version = 0;
+  std::string held_blob;
 };
 
 struct UpdaterServer::Worker {
@@ -67,6 +97,12 @@ struct UpdaterServer::Worker {
 
 UpdaterServer::UpdaterServer(UpdaterOptions options, SocketAddress store)
     : options_(options), store_(store), profile_locked_(options.server.users) {}
+
+UpdaterServer::UpdaterServer(UpdaterOptions options, UpdaterRedis redis)
+    : options_(options),
+      store_(redis.address),
+      redis_(std::move(redis)),
+      profile_locked_(options.server.users) {}
 
 UpdaterServer::~UpdaterServer() { Stop(); }
 
@@ -243,6 +279,10 @@ bool UpdaterServer::Advance(Worker& worker, Job& job) {
         return false;
       }
       case Job::State::kReceiving: {
+        if (redis_) {
+          if (!ReceiveFromRedis(worker, job, now)) return false;
+          break;
+        }
         StoreConnection& store = *job.store;
         const bool broken = !ReceiveAvailable(store.fd, store.in);
         if (std::optional<std::string_view> body = store.in.NextFrame()) {
@@ -260,6 +300,15 @@ bool UpdaterServer::Advance(Worker& worker, Job& job) {
         }
         return false;
       }
+      case Job::State::kHeld: {
+        if (now < job.held_until) return false;
+        if (job.held_lost) {
+          CallFailed(worker, job, SaveStatus::kStoreUnavailable);
+        } else {
+          CallAnswered(worker, job, {job.held_status, job.held_version, job.held_blob});
+        }
+        break;
+      }
       case Job::State::kReply: {
         const ssize_t n = ::send(job.client->fd, job.out.data() + job.out_done,
                                  job.out.size() - job.out_done, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -275,9 +324,8 @@ bool UpdaterServer::Advance(Worker& worker, Job& job) {
 void UpdaterServer::StartCall(Worker& worker, Job& job, StoreOp op, std::uint64_t version,
                               std::string_view blob) {
   job.op = op;
-  job.out.clear();
-  job.out_done = 0;
-  AppendStoreRequest({op, job.request.user, version, blob}, &job.out);
+  job.whole_script = false;
+  EncodeCall(job, version, blob);
   job.deadline = Clock::now() + options_.server.step_timeout;
   if (!worker.idle_store.empty()) {
     job.store = std::move(worker.idle_store.back());
@@ -300,6 +348,76 @@ void UpdaterServer::StartCall(Worker& worker, Job& job, StoreOp op, std::uint64_
   } else {
     CallFailed(worker, job, SaveStatus::kStoreUnavailable);
   }
+}
+
+void UpdaterServer::EncodeCall(Job& job, std::uint64_t version, std::string_view blob) {
+  job.out.clear();
+  job.out_done = 0;
+  if (!redis_) {
+    AppendStoreRequest({job.op, job.request.user, version, blob}, &job.out);
+    return;
+  }
+  if (job.command_blob.data() != blob.data()) job.command_blob.assign(blob);
+  job.command_version = version;
+  const redis::Command command =
+      RedisStoreCommand(redis_->key_prefix, {job.op, job.request.user, version, job.command_blob},
+                        redis_->script_sha, job.whole_script);
+  std::vector<std::string_view> args(command.begin(), command.end());
+  redis::AppendCommand(args, &job.out);
+}
+
+bool UpdaterServer::ReceiveFromRedis(Worker& worker, Job& job, Clock::time_point now) {
+  StoreConnection& store = *job.store;
+  const bool broken = !ReceiveBytes(store.fd, &store.redis_in);
+  redis::Reply reply;
+  const redis::ParseResult parsed = redis::ParseReply(store.redis_in, redis::ReplyLimits{}, &reply);
+  if (parsed.status == redis::ParseStatus::kIncomplete && !broken && now < job.deadline) {
+    return false;  // next tick
+  }
+  if (parsed.status != redis::ParseStatus::kComplete) {
+    CallFailed(worker, job, SaveStatus::kStoreUnavailable);
+    return true;
+  }
+  store.redis_in.erase(0, parsed.consumed);
+  if (job.op == StoreOp::kPut && !job.whole_script && IsNoScript(reply)) {
+    // Redis lost its script cache (a restart): nothing ran; send the whole script now.
+    job.whole_script = true;
+    EncodeCall(job, job.command_version, job.command_blob);
+    job.state = Job::State::kSending;
+    return true;
+  }
+  if (IsLoading(reply)) {
+    // A restarted Redis still reading its AOF ran nothing: send again in the next tick.
+    if (now >= job.deadline) {
+      CallFailed(worker, job, SaveStatus::kStoreUnavailable);
+      return true;
+    }
+    job.out_done = 0;
+    job.state = Job::State::kSending;
+    return false;
+  }
+  RedisStoreCall call;
+  if (!DecodeRedisStoreReply(job.op, reply, &call)) {
+    CallFailed(worker, job, SaveStatus::kStoreUnavailable);
+    return true;
+  }
+  worker.idle_store.push_back(std::move(job.store));  // answered whole: clean, reusable
+  // Relaxed: a distinct draw per answer is all it needs.
+  const RedisFault fault = DrawRedisFault(redis_->fault, redis_->seed,
+                                          fault_draws_.fetch_add(1, std::memory_order_relaxed));
+  job.held_status = call.status;
+  job.held_version = call.version;
+  job.held_blob = std::move(call.blob);
+  if (fault == RedisFault::kNone) {
+    CallAnswered(worker, job, {job.held_status, job.held_version, job.held_blob});
+    return true;
+  }
+  faults_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+  const Clock::time_point delayed = now + redis_->fault_delay;
+  job.held_lost = fault == RedisFault::kDrop || delayed >= job.deadline;
+  job.held_until = job.held_lost ? job.deadline : delayed;
+  job.state = Job::State::kHeld;
+  return true;
 }
 
 void UpdaterServer::CallFailed(Worker& worker, Job& job, SaveStatus io_status) {
@@ -329,7 +447,8 @@ void UpdaterServer::CallAnswered(Worker& worker, Job& job, const StoreResponse& 
   const bool ok = response.status == StoreStatus::kOk;
   const std::uint64_t answer_version = response.version;
   const std::string answer_blob(response.blob);
-  worker.idle_store.push_back(std::move(job.store));
+  // (On Redis the connection went back when the answer was read.)
+  if (job.store) worker.idle_store.push_back(std::move(job.store));
   if (job.op == StoreOp::kGet) {
     job.version = answer_version;
     job.old_blob = answer_blob;
