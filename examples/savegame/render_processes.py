@@ -9,12 +9,20 @@ compare-and-set because two processes overlapped on one user), the check, and th
 and p99 against N (needs matplotlib: apt-get install python3-matplotlib).
 
     examples/savegame/render_processes.py OUT/records.jsonl [--plot OUT/processes.png] > table.md
+    examples/savegame/render_processes.py OUT/records.jsonl --doc docs/savegame_scaling.md
+
+With --doc the table replaces the text between <!-- processes:begin --> and
+<!-- processes:end --> in that file (tools/bench_report/blocks.py) instead of going to stdout.
 """
 
 import argparse
 import json
+import os
 import statistics
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../.."))
+from tools.bench_report import blocks  # noqa: E402
 
 
 def load(path):
@@ -90,11 +98,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("records")
     parser.add_argument("--plot")
+    parser.add_argument("--doc")
     args = parser.parse_args()
     records = load(args.records)
     if not records:
         sys.exit("render_processes: no records in " + args.records)
-    print(table(records))
+    if args.doc:
+        blocks.rewrite_file(args.doc, {"processes": table(records).splitlines()})
+    else:
+        print(table(records))
     if args.plot:
         plot(records, args.plot)
 
