@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Records the home-queue prototype experiment (notes.md here): yield_bench's fairsched,
 # home_queues_prototype, _prototype_loose and _no_looks, textbook_pool and local_queue rows and the
-# Tokio peer, interleaved: every round runs yield_bench once (one repetition per row) and
-# then Tokio. Writes
+# Tokio peer, interleaved: every round runs yield_bench once per contestant (one repetition
+# per row, in its own process) and then Tokio. Writes
 # runs.jsonl and machine.txt into this folder (a new recording replaces them: move an earlier
 # one into a subfolder first, as first_recording/ holds the first); table.py
 # renders them. Usage, from the workspace root:
@@ -32,10 +32,18 @@ rm -f "$here/runs.jsonl"
 for ((r = 1; r <= rounds; ++r)); do
   echo "== round $r of $rounds (load $(cut -d' ' -f1-3 /proc/loadavg))"
   echo "round $r load_before=$(cut -d' ' -f1 /proc/loadavg)" >>"$here/machine.txt"
-  "$bin" --benchmark_filter="yield/($rows)/" \
-    --benchmark_repetitions=1 --benchmark_out="$tmp/yield_bench_r$r.json" \
-    --benchmark_out_format=json >"$tmp/yield_bench_r$r.txt" 2>&1
-  python3 tools/bench_report/runs.py append "$here/runs.jsonl" "$tmp/yield_bench_r$r.json"
+  # One process per contestant, in an order rotated by one every round: a row run after
+  # others in the same process inherits their allocator and cache state (a row measured
+  # at 30-36 M steps/s alone ran at 17 M after the other contestants' rows), so neither a
+  # shared process nor a fixed order is fair.
+  IFS='|' read -r -a names <<<"$rows"
+  for ((i = 0; i < ${#names[@]}; ++i)); do
+    row=${names[$(((i + r) % ${#names[@]}))]}
+    "$bin" --benchmark_filter="yield/$row/" \
+      --benchmark_repetitions=1 --benchmark_out="$tmp/yield_bench_${row}_r$r.json" \
+      --benchmark_out_format=json >"$tmp/yield_bench_${row}_r$r.txt" 2>&1
+    python3 tools/bench_report/runs.py append "$here/runs.jsonl" "$tmp/yield_bench_${row}_r$r.json"
+  done
   "$tokio" --out="$tmp/tokio_yield_r$r.json" >"$tmp/tokio_yield_r$r.txt" 2>&1
   python3 tools/bench_report/runs.py append "$here/runs.jsonl" "$tmp/tokio_yield_r$r.json"
   echo "round $r load_after=$(cut -d' ' -f1 /proc/loadavg)" >>"$here/machine.txt"
