@@ -198,6 +198,28 @@ void PrepareOrExit(Scheduler& scheduler, RedisStore<Scheduler>& store,
   }
 }
 
+// The Updater's Redis settings (updater_server.h), with the Lua script loaded from a
+// one-worker scheduler that stops before the load (the Updater itself has no scheduler).
+// Exits with a message if Redis cannot be prepared.
+template <typename Backend>
+UpdaterRedis UpdaterOnRedis(const SocketAddress& address, const RedisStoreOptions& store_options,
+                            const SavegameOptions& options) {
+  UpdaterRedis redis;
+  redis.address = address;
+  redis.key_prefix = store_options.key_prefix;
+  redis.fault = store_options.fault;
+  redis.fault_delay = store_options.fault_delay;
+  redis.seed = store_options.seed;
+  IoScheduler<Backend> loader(Named("blobstore", options));
+  loader.Start(1);
+  RedisStore<IoScheduler<Backend>> store(loader, address, store_options);
+  PrepareOrExit(loader, store, address);
+  redis.script_sha = store.script_sha();
+  store.Stop();
+  loader.Stop();
+  return redis;
+}
+
 std::string Flag(const char* name, double value) {
   char text[64];
   std::snprintf(text, sizeof(text), "--%s=%.17g", name, value);
@@ -355,24 +377,8 @@ DesignReport RunOnRedis(Design design, const SavegameOptions& options) {
     RunOnServerProcesses(design, options, "redis://" + address.ToString(),
                          store_options.key_prefix, &report);
   } else if (design == Design::kUpdater) {
-    UpdaterRedis redis;
-    redis.address = address;
-    redis.key_prefix = store_options.key_prefix;
-    redis.fault = options.fault;
-    redis.fault_delay = options.fault_delay;
-    redis.seed = options.seed;
-    {
-      // The script is loaded from a one-worker scheduler that stops before the load: the
-      // Updater itself has no scheduler.
-      IoScheduler<Backend> loader(Named("blobstore", options));
-      loader.Start(1);
-      RedisStore<IoScheduler<Backend>> store(loader, address, store_options);
-      prepare(loader, store);
-      redis.script_sha = store.script_sha();
-      store.Stop();
-      loader.Stop();
-    }
-    UpdaterServer server(UpdaterOptionsOf(options), redis);
+    UpdaterServer server(UpdaterOptionsOf(options),
+                         UpdaterOnRedis<Backend>(address, store_options, options));
     const SocketAddress server_address = MustListen(server.Start(Loopback()), "updater server");
     const std::vector<ThreadSample> before = SampleThreads();
     report.fleet = RunTheFleet(server_address, FleetOptionsOf(design, options), options);
@@ -546,20 +552,8 @@ int Serve(Design design, const SavegameOptions& options, const std::string& stor
   if (design == Design::kUpdater) {
     std::optional<UpdaterServer> server;
     if (redis) {
-      UpdaterRedis updater_redis;
-      updater_redis.address = address;
-      updater_redis.key_prefix = key_prefix;
-      updater_redis.fault = options.fault;
-      updater_redis.fault_delay = options.fault_delay;
-      updater_redis.seed = store_options.seed;
-      IoScheduler<Backend> loader(Named("blobstore", options));
-      loader.Start(1);
-      RedisStore<IoScheduler<Backend>> loading(loader, address, store_options);
-      PrepareOrExit(loader, loading, address);
-      updater_redis.script_sha = loading.script_sha();
-      loading.Stop();
-      loader.Stop();
-      server.emplace(UpdaterOptionsOf(options), updater_redis);
+      server.emplace(UpdaterOptionsOf(options),
+                     UpdaterOnRedis<Backend>(address, store_options, options));
     } else {
       server.emplace(UpdaterOptionsOf(options), address);
     }

@@ -78,9 +78,10 @@ void ExpectHonestRun(const SavegameOptions& options, const DesignReport& r) {
   EXPECT_EQ(Count(r, SaveStatus::kStoreUnavailable), 0);
 }
 
-TEST_F(SavegameRedisTest, ExactlyOnceWithoutFaults) {
+// A run of `design` with no fault: every save acknowledged and applied, none fenced.
+DesignReport ExpectFaultFreeRun(Design design) {
   const SavegameOptions options = RedisRun(false);
-  const DesignReport r = RunDesign(Design::kFairsched, options);
+  const DesignReport r = RunDesign(design, options);
   ExpectHonestRun(options, r);
   EXPECT_EQ(r.check.applied, r.fleet.ok()) << "no fault: every applied save was acknowledged";
   EXPECT_EQ(r.faults_injected, 0);
@@ -88,7 +89,10 @@ TEST_F(SavegameRedisTest, ExactlyOnceWithoutFaults) {
   std::int64_t failed = 0;
   for (int s = 1; s < kSaveStatusCount; ++s) failed += r.fleet.replies[s];
   EXPECT_EQ(failed, 0);
+  return r;
 }
+
+TEST_F(SavegameRedisTest, ExactlyOnceWithoutFaults) { ExpectFaultFreeRun(Design::kFairsched); }
 
 TEST_F(SavegameRedisTest, ExactlyOnceWithDroppedAndDelayedAnswers) {
   const SavegameOptions options = RedisRun(true);
@@ -133,16 +137,9 @@ TEST_F(SavegameRedisTest, AcknowledgedSavesSurviveAKillAndRestartOfRedis) {
 // The Updater baseline on the same Redis (updater_server.h, UpdaterRedis): the same keys,
 // the same Lua compare-and-set and applied log, the same fence, so the same check.
 TEST_F(SavegameRedisTest, UpdaterExactlyOnceWithoutFaults) {
-  const SavegameOptions options = RedisRun(false);
-  const DesignReport r = RunDesign(Design::kUpdater, options);
-  ExpectHonestRun(options, r);
-  EXPECT_EQ(r.check.applied, r.fleet.ok()) << "no fault: every applied save was acknowledged";
-  EXPECT_EQ(r.faults_injected, 0);
-  EXPECT_EQ(r.fenced_uploads, 0);
-  std::int64_t failed = 0;
-  for (int s = 1; s < kSaveStatusCount; ++s) failed += r.fleet.replies[s];
-  EXPECT_EQ(failed, 0);
-  EXPECT_NE(RunRecordJson(options, r).find("\"design\":\"updater\""), std::string::npos);
+  const DesignReport r = ExpectFaultFreeRun(Design::kUpdater);
+  EXPECT_NE(RunRecordJson(RedisRun(false), r).find("\"design\":\"updater\""),
+            std::string::npos);
 }
 
 TEST_F(SavegameRedisTest, UpdaterExactlyOnceWithDroppedAndDelayedAnswers) {
