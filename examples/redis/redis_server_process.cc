@@ -139,6 +139,9 @@ bool RedisServerProcess::Launch(std::string* error) {
       dir_,
       "--appendonly",
       "yes",
+      // Every write reaches the AOF before its answer (see redis_server_process.h).
+      "--appendfsync",
+      "always",
       "--save",
       "",
       "--daemonize",

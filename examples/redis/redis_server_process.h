@@ -16,7 +16,10 @@
 //     says in one line what to install.
 //   - Start picks a free port (bind to 127.0.0.1:0, then the server binds it: a race with
 //     another process taking the port in between is retried, 3 attempts), starts the server
-//     with `--bind 127.0.0.1 --port P --dir DIR --appendonly yes` (no RDB snapshots), its log
+//     with `--bind 127.0.0.1 --port P --dir DIR --appendonly yes --appendfsync always` (no
+//     RDB snapshots; `always` because with the default `everysec` Redis may answer a write
+//     whose AOF write is still postponed behind a slow fsync, and a SIGKILL then loses an
+//     acknowledged save: seen in savegame_processes_test under ASan), its log
 //     in DIR/redis.log, and returns once it answers PING (+PONG; not while it loads its
 //     AOF) or fails after 10 s with the log's tail in `*error`.
 //   - The server gets SIGKILL when the thread that started it ends (PR_SET_PDEATHSIG): a

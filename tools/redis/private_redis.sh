@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A private redis-server for tests and for trying the savegame job by hand: on a free
-# loopback port, in a directory of its own, with `appendonly yes` (no RDB snapshots), stopped
+# loopback port, in a directory of its own, with `appendonly yes` and `appendfsync always`
+# (every write in the AOF before its answer; no RDB snapshots), stopped
 # by its PID. The C++ tests and `//examples:savegame --store=redis` start theirs the same
 # way from C++ (examples/redis/redis_server_process.h).
 #
@@ -60,7 +61,7 @@ start() {
   server=$(find_server)
   for _ in 1 2 3; do  # the port may be taken between free_port and the server's bind
     port=$(free_port)
-    "$server" --bind 127.0.0.1 --port "$port" --dir "$dir" --appendonly yes --save "" \
+    "$server" --bind 127.0.0.1 --port "$port" --dir "$dir" --appendonly yes --appendfsync always --save "" \
       --daemonize no --logfile "$dir/redis.log" --protected-mode yes </dev/null >/dev/null 2>&1 &
     pid=$!
     for _ in $(seq 1 200); do  # 10 s
