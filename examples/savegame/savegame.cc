@@ -287,16 +287,22 @@ void RunOnServerProcesses(Design design, const SavegameOptions& options,
   }
 }
 
-// One design on Redis (redis_store.h; the Updater through UpdaterRedis): a private redis-server for the run unless
-// options.redis_address names one; the check reads the counters and the applied-request
-// log back from Redis. Each run writes under its own key prefix.
-template <typename Backend>
-DesignReport RunOnRedis(Design design, const SavegameOptions& options) {
+// A run's report before the run: the design, the raised file limit, the start time and load.
+DesignReport NewReport(Design design, const SavegameOptions& options) {
   DesignReport report;
   report.design = design;
   report.file_limit = RaiseFileLimit(DescriptorsNeeded(options));
   report.started_utc = UtcNow();
   report.loadavg_before = LoadAverage();
+  return report;
+}
+
+// One design on Redis (redis_store.h; the Updater through UpdaterRedis): a private redis-server for the run unless
+// options.redis_address names one; the check reads the counters and the applied-request
+// log back from Redis. Each run writes under its own key prefix.
+template <typename Backend>
+DesignReport RunOnRedis(Design design, const SavegameOptions& options) {
+  DesignReport report = NewReport(design, options);
   const auto began = std::chrono::steady_clock::now();
 
   redis::RedisServerProcess private_redis;
@@ -461,11 +467,7 @@ DesignReport RunOnRedis(Design design, const SavegameOptions& options) {
 template <typename Backend>
 DesignReport Run(Design design, const SavegameOptions& options) {
   if (options.redis) return RunOnRedis<Backend>(design, options);
-  DesignReport report;
-  report.design = design;
-  report.file_limit = RaiseFileLimit(DescriptorsNeeded(options));
-  report.started_utc = UtcNow();
-  report.loadavg_before = LoadAverage();
+  DesignReport report = NewReport(design, options);
   const auto began = std::chrono::steady_clock::now();
   IoScheduler<Backend> store_scheduler(Named("blobstore", options));
   store_scheduler.Start(options.store_workers);

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "coro/runtime.h"
 #include "examples/redis/redis_client.h"
@@ -112,21 +113,27 @@ TEST_F(SavegameRedisTest, PlantedBugIsCaughtFromRedisLog) {
   EXPECT_NE(r.check.message.find("was applied twice"), std::string::npos) << r.check.message;
 }
 
-TEST_F(SavegameRedisTest, AcknowledgedSavesSurviveAKillAndRestartOfRedis) {
+// The options of a run of `design` in which Redis is killed (SIGKILL) 800 ms in and restarted
+// on the same AOF, and its report, checked: every acknowledged save is in Redis's log after
+// the restart (else "acknowledged but never applied"), none twice, every counter matches
+// the log, and the requests the restart left unsettled were each found applied or not.
+std::pair<SavegameOptions, DesignReport> ExpectSavesSurviveARestart(Design design) {
   SavegameOptions options = RedisRun(false);
   options.duration = 2s;
   options.step_timeout = 200ms;
-  options.redis_restart_at = 800ms;  // SIGKILL, then a restart on the same AOF
-  const DesignReport r = RunDesign(Design::kFairsched, options);
-  ASSERT_TRUE(r.redis_restarted);
-  // Every acknowledged save is in Redis's log after the restart (else "acknowledged but
-  // never applied"), none twice, and every counter matches the log.
+  options.redis_restart_at = 800ms;
+  DesignReport r = RunDesign(design, options);
+  EXPECT_TRUE(r.redis_restarted);
   EXPECT_TRUE(r.check.passed) << r.check.message;
   EXPECT_GT(r.fleet.ok(), 0);
   EXPECT_EQ(r.fleet.connect_failures, 0);
   EXPECT_EQ(Count(r, SaveStatus::kConflict), 0);
-  // The requests the restart left unsettled, each found applied or not in Redis's log.
   EXPECT_EQ(r.unsettled_applied + r.unsettled_not_applied, r.check.unknown);
+  return {options, std::move(r)};
+}
+
+TEST_F(SavegameRedisTest, AcknowledgedSavesSurviveAKillAndRestartOfRedis) {
+  const auto [options, r] = ExpectSavesSurviveARestart(Design::kFairsched);
   // The run record says so too.
   const std::string json = RunRecordJson(options, r);
   EXPECT_NE(json.find("\"redis_restart\""), std::string::npos) << json;
@@ -165,17 +172,7 @@ TEST_F(SavegameRedisTest, UpdaterDelayedAnswersWithinTheDeadlineAreUsed) {
 }
 
 TEST_F(SavegameRedisTest, UpdaterAcknowledgedSavesSurviveAKillAndRestartOfRedis) {
-  SavegameOptions options = RedisRun(false);
-  options.duration = 2s;
-  options.step_timeout = 200ms;
-  options.redis_restart_at = 800ms;
-  const DesignReport r = RunDesign(Design::kUpdater, options);
-  ASSERT_TRUE(r.redis_restarted);
-  EXPECT_TRUE(r.check.passed) << r.check.message;
-  EXPECT_GT(r.fleet.ok(), 0);
-  EXPECT_EQ(r.fleet.connect_failures, 0);
-  EXPECT_EQ(Count(r, SaveStatus::kConflict), 0);
-  EXPECT_EQ(r.unsettled_applied + r.unsettled_not_applied, r.check.unknown);
+  ExpectSavesSurviveARestart(Design::kUpdater);
 }
 
 using Sched = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, EpollBackend>;
