@@ -201,8 +201,9 @@ inline auto BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Schedule(Wo
     // Like a parking worker (Park): take over the local batches of workers that run on,
     // and while any does, look again within kLocalBatchRecheck.
     // Under PostOrder::kHome: a task of another worker's queue, claimed to run first.
-    if (home_queues_ ? ClaimOneFromOthers(worker) : TakeOverLocalBatches(worker)) {
-      if (home_queues_) return result;
+    if (home_queues_) {
+      if (ClaimOneFromOthers(worker)) return result;
+    } else if (TakeOverLocalBatches(worker)) {
       continue;
     }
     TaskDeadline until = wait_.NextDeadline();

@@ -1102,7 +1102,7 @@ inline Schedule() {
      :: else ->
         /* Take over the other workers' local batches; else sleep holding the role until a
          * notify, the nearest deadline, or (while a worker executes) the re-check. */
-        /* code: sched/internal/sched_role.h Schedule: : TakeOverLocalBatches(worker)) { */
+        /* code: sched/internal/sched_role.h Schedule: } else if (TakeOverLocalBatches(worker)) { */
         TakeOver(me);
         if
         :: took -> took = false
