@@ -450,6 +450,112 @@ TEST(HeldPostTest, TwoPostsOfOneTaskStartInPostOrderNextToARePoster) {
   TwoPostsOfOneTaskStartInPostOrder(1);
 }
 
+// Per-poster order under PostOrder::kHome, on 2 and 3 workers next to re-posters: in each
+// round a one-shot P posts X1 (into its worker's queue), keeps its worker until a busy
+// worker's look takes a task (X1, the oldest, as a rule) or for a gap that varies by round,
+// posts X2 and returns. X1 must be taken before X2, whoever takes them. The home
+// queues are not a template parameter, so no queue logs the takes; the check reads the
+// callbacks' own ticks instead, counted only where the order is certain: each callback
+// records, on its thread, the tick at which it ended, and X1 reads at its start the tick at
+// which the callback before it on its thread ended. A worker takes one task at a time
+// after its previous callback ended, so X2 having started before that tick proves X2 was
+// taken first. (A taker that queued X1 behind its own tasks, instead of running it at
+// once, lets X2 start first: seen failing that way.)
+std::atomic<std::uint64_t> g_ticks{0};
+thread_local std::uint64_t t_last_callback_end = 0;
+
+std::uint64_t Tick() { return g_ticks.fetch_add(1, std::memory_order_seq_cst); }
+
+// The tasks taken by busy workers so far: by looks under kHome, by take-overs of stale
+// local batches under kBatched (WorkerStats::stale_take_overs).
+std::uint64_t LookTakes(const TaskScheduler& sched) {
+  std::uint64_t takes = 0;
+  for (const WorkerStats& stats : sched.Stats()) takes += stats.stale_take_overs;
+  return takes;
+}
+
+void TwoPostsOfOneTaskAreTakenInPostOrderUnderHomeQueues(int workers) {
+  constexpr int kRounds = 500;
+  constexpr int kGapsMicros[] = {0, 20, 100, 400, 1500};
+  struct Probe {
+    std::unique_ptr<Task> x1, x2;
+    std::atomic<std::uint64_t> x1_previous_end{0}, x2_start{0};
+    std::atomic<int> runs{0};
+  };
+  std::vector<std::unique_ptr<Probe>> probes;
+  for (int i = 0; i < kRounds; ++i) {
+    auto probe = std::make_unique<Probe>();
+    Probe* const raw = probe.get();
+    probe->x1 = std::make_unique<Task>([raw](Task*) {
+      raw->x1_previous_end = t_last_callback_end;
+      raw->runs.fetch_add(1);
+      t_last_callback_end = Tick();
+    });
+    probe->x2 = std::make_unique<Task>([raw](Task*) {
+      raw->x2_start = Tick();
+      raw->runs.fetch_add(1);
+      t_last_callback_end = Tick();
+    });
+    probes.push_back(std::move(probe));
+  }
+  std::atomic<bool> stop_loops{false};
+  std::atomic<std::int64_t> loop_runs{0};
+  std::vector<std::unique_ptr<Task>> loops;
+  for (int i = 0; i < 3 * (workers - 1); ++i) {
+    loops.push_back(std::make_unique<Task>([&](Task* self) {
+      loop_runs.fetch_add(1, std::memory_order_relaxed);
+      const auto until = TaskClock::now() + std::chrono::microseconds(5);
+      while (TaskClock::now() < until) {
+      }
+      t_last_callback_end = Tick();
+      if (!stop_loops.load(std::memory_order_relaxed)) TaskScheduler::Current()->Post(self);
+    }));
+  }
+  TaskScheduler sched(OptionsFor(PostOrder::kHome));
+  sched.Start(workers);
+  for (auto& loop : loops) sched.Post(loop.get());
+  ASSERT_TRUE(SpinUntil([&] { return loop_runs.load() > 100 * (workers - 1); }, seconds(10)));
+  for (int round = 0; round < kRounds; ++round) {
+    Probe* const probe = probes[round].get();
+    const auto gap = std::chrono::microseconds(kGapsMicros[round % 5]);
+    sched.PostOneShot([&sched, probe, gap] {
+      const std::uint64_t takes_before = LookTakes(sched);
+      TaskScheduler::Current()->Post(probe->x1.get());
+      // Until a look took a task (most likely X1, the oldest), or the gap: X2 then comes
+      // right after the take, where a taker that queued X1 would still hold it.
+      const auto until = TaskClock::now() + gap;
+      while (TaskClock::now() < until && LookTakes(sched) == takes_before) {
+      }
+      TaskScheduler::Current()->Post(probe->x2.get());
+      t_last_callback_end = Tick();
+    });
+    ASSERT_TRUE(SpinUntil([&] { return probe->runs.load() == 2; }, seconds(30)))
+        << "round " << round << ": X1 and X2 did not both run";
+  }
+  stop_loops = true;
+  ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
+  const std::uint64_t takes = LookTakes(sched);
+  sched.Stop();
+  int out_of_order = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    const Probe& probe = *probes[round];
+    if (probe.x2_start.load() < probe.x1_previous_end.load()) {
+      ++out_of_order;
+      ADD_FAILURE() << "round " << round << " (gap " << kGapsMicros[round % 5]
+                    << " us): X2 started before X1 was taken";
+    }
+  }
+  std::printf("%d workers: %d of %d rounds out of order, %llu looks took an old task\n",
+              workers, out_of_order, kRounds, static_cast<unsigned long long>(takes));
+}
+
+TEST(HomeQueueTest, TwoPostsOfOneTaskAreTakenInPostOrderOnTwoWorkers) {
+  TwoPostsOfOneTaskAreTakenInPostOrderUnderHomeQueues(2);
+}
+TEST(HomeQueueTest, TwoPostsOfOneTaskAreTakenInPostOrderOnThreeWorkers) {
+  TwoPostsOfOneTaskAreTakenInPostOrderUnderHomeQueues(3);
+}
+
 // Stop with a post racing the workers' exit from inside a task. An outside post A lands
 // after the drain saw the scheduler empty, and the lone worker runs it after Stop told the
 // workers to exit; A posts more work to run at once. That work must run before Stop
@@ -668,14 +774,9 @@ void ExactlyOnceWhileTakeOversRaceTheOwner(int workers, PostOrder order = PostOr
   RePosters<TaskScheduler> loops(2 * (workers - 1), std::chrono::microseconds(2));
   loops.PostTo(sched);
   ASSERT_TRUE(SpinUntil([&] { return loops.Runs() > 100 * (workers - 1); }, seconds(10)));
-  const auto stale_take_overs_so_far = [&] {
-    std::uint64_t n = 0;
-    for (const WorkerStats& stats : sched.Stats()) n += stats.stale_take_overs;
-    return n;
-  };
   int rounds = 0;
   for (; rounds < kMaxRounds; ++rounds) {
-    if (rounds >= kRounds && stale_take_overs_so_far() > 0) break;
+    if (rounds >= kRounds && LookTakes(sched) > 0) break;
     const int round = rounds;
     const int runs_before = counted_runs.load();
     const auto gap = std::chrono::microseconds(kGapsMicros[round % 5]);
