@@ -13,6 +13,9 @@
 //     and returns n (and, if `stamps_out` is given, their stamps to stamps_out[0..n)).
 //     Every pushed item is returned exactly once, by Pop or TakeFront.
 //   - HeadStamp(): owner only; the head item's stamp, or nullopt if empty.
+//   - PeekAhead(distance): owner only; the item `distance` places behind the head, or
+//     nullptr if the ring holds fewer. Another thread may claim it meanwhile: a hint, for
+//     prefetching the memory of what runs soon, never to run.
 //   - SeemsNonEmpty(), SizeHint(): any thread; hints (exact for the owner). ClaimedCount():
 //     any thread; how many items were claimed so far (it only grows).
 //   - Not movable; destroy it only when no thread uses it any more.
@@ -129,6 +132,16 @@ class HomeRing {
     // new head's, which errs on the side of "old".
     const Ring& ring = *rings_.back();
     return ring.slots[head & ring.mask].stamp.load(std::memory_order_relaxed);
+  }
+
+  // Owner only.
+  const T* PeekAhead(std::size_t distance) const {
+    // Relaxed: the owner stored tail_ and every slot, so it reads its own latest values; a
+    // stale head (a claim just made) names an item already claimed, harmless for a hint.
+    const std::uint64_t head = head_.load(std::memory_order_relaxed);
+    if (tail_.load(std::memory_order_relaxed) - head <= distance) return nullptr;
+    const Ring& ring = *rings_.back();
+    return ring.slots[(head + distance) & ring.mask].item.load(std::memory_order_relaxed);
   }
 
   // Any thread: a hint, exact for the owner. seq_cst loads, for a parker's re-check that

@@ -172,7 +172,13 @@ inline Task* BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::NextHomeTa
     worker->look_now = false;
     PublishHead(worker);
   }
-  if (Task* task = worker->home->Pop()) return task;
+  if (Task* task = worker->home->Pop()) {
+    // Its successors' memory, as NextReadyTask does for the ready queue: with many tasks
+    // in flight the task's lines (and a coroutine's frame behind them) are not in the
+    // cache, and without this every start waits for main memory.
+    if (const Task* ahead = worker->home->PeekAhead(kPrefetchDistance - 1)) Prefetch(ahead);
+    return task;
+  }
   worker->published_head.store(kNoHead, std::memory_order_relaxed);  // see PublishHead
   return TakeOneFromOthers(worker, /*lone_if_stuck=*/false);
 }

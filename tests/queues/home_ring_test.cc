@@ -1,6 +1,6 @@
-// HomeRing (queues/home_ring.h): the owner's FIFO push and pop across growth, TakeFront's
-// stamp bound, `max` and `half`, and a stress test in which the owner pushes and pops while
-// other threads take prefixes: every item is returned exactly once, each claimer sees items
+// HomeRing (queues/home_ring.h): the owner's FIFO push and pop across growth, PeekAhead,
+// TakeFront's stamp bound, `max` and `half`, and a stress test in which the owner pushes
+// and pops while other threads take prefixes: every item is returned exactly once, each claimer sees items
 // in push order, and growth under concurrent takers loses nothing.
 #include "queues/home_ring.h"
 
@@ -36,6 +36,26 @@ TEST(HomeRingTest, OwnerPopsInPushOrderAcrossGrowth) {
     EXPECT_EQ(ring.Pop(), nullptr);
     EXPECT_FALSE(ring.SeemsNonEmpty());
   }
+}
+
+TEST(HomeRingTest, PeekAheadNamesTheItemBehindTheHeadAcrossWrapsAndGrowth) {
+  std::vector<StressItem> items = Numbered(40);
+  Ring ring(4);
+  EXPECT_EQ(ring.PeekAhead(0), nullptr);
+  for (int i = 0; i < 3; ++i) ring.Push(&items[i], i);
+  EXPECT_EQ(ring.PeekAhead(0), &items[0]);
+  EXPECT_EQ(ring.PeekAhead(2), &items[2]);
+  EXPECT_EQ(ring.PeekAhead(3), nullptr);
+  ring.Pop();
+  ring.Pop();
+  for (int i = 3; i < 40; ++i) ring.Push(&items[i], i);  // wraps the first ring, then grows
+  StressItem* taken[2];
+  ASSERT_EQ(ring.TakeFront(Ring::kAnyStamp, 2, false, taken), 2);  // items 2 and 3
+  for (int head = 4; head < 40; ++head) {
+    EXPECT_EQ(ring.PeekAhead(1), head + 1 < 40 ? &items[head + 1] : nullptr);
+    EXPECT_EQ(ring.Pop(), &items[head]);
+  }
+  EXPECT_EQ(ring.PeekAhead(0), nullptr);
 }
 
 TEST(HomeRingTest, InterleavedPushAndPopKeepFifoThroughWraps) {
