@@ -3,6 +3,7 @@
 (min-max) over the rounds, before and after, and the after/before ratio round by round.
 Usage: ab_table.py [FOLDER] [--notes FILE] (FOLDER: default this script's folder; with
 --notes, the table replaces what stands between FILE's "ab:begin" and "ab:end" markers)."""
+import argparse
 import json
 import os
 import statistics
@@ -27,12 +28,11 @@ def cell(values, scale=1e6, digits=1):
 
 
 def main(argv):
-    notes = None
-    if "--notes" in argv:
-        at = argv.index("--notes")
-        notes = argv[at + 1]
-        argv = argv[:at] + argv[at + 2:]
-    folder = argv[0] if argv else os.path.dirname(os.path.abspath(__file__))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder", nargs="?", default=os.path.dirname(os.path.abspath(__file__)))
+    parser.add_argument("--notes", help="a file whose ab:begin/ab:end block gets the table")
+    args = parser.parse_args(argv)
+    folder, notes = args.folder, args.notes
     before, after = rates(folder, "noprefetch"), rates(folder, "prefetch")
     lines = ["| row | before (no prefetch) | after (prefetch) | after / before |", "|---|---|---|---|"]
     for name in sorted(before):
