@@ -657,19 +657,29 @@ TEST(HomeQueueTest, StopDrainsTheHomeQueueOfAnExitingWorker) {
   StopDrainsAPostAcrossTheExit(PostOrder::kHome);
 }
 
-// The same on two workers under PostOrder::kHome, in fresh schedulers: A goes to the queue
-// of whichever worker held the sched-role when the drain's last pass received it, so B is
-// left in that worker's queue (or taken by the other worker, which then runs it before it
-// leaves). Stop must drain every worker's queue, not only the first one's: over the
-// rounds, each worker is the role holder in some. (With the first queue's drain alone, 8
-// of 8 runs failed: a debug build stops at the check that a retired worker's queue is
-// empty, a release build would lose B and hang in Stop.)
-TEST(HomeQueueTest, StopDrainsTheHomeQueueOfEitherExitingWorkerOnTwoWorkers) {
+// The same on two and three workers under PostOrder::kHome, in fresh schedulers: A goes
+// to the queue of whichever worker held the sched-role when the drain's last pass received
+// it, so B is left in that worker's queue (or taken by another worker, which then runs it
+// before it leaves). Stop must drain every worker's queue, not only the first one's: over
+// the rounds, each worker is the role holder in some. (With the first queue's drain alone,
+// 8 of 8 two-worker runs failed: a debug build stops at the check that a retired worker's
+// queue is empty, a release build would lose B and hang in Stop.)
+void StopDrainsTheHomeQueueOfAnyExitingWorker(int workers) {
   constexpr int kRounds = 100;
   for (int round = 0; round < kRounds; ++round) {
-    StopDrainsAPostAcrossTheExit(PostOrder::kHome, /*workers=*/2);
-    ASSERT_FALSE(HasFailure()) << "in round " << round;
+    StopDrainsAPostAcrossTheExit(PostOrder::kHome, workers);
+    if (::testing::Test::HasFailure()) {
+      ADD_FAILURE() << "in round " << round;
+      return;
+    }
   }
+}
+
+TEST(HomeQueueTest, StopDrainsTheHomeQueueOfAnyExitingWorkerOnTwoWorkers) {
+  StopDrainsTheHomeQueueOfAnyExitingWorker(2);
+}
+TEST(HomeQueueTest, StopDrainsTheHomeQueueOfAnyExitingWorkerOnThreeWorkers) {
+  StopDrainsTheHomeQueueOfAnyExitingWorker(3);
 }
 
 // The one worker's claimed tasks: it takes several ready tasks at once and, with
