@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -272,8 +273,12 @@ TEST(HomeQueueTest, APostIntoAnEmptyQueueIsSeenWhileItsWorkerBlocks) {
 
 // The same with a flood of outside posts keeping the other worker busy instead of a
 // re-poster (each flood task works for a few microseconds, so the poster stays ahead and
-// the other worker never idles): the held post starts before the long task ends, and
-// every flood post that overtakes it was made at most the bound's task starts after it.
+// the other worker never idles): the held post starts before the long task ends, and at
+// most the bound's number of flood posts made after it start before it. (Counted, not
+// measured as a distance: under kHome the other worker may first run up to kLead flood
+// posts made before the held post, stamped older, while the flood goes on, so an overtaker
+// can be made many starts after the held post and still be one of few. CI's Windows run
+// once saw one made 147 starts after it against a bound of 111.)
 void HeldPostStartsBesideAnOutsideFlood(PostOrder order) {
   TaskScheduler sched(OptionsFor(order));
   constexpr std::int64_t kLead = 1024;  // at most this many flood posts waiting
@@ -288,9 +293,9 @@ void HeldPostStartsBesideAnOutsideFlood(PostOrder order) {
   std::atomic<int> started_round{-1};
   std::atomic<int> rounds_held{0};
   std::atomic<std::int64_t> worst_lead{0};
-  // The flood's posts each remember the start count when they were made; the latest one
-  // that started before the held post gives the overtaking distance.
-  std::atomic<std::int64_t> worst_overtaker{0};
+  // The flood's posts each remember the start count when they were made; those made after
+  // the round's held post that start before it are counted, by round.
+  std::array<std::atomic<std::int64_t>, kRounds> overtakers{};
   std::atomic<bool> long_task_done{false};
   Task long_task([&](Task*) {
     for (int round = 0; round < kRounds; ++round) {
@@ -326,11 +331,9 @@ void HeldPostStartsBesideAnOutsideFlood(PostOrder order) {
         // started before it.
         const std::int64_t packed = round_post.load();
         const std::int64_t post = packed & ((std::int64_t{1} << kRoundShift) - 1);
-        if (packed >= 0 && started_round.load() < (packed >> kRoundShift) && made_at > post) {
-          std::int64_t worst = worst_overtaker.load();
-          while (made_at - post > worst &&
-                 !worst_overtaker.compare_exchange_weak(worst, made_at - post)) {
-          }
+        const auto round = static_cast<int>(packed >> kRoundShift);
+        if (packed >= 0 && started_round.load() < round && made_at > post) {
+          overtakers[round].fetch_add(1);
         }
         const auto until = TaskClock::now() + std::chrono::microseconds(2);
         while (TaskClock::now() < until) {
@@ -347,13 +350,15 @@ void HeldPostStartsBesideAnOutsideFlood(PostOrder order) {
   ASSERT_TRUE(done);
   ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
   sched.Stop();
-  std::printf("flood: worst %lld flood starts between a held post and its start; worst overtaker "
-              "made %lld starts after it\n",
+  std::int64_t worst_overtakers = 0;
+  for (const auto& count : overtakers) worst_overtakers = std::max(worst_overtakers, count.load());
+  std::printf("flood: worst %lld flood starts between a held post and its start; at most %lld "
+              "flood posts made after it started before it\n",
               static_cast<long long>(worst_lead.load()),
-              static_cast<long long>(worst_overtaker.load()));
+              static_cast<long long>(worst_overtakers));
   EXPECT_EQ(rounds_held.load(), kRounds)
       << "a post waited 2 s for its worker's long task while the flood ran on the other worker";
-  EXPECT_LE(worst_overtaker.load(), OvertakeBound(order));
+  EXPECT_LE(worst_overtakers, OvertakeBound(order));
 }
 
 TEST(HeldPostTest, TwoWorkersLongTaskAndOutsideFlood) {
