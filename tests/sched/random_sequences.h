@@ -20,10 +20,12 @@
 //     task under kBatched may be overtaken only by posts made while fewer than
 //     execute_batch_size starts had happened on its poster's worker and fewer than
 //     3 * execute_batch_size on each other worker since P (counted in the tasks, so with a
-//     slack of kBoundSlack starts); two due posts made by one callback start in post order. "Started before" is counted
-//     only when it is certain from the log: on one worker, or before the callback that
-//     preceded P on P's worker ended (with several workers a worker takes one task at a
-//     time, so it took P after that);
+//     slack of kBoundSlack starts); under kHome, at most execute_batch_size + home_skew +
+//     (kHomeStampBlock - 1) x (workers - 1) posts made after P start on any one worker
+//     before it; two due posts made by one callback start in post order. "Started before"
+//     is counted only when it is certain from the log: on one worker, or before the
+//     callback that preceded P on P's worker ended (with several workers a worker takes
+//     one task at a time, so it took P after that);
 //   - a timer (PostDeadline, PostDeadlineThroughStop; nobody wakes these) never starts
 //     before its deadline, unless Stop woke it (not the ThroughStop ones);
 //   - a PostWait task runs only after a Wakeup/Signal/Cancel or when Stop wakes it;
@@ -892,19 +894,45 @@ inline void Scenario::CheckLog() {
       }
     }
     if (!home_) continue;
-    // PostOrder::kHome: the later-posted starts on each worker before P's start.
+    // PostOrder::kHome: the later-posted starts on each worker before P was taken, counted
+    // where that is certain from the log, as for the order above: on P's own worker, or
+    // before the callback that preceded P on its worker ended (a worker takes one task at a
+    // time, after its previous callback). A start merely logged before P's is not enough:
+    // P's worker may have taken P and then lost its core before P's callback logged its
+    // start (seen under TSan on two cores: 395-477 starts of the other worker in between,
+    // P never taken by it because it was already taken).
+    const auto overtook_p = [&](const PostRecord& r) {
+      return r.exec_slot >= 0 && r.runs.load() == 1 && r.post_begin > p.post_end &&
+             r.start_tick < p.start_tick &&
+             (r.exec_slot == p.exec_slot || r.start_tick < p.prev_end_tick);
+    };
     std::array<std::int64_t, kMaxSlots> later{};
     for (std::uint32_t r_id = 0; r_id < count; ++r_id) {
-      const PostRecord& r = posts_[r_id];
-      if (r.exec_slot < 0 || r.runs.load() != 1) continue;
-      if (r.post_begin > p.post_end && r.start_tick < p.start_tick) ++later[r.exec_slot];
+      if (overtook_p(posts_[r_id])) ++later[posts_[r_id].exec_slot];
     }
     for (int w = 0; w < kMaxSlots; ++w) {
       if (later[w] > home_bound + kBoundSlack) {
-        Fail("post " + std::to_string(p_id) + " (in a home queue) started after " +
+        // What passed it, for the diagnosis: the later posts that started first on that
+        // slot, by who made them (a task on a slot, or an outside thread).
+        std::array<int, kMaxSlots + 1> by_poster{};
+        for (std::uint32_t r_id = 0; r_id < count; ++r_id) {
+          const PostRecord& r = posts_[r_id];
+          if (r.exec_slot == w && overtook_p(r)) {
+            ++by_poster[r.poster_slot < 0 ? kMaxSlots : r.poster_slot];
+          }
+        }
+        std::string posters;
+        for (int s = 0; s <= kMaxSlots; ++s) {
+          if (by_poster[s] == 0) continue;
+          posters += (posters.empty() ? "" : ", ") + std::to_string(by_poster[s]) +
+                     (s == kMaxSlots ? " from outside" : " from slot " + std::to_string(s));
+        }
+        Fail("post " + std::to_string(p_id) + " (in a home queue; posted on slot " +
+             std::to_string(p.poster_slot) + ", ran on slot " + std::to_string(p.exec_slot) +
+             (p.stopping ? ", while stopping" : "") + ") started after " +
              std::to_string(later[w]) + " later-posted starts on worker slot " +
-             std::to_string(w) + ": the bound is " + std::to_string(home_bound) + " (+" +
-             std::to_string(kBoundSlack) + " slack)");
+             std::to_string(w) + " (" + posters + "): the bound is " +
+             std::to_string(home_bound) + " (+" + std::to_string(kBoundSlack) + " slack)");
         break;
       }
     }
