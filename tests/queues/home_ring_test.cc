@@ -1,7 +1,7 @@
 // HomeRing (queues/home_ring.h): the owner's FIFO push and pop across growth, PeekAhead,
 // TakeFront's stamp bound, `max` and `half`, and a stress test in which the owner pushes
-// and pops while other threads take prefixes: every item is returned exactly once, each claimer sees items
-// in push order, and growth under concurrent takers loses nothing.
+// and pops while other threads take prefixes: every item is returned exactly once, each
+// claimer sees items in push order, and growth under concurrent takers loses nothing.
 #include "queues/home_ring.h"
 
 #include <gtest/gtest.h>

@@ -119,13 +119,15 @@ class InstrumentedReadyQueue {
 template <typename Scheduler>
 class RePosters {
  public:
-  RePosters(int count, std::chrono::nanoseconds work) {
+  // `at_end`, if given, runs at the end of every run, before the re-post.
+  RePosters(int count, std::chrono::nanoseconds work, void (*at_end)() = nullptr) {
     for (int i = 0; i < count; ++i) {
-      tasks_.push_back(std::make_unique<Task>([this, work](Task* self) {
+      tasks_.push_back(std::make_unique<Task>([this, work, at_end](Task* self) {
         runs_.fetch_add(1, std::memory_order_relaxed);
         const auto until = TaskClock::now() + work;
         while (TaskClock::now() < until) {
         }
+        if (at_end != nullptr) at_end();
         if (!stop_.load(std::memory_order_relaxed)) Scheduler::Current()->Post(self);
       }));
     }
@@ -515,23 +517,12 @@ void TwoPostsOfOneTaskAreTakenInPostOrderUnderHomeQueues(int workers) {
     });
     probes.push_back(std::move(probe));
   }
-  std::atomic<bool> stop_loops{false};
-  std::atomic<std::int64_t> loop_runs{0};
-  std::vector<std::unique_ptr<Task>> loops;
-  for (int i = 0; i < 3 * (workers - 1); ++i) {
-    loops.push_back(std::make_unique<Task>([&](Task* self) {
-      loop_runs.fetch_add(1, std::memory_order_relaxed);
-      const auto until = TaskClock::now() + std::chrono::microseconds(5);
-      while (TaskClock::now() < until) {
-      }
-      t_last_callback_end = Tick();
-      if (!stop_loops.load(std::memory_order_relaxed)) TaskScheduler::Current()->Post(self);
-    }));
-  }
+  RePosters<TaskScheduler> loops(3 * (workers - 1), std::chrono::microseconds(5),
+                                 [] { t_last_callback_end = Tick(); });
   TaskScheduler sched(OptionsFor(PostOrder::kHome));
   sched.Start(workers);
-  for (auto& loop : loops) sched.Post(loop.get());
-  ASSERT_TRUE(SpinUntil([&] { return loop_runs.load() > 100 * (workers - 1); }, seconds(10)));
+  loops.PostTo(sched);
+  ASSERT_TRUE(SpinUntil([&] { return loops.Runs() > 100 * (workers - 1); }, seconds(10)));
   for (int round = 0; round < kRounds; ++round) {
     Probe* const probe = probes[round].get();
     const auto gap = std::chrono::microseconds(kGapsMicros[round % 5]);
@@ -549,7 +540,7 @@ void TwoPostsOfOneTaskAreTakenInPostOrderUnderHomeQueues(int workers) {
     ASSERT_TRUE(SpinUntil([&] { return probe->runs.load() == 2; }, seconds(30)))
         << "round " << round << ": X1 and X2 did not both run";
   }
-  stop_loops = true;
+  loops.Stop();
   ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
   const std::uint64_t takes = LookTakes(sched);
   sched.Stop();
