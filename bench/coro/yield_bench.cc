@@ -14,6 +14,10 @@
 //     fairsched_strict  the same with PostOrder::kStrict (no local batches).
 //     fairsched_home the same with PostOrder::kHome (per-worker home queues, the default
 //                    home_skew), and fairsched_home_loose with home_skew 4,096.
+//     fairsched_home_skew1k, _skew16k, _skew64k, _skew_max
+//                    2 workers only: PostOrder::kHome with home_skew 1,024, 16,384,
+//                    65,536 and the largest the option takes (2^30, which these shapes
+//                    never reach: no look takes anything), for the cost of the bound.
 //     textbook_pool  W threads, one mutex, one condition variable and a std::deque of
 //                    std::coroutine_handle<>: a yield pushes the handle to the back and a
 //                    worker pops and resumes the front one (the coroutine type is the
@@ -45,6 +49,7 @@
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -510,14 +515,21 @@ void BM_Asio(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * coroutines * steps);
 }
 
-void Shapes(benchmark::internal::Benchmark* b, bool one_worker_only) {
+void ShapesOn(benchmark::internal::Benchmark* b, std::initializer_list<int> worker_counts) {
   b->ArgNames({"coroutines", "steps", "workers"});
-  for (int workers : {1, 2}) {
-    if (one_worker_only && workers != 1) continue;
+  for (int workers : worker_counts) {
     b->Args({100'000, 100, workers});
     b->Args({10'000, 1'000, workers});
   }
   b->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
+}
+
+void Shapes(benchmark::internal::Benchmark* b, bool one_worker_only) {
+  if (one_worker_only) {
+    ShapesOn(b, {1});
+  } else {
+    ShapesOn(b, {1, 2});
+  }
 }
 
 void BM_Fairsched(benchmark::State& state) { FairschedYields(state, PostOrder::kBatched); }
@@ -537,6 +549,23 @@ BENCHMARK(BM_FairschedHome)->Name("yield/fairsched_home")->Apply([](auto* b) {
 BENCHMARK(BM_FairschedHomeLoose)->Name("yield/fairsched_home_loose")->Apply([](auto* b) {
   Shapes(b, false);
 });
+// The skew sweep: with one worker no look ever runs, so two workers only.
+template <std::uint64_t kSkew>
+void BM_FairschedHomeSkew(benchmark::State& state) {
+  FairschedYields(state, PostOrder::kHome, kSkew);
+}
+BENCHMARK(BM_FairschedHomeSkew<1024>)->Name("yield/fairsched_home_skew1k")->Apply([](auto* b) {
+  ShapesOn(b, {2});
+});
+BENCHMARK(BM_FairschedHomeSkew<16384>)->Name("yield/fairsched_home_skew16k")->Apply([](auto* b) {
+  ShapesOn(b, {2});
+});
+BENCHMARK(BM_FairschedHomeSkew<65536>)->Name("yield/fairsched_home_skew64k")->Apply([](auto* b) {
+  ShapesOn(b, {2});
+});
+BENCHMARK(BM_FairschedHomeSkew<std::uint64_t{1} << 30>)
+    ->Name("yield/fairsched_home_skew_max")
+    ->Apply([](auto* b) { ShapesOn(b, {2}); });
 BENCHMARK(BM_TextbookPool)->Name("yield/textbook_pool")->Apply([](auto* b) { Shapes(b, false); });
 BENCHMARK(BM_Asio)->Name("yield/asio")->Apply([](auto* b) { Shapes(b, false); });
 void BM_HomeQueues(benchmark::State& state) { HomeQueueYields(state, 256, 64); }
