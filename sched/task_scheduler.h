@@ -25,7 +25,9 @@
 //     each worker runs its own home queue (sched/internal/home_queues.h), and a run-now post
 //     made by a task is started after at most execute_batch_size + home_skew +
 //     (kHomeStampBlock - 1) x (workers - 1) posts made after it on any one worker, whatever
-//     the other workers run, also when its own worker blocks. In time: a lone task whose
+//     the other workers run, also when its own worker blocks (with home_skew_ceiling set:
+//     that ceiling in place of home_skew at worst, home_skew while that worker's own queue
+//     holds at most home_skew x kHomeBacklogDivisor / workers tasks). In time: a lone task whose
 //     worker blocks waits for an idle worker's second timed look (about 2 ms); at Stop. Two
 //     run-now posts of one task are taken in the order they were made. A post that goes
 //     through the sched-role (from outside the scheduler, with a deadline, a wakeup) takes
@@ -547,6 +549,7 @@ class BasicTaskScheduler {
   std::uint64_t NextStamp(Worker* worker);
   void HomePush(Worker* worker, Task* task);
   void PublishHead(Worker* worker);
+  std::uint64_t SkewOf(const Worker* worker) const;
   Task* TakeOldTask(Worker* self);
   Task* TakeOneFromOthers(Worker* self, bool lone_if_stuck);
   bool ClaimOneFromOthers(Worker* self);

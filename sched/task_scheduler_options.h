@@ -17,6 +17,14 @@ namespace fairsched {
 // shared read-modify-write per this many posts). Part of the order bound (see kHome).
 inline constexpr std::uint64_t kHomeStampBlock = 64;
 
+// PostOrder::kHome with TaskSchedulerOptions::home_skew_ceiling: a worker whose own queue
+// holds n tasks looks with the skew n x workers / kHomeBacklogDivisor (in stamps: n of its
+// tasks span about n x workers stamps while every worker posts), kept within
+// [home_skew, home_skew_ceiling]. So a task waiting in another queue is overtaken by at
+// most n x workers / 8 of the looking worker's later posts (a quarter of its backlog with
+// two workers), while every task posted into that backlog waits through all of it.
+inline constexpr std::uint64_t kHomeBacklogDivisor = 8;
+
 // The order policy (TaskSchedulerOptions::post_order).
 enum class PostOrder : std::uint8_t {
   // Run-now posts made by a task while every worker executes wait in their worker's local
@@ -33,12 +41,15 @@ enum class PostOrder : std::uint8_t {
   // queue, and the tasks the sched-role makes ready go to the role holder's, each with a
   // stamp from one global clock; a worker runs its own queue's head, so a yielding
   // coroutine stays on the core whose caches hold it. Bound: a task is overtaken by at
-  // most execute_batch_size + home_skew + kHomeStampBlock - 1 later-posted starts on each
-  // other worker, whatever that worker runs. The rule: at the start of each
-  // execution batch, and again after each task it took this way, a worker takes from
-  // another worker's queue any head task more than home_skew stamps older than its own
-  // head; an idle worker takes half of a queue that holds two or more, or a lone task whose
-  // owner has not moved on since its previous look. See "Order" in sched/task_scheduler.h.
+  // most execute_batch_size + S + (kHomeStampBlock - 1) x (workers - 1) later-posted
+  // starts on each other worker, whatever that worker runs, where S is home_skew, or with
+  // home_skew_ceiling set
+  // at most that ceiling (home_skew while the looking worker's own queue is short). The
+  // rule: at the start of each execution batch, and again after each task it took this
+  // way, a worker takes from another worker's queue any head task more than its skew in
+  // stamps older than its own head; an idle worker takes one task of a queue that holds
+  // two or more, or a lone task whose owner has not moved on since its previous look. See
+  // "Order" in sched/task_scheduler.h.
   kHome,
 };
 
@@ -77,6 +88,15 @@ struct TaskSchedulerOptions {
   // bound, and more tasks moved between cores when the workers' paces jitter. Clamped to
   // [1, 1 << 30].
   std::uint64_t home_skew = 256;
+  // PostOrder::kHome only: the largest skew a worker with a long queue of its own looks
+  // with. 0 (the default, or any value up to home_skew): the skew is home_skew, whatever
+  // the queues hold. Above it: a worker whose queue holds n tasks uses n x workers /
+  // kHomeBacklogDivisor, at least home_skew and at most this, so the bound is home_skew's
+  // while the queues are short and this one's at worst. With thousands of tasks per queue
+  // a constant skew makes the workers move tasks between their cores whenever their paces
+  // differ by a few percent (bench/results/json/home_queue_skew_sweep/notes.md). Clamped
+  // to [home_skew, 1 << 30].
+  std::uint64_t home_skew_ceiling = 0;
 };
 
 namespace internal {
@@ -91,6 +111,8 @@ inline TaskSchedulerOptions SanitizedOptions(TaskSchedulerOptions options) {
   options.spin_before_park = std::clamp<std::chrono::nanoseconds>(
       options.spin_before_park, std::chrono::nanoseconds::zero(), std::chrono::milliseconds(1));
   options.home_skew = std::clamp<std::uint64_t>(options.home_skew, 1, std::uint64_t{1} << 30);
+  options.home_skew_ceiling = std::clamp<std::uint64_t>(options.home_skew_ceiling,
+                                                        options.home_skew, std::uint64_t{1} << 30);
   if (options.latency_sample_period != 0) {
     options.latency_sample_period =
         std::bit_ceil(std::min<std::uint32_t>(options.latency_sample_period, 1u << 30));

@@ -18,6 +18,9 @@
 //                    2 workers only: PostOrder::kHome with home_skew 1,024, 16,384,
 //                    65,536 and the largest the option takes (2^30, which these shapes
 //                    never reach: no look takes anything), for the cost of the bound.
+//     fairsched_home_ceiling4k, _ceiling16k
+//                    2 workers only: PostOrder::kHome with the default home_skew and
+//                    home_skew_ceiling 4,096 or 16,384 (the skew follows the queues).
 //     textbook_pool  W threads, one mutex, one condition variable and a std::deque of
 //                    std::coroutine_handle<>: a yield pushes the handle to the back and a
 //                    worker pops and resumes the front one (the coroutine type is the
@@ -74,10 +77,12 @@ coro::Lazy<void> FairschedYielder(int steps, Completion* done, std::uint32_t ind
   done->Arrive(index);
 }
 
-void FairschedYields(benchmark::State& state, PostOrder order, std::uint64_t home_skew = 256) {
+void FairschedYields(benchmark::State& state, PostOrder order, std::uint64_t home_skew = 256,
+                     std::uint64_t home_skew_ceiling = 0) {
   const auto coroutines = static_cast<std::uint32_t>(state.range(0));
   const int steps = static_cast<int>(state.range(1));
-  TaskScheduler sched(TaskSchedulerOptions{.post_order = order, .home_skew = home_skew});
+  TaskScheduler sched(TaskSchedulerOptions{
+      .post_order = order, .home_skew = home_skew, .home_skew_ceiling = home_skew_ceiling});
   sched.Start(static_cast<int>(state.range(2)));
   Completion done;
   std::uint64_t bytes = 0, spawned = 0;
@@ -565,6 +570,18 @@ BENCHMARK(BM_FairschedHomeSkew<65536>)->Name("yield/fairsched_home_skew64k")->Ap
 });
 BENCHMARK(BM_FairschedHomeSkew<std::uint64_t{1} << 30>)
     ->Name("yield/fairsched_home_skew_max")
+    ->Apply([](auto* b) { ShapesOn(b, {2}); });
+// The default skew (256) with a ceiling: the skew follows each worker's own queue (an
+// eighth of it, scaled to stamps) up to 4,096 or 16,384.
+template <std::uint64_t kCeiling>
+void BM_FairschedHomeCeiling(benchmark::State& state) {
+  FairschedYields(state, PostOrder::kHome, 256, kCeiling);
+}
+BENCHMARK(BM_FairschedHomeCeiling<4096>)
+    ->Name("yield/fairsched_home_ceiling4k")
+    ->Apply([](auto* b) { ShapesOn(b, {2}); });
+BENCHMARK(BM_FairschedHomeCeiling<16384>)
+    ->Name("yield/fairsched_home_ceiling16k")
     ->Apply([](auto* b) { ShapesOn(b, {2}); });
 BENCHMARK(BM_TextbookPool)->Name("yield/textbook_pool")->Apply([](auto* b) { Shapes(b, false); });
 BENCHMARK(BM_Asio)->Name("yield/asio")->Apply([](auto* b) { Shapes(b, false); });

@@ -13,11 +13,12 @@
 //
 // The bound (tla/spin/home_queues.pml checks it on two workers, with a worker blocked in a
 // task and another re-posting for ever): a task X is overtaken by at most
-// execute_batch_size + home_skew + (kStampBlock - 1) x (workers - 1) later-posted starts on
-// any one worker, whatever that worker runs. A queue's stamps only grow, so once a worker's
-// head is more than home_skew above X's stamp, its next look (within execute_batch_size
+// execute_batch_size + S + (kStampBlock - 1) x (workers - 1) later-posted starts on any one
+// worker, whatever that worker runs, where S is the largest skew that worker looks with
+// (SkewOf: home_skew, at most home_skew_ceiling). A queue's stamps only grow, so once a
+// worker's head is more than S above X's stamp, its next look (within execute_batch_size
 // starts) takes X or an older task, and it looks again after each such task until none is
-// left; the skew lets at most home_skew later stamps start first, and the blocks the other
+// left; the skew lets at most S later stamps start first, and the blocks the other
 // workers reserved before X's can hold at most kStampBlock - 1 more each. An idle worker
 // takes at once from a queue that holds two or more tasks, and a lone task once its owner
 // has not claimed anything between two of its looks (1 ms apart while it sleeps, see
@@ -77,15 +78,33 @@ inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::PublishHead
   worker->published_head.store(head.value_or(kNoHead), std::memory_order_relaxed);
 }
 
+// The skew `worker` looks with: home_skew, or with a ceiling set, its own queue's length
+// scaled to stamps (n tasks of one worker span about n x workers stamps while every worker
+// posts) and divided by kHomeBacklogDivisor, kept within [home_skew, home_skew_ceiling]:
+// a task in another queue is then passed by at most n x workers / 8 of this worker's later
+// posts, a fraction of the backlog every task posted into it waits through, and a short
+// queue keeps the tight bound. Owner
+// only: its SizeHint is exact for it (tests/sched/held_post_test.cc,
+// TheSkewFollowsTheBacklogUpToItsCeiling).
+template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
+inline std::uint64_t BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::SkewOf(
+    const Worker* worker) const {
+  if (options_.home_skew_ceiling == options_.home_skew) return options_.home_skew;
+  const std::uint64_t scaled = worker->home->SizeHint() *
+                               static_cast<std::uint64_t>(worker_count_) / kHomeBacklogDivisor;
+  return std::clamp(scaled, options_.home_skew, options_.home_skew_ceiling);
+}
+
 // A worker looks: one task at the head of another worker's queue whose stamp is more than
-// home_skew below its own head's, or nullptr. Takes one at a time: the caller runs it and
+// its skew (SkewOf) below its own head's, or nullptr. Takes one at a time: the caller runs it and
 // looks again, so a long task among the old ones does not hold the others (another look,
 // by this or another worker, takes them).
 template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
 inline Task* BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::TakeOldTask(Worker* self) {
   const std::optional<std::uint64_t> own = self->home->HeadStamp();
-  if (!own.has_value() || *own <= options_.home_skew) return nullptr;
-  const std::uint64_t below = *own - options_.home_skew;
+  const std::uint64_t skew = SkewOf(self);
+  if (!own.has_value() || *own <= skew) return nullptr;
+  const std::uint64_t below = *own - skew;
   for (const auto& other : workers_) {
     if (other.get() == self) continue;
     if (other->published_head.load(std::memory_order_relaxed) >= below) continue;

@@ -38,9 +38,11 @@ constexpr std::size_t kExecuteBatch = 16;
 constexpr std::uint64_t kHomeSkew = 32;
 
 // The options of a scenario under `order`.
-TaskSchedulerOptions OptionsFor(PostOrder order) {
-  return TaskSchedulerOptions{
-      .execute_batch_size = kExecuteBatch, .post_order = order, .home_skew = kHomeSkew};
+TaskSchedulerOptions OptionsFor(PostOrder order, std::uint64_t home_skew_ceiling = 0) {
+  return TaskSchedulerOptions{.execute_batch_size = kExecuteBatch,
+                              .post_order = order,
+                              .home_skew = kHomeSkew,
+                              .home_skew_ceiling = home_skew_ceiling};
 }
 
 // The stated bound (sched/task_scheduler.h, "Order") on the later-posted starts one other
@@ -153,8 +155,9 @@ class RePosters {
 // `blockers` further workers run a task that spins until the long task is done (a
 // blocking wait inside a task).
 void HeldPostStartsWhileOtherWorkersRePost(int reposters, int blockers,
-                                           PostOrder order = PostOrder::kBatched) {
-  TaskScheduler sched(OptionsFor(order));
+                                           PostOrder order = PostOrder::kBatched,
+                                           std::uint64_t home_skew_ceiling = 0) {
+  TaskScheduler sched(OptionsFor(order, home_skew_ceiling));
   const int workers = 1 + reposters + blockers;
   RePosters<TaskScheduler> loops(reposters, std::chrono::nanoseconds::zero());
   constexpr int kRounds = 5;
@@ -233,6 +236,124 @@ TEST(HomeQueueTest, ThreeWorkersLongTaskRePosterAndBlocker) {
 }
 TEST(HomeQueueTest, ThreeWorkersLongTaskAndTwoRePosters) {
   HeldPostStartsWhileOtherWorkersRePost(2, 0, PostOrder::kHome);
+}
+// With a skew ceiling far above home_skew: a re-poster's queue holds one task, so its
+// worker keeps the floor's skew, and the floor's bound must hold.
+TEST(HomeQueueTest, TwoWorkersLongTaskAndRePosterKeepTheFloorUnderACeiling) {
+  HeldPostStartsWhileOtherWorkersRePost(1, 0, PostOrder::kHome, 4096);
+}
+
+// PostOrder::kHome with a skew ceiling: the skew follows the looking worker's own queue
+// (its length x workers / kHomeBacklogDivisor), from home_skew up to home_skew_ceiling, so
+// with a long queue it is the ceiling, never more. W1 runs a long task L and nothing
+// else; then a seeder on W2 posts kBacklog re-posters, which all stay in W2's queue (W1 is
+// blocked in L), and whose length scales to four times the ceiling. In each round L posts
+// kHomeStampBlock fillers and X into W1's otherwise empty queue and waits for X without
+// returning. W2 runs its own
+// older tasks first, then its later posts until its head is more than its skew above X's
+// stamp, and then takes X. So X must be overtaken by at most execute_batch_size + ceiling
+// + kHomeStampBlock - 1 later posts (about four times as many with the ceiling ignored),
+// and by more than the floor's execute_batch_size + home_skew + kHomeStampBlock - 1
+// (only the floor: 0 to a few dozen).
+TEST(HomeQueueTest, TheSkewFollowsTheBacklogUpToItsCeiling) {
+  constexpr std::uint64_t kCeiling = 1024;
+  constexpr int kBacklog = static_cast<int>(4 * kCeiling * kHomeBacklogDivisor / 2);
+  constexpr int kRounds = 3;
+  TaskSchedulerOptions options = OptionsFor(PostOrder::kHome);
+  options.home_skew_ceiling = kCeiling;
+  TaskScheduler sched(options);
+  // Post order by a shared sequence, taken just before each re-post. X's place in it is
+  // read twice, just before and just after its post: a re-post between the two may join
+  // its queue on either side of X. So the ceiling is checked against the re-posts counted
+  // from the later reading (never too many), and the growth against those counted from the
+  // earlier one (never too few).
+  constexpr std::uint64_t kNone = ~std::uint64_t{0};
+  std::atomic<std::uint64_t> sequence{0};
+  std::atomic<std::uint64_t> x_before{kNone}, x_after{kNone};
+  std::atomic<bool> x_started{false};
+  std::atomic<std::int64_t> overtakers_after{0}, overtakers_before{0};
+  std::atomic<bool> stop{false};
+  std::atomic<std::int64_t> runs{0};
+  struct Looper {
+    std::uint64_t posted_as = 0;
+    Task task;
+  };
+  std::vector<std::unique_ptr<Looper>> loopers;
+  for (int i = 0; i < kBacklog; ++i) {
+    auto looper = std::make_unique<Looper>();
+    Looper* const me = looper.get();
+    looper->task.SetCallback([&, me](Task* self) {
+      runs.fetch_add(1, std::memory_order_relaxed);
+      if (!x_started.load(std::memory_order_seq_cst)) {
+        if (me->posted_as > x_before.load(std::memory_order_seq_cst)) {
+          overtakers_before.fetch_add(1, std::memory_order_relaxed);
+        }
+        if (me->posted_as > x_after.load(std::memory_order_seq_cst)) {
+          overtakers_after.fetch_add(1, std::memory_order_relaxed);
+        }
+      }
+      if (stop.load(std::memory_order_relaxed)) return;
+      me->posted_as = sequence.fetch_add(1, std::memory_order_seq_cst);
+      TaskScheduler::Current()->Post(self);
+    });
+    loopers.push_back(std::move(looper));
+  }
+  struct Round {
+    std::int64_t after, before;
+  };
+  std::vector<Round> rounds;
+  std::atomic<bool> l_started{false}, l_done{false};
+  Task seeder([&](Task*) {
+    for (auto& looper : loopers) {
+      looper->posted_as = sequence.fetch_add(1, std::memory_order_seq_cst);
+      TaskScheduler::Current()->Post(&looper->task);
+    }
+  });
+  Task long_task([&](Task*) {
+    l_started = true;
+    for (int round = 0; round < kRounds; ++round) {
+      // The first round also waits for the seeder's re-posters to run.
+      const std::int64_t warm = runs.load() + 2 * kBacklog;
+      SpinUntil([&] { return runs.load() >= warm; }, seconds(30));
+      x_before = kNone;
+      x_after = kNone;
+      x_started = false;
+      overtakers_after = 0;
+      overtakers_before = 0;
+      // Fillers first, so that X's stamp comes from a block W1 reserves now: a stamp left
+      // in a block reserved before L started would make X look old at once.
+      for (std::uint64_t i = 0; i < kHomeStampBlock; ++i) {
+        TaskScheduler::Current()->PostOneShot([] {});
+      }
+      x_before = sequence.fetch_add(1, std::memory_order_seq_cst);
+      TaskScheduler::Current()->PostOneShot([&] { x_started = true; });
+      x_after = sequence.fetch_add(1, std::memory_order_seq_cst);
+      if (!SpinUntil([&] { return x_started.load(); }, seconds(10))) break;
+      rounds.push_back({overtakers_after.load(), overtakers_before.load()});
+    }
+    l_done = true;
+  });
+  sched.Start(2);
+  sched.Post(&long_task);
+  ASSERT_TRUE(SpinUntil([&] { return l_started.load(); }, seconds(30)));
+  sched.Post(&seeder);  // runs on the other worker: L's is blocked
+  ASSERT_TRUE(SpinUntil([&] { return l_done.load(); }, seconds(120)));
+  stop = true;
+  ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
+  sched.Stop();
+  ASSERT_EQ(rounds.size(), static_cast<std::size_t>(kRounds)) << "X waited 10 s";
+  const std::int64_t floor_bound = kExecuteBatch + kHomeSkew + kHomeStampBlock - 1;
+  const std::int64_t ceiling_bound = kExecuteBatch + kCeiling + kHomeStampBlock - 1;
+  for (std::size_t i = 0; i < rounds.size(); ++i) {
+    std::printf("round %zu: %lld-%lld later posts started before X (floor bound %lld, ceiling "
+                "bound %lld)\n",
+                i, static_cast<long long>(rounds[i].after),
+                static_cast<long long>(rounds[i].before), static_cast<long long>(floor_bound),
+                static_cast<long long>(ceiling_bound));
+    EXPECT_LE(rounds[i].after, ceiling_bound) << "round " << i;
+    EXPECT_GT(rounds[i].before, floor_bound)
+        << "round " << i << ": the skew did not grow with the queue";
+  }
 }
 
 // PostOrder::kHome: a post into an empty queue must be visible to the other workers' looks

@@ -20,8 +20,9 @@
 //     task under kBatched may be overtaken only by posts made while fewer than
 //     execute_batch_size starts had happened on its poster's worker and fewer than
 //     3 * execute_batch_size on each other worker since P (counted in the tasks, so with a
-//     slack of kBoundSlack starts); under kHome, at most execute_batch_size + home_skew +
-//     (kHomeStampBlock - 1) x (workers - 1) posts made after P start on any one worker
+//     slack of kBoundSlack starts); under kHome, at most execute_batch_size + home_skew
+//     (or the skew ceiling the seed drew) + (kHomeStampBlock - 1) x (workers - 1) posts
+//     made after P start on any one worker
 //     before it; two due posts made by one callback start in post order. "Started before"
 //     is counted only when it is certain from the log: on one worker, or before the
 //     callback that preceded P on P's worker ended (with several workers a worker takes
@@ -239,6 +240,12 @@ inline std::uint32_t SkewChoice(std::uint64_t seed) {
   return static_cast<std::uint32_t>((seed * 0x9E3779B97F4A7C15ull) >> 32) % 3;
 }
 
+// PostOrder::kHome's skew ceiling for scenario `seed`: none (a constant skew) or eight times
+// the skew (SkewOf then follows each worker's own queue), also from the seed itself.
+inline std::uint64_t SkewCeilingFactor(std::uint64_t seed) {
+  return ((seed * 0xC2B2AE3D27D4EB4Full) >> 40) % 2 == 0 ? 0 : 8;
+}
+
 class Scenario {
  public:
   // `home_queues`: PostOrder::kHome where the seed picks kBatched (the same draws).
@@ -346,6 +353,7 @@ inline void Scenario::Generate() {
   options_.post_order =
       batched_ ? (home_ ? PostOrder::kHome : PostOrder::kBatched) : PostOrder::kStrict;
   options_.home_skew = std::array<std::uint64_t, 3>{1, 32, 256}[SkewChoice(seed_)];
+  options_.home_skew_ceiling = options_.home_skew * SkewCeilingFactor(seed_);
   options_.execute_batch_size = kBatches[pick(6)];
   options_.batch_size = kBlocks[pick(3)];
   options_.ready_block_size = kBlocks[pick(3)];
@@ -397,7 +405,11 @@ inline void Scenario::Generate() {
     raw->task.SetCallback([this, raw](Task* self) { RunCallback(raw->current_post, self); });
   }
   config_ = std::to_string(workers_) + " worker(s), " +
-            (batched_ ? (home_ ? "kHome (skew " + std::to_string(options_.home_skew) + ")"
+            (batched_ ? (home_ ? "kHome (skew " + std::to_string(options_.home_skew) +
+                                     (options_.home_skew_ceiling > options_.home_skew
+                                          ? " up to " + std::to_string(options_.home_skew_ceiling)
+                                          : std::string()) +
+                                     ")"
                                : std::string("kBatched"))
                       : std::string("kStrict")) +
             ", execute_batch_size " + std::to_string(options_.execute_batch_size) +
@@ -839,11 +851,14 @@ inline void Scenario::CheckLog() {
   const std::int64_t batch = static_cast<std::int64_t>(options_.execute_batch_size);
   // PostOrder::kHome: a run-now post made by a task is stamped when it is made, and at most
   // execute_batch_size + home_skew + (kHomeStampBlock - 1) x (workers - 1) posts made after
-  // it start before it on any one worker. A post that goes through the sched-role (from
-  // outside, or with a deadline) is stamped when the role receives it: its order is not
-  // checked here.
+  // it start before it on any one worker (with a skew ceiling: the ceiling in place of
+  // home_skew, the worst case; these scenarios' queues are mostly too short to reach it).
+  // A post that goes through the sched-role (from outside, or with a deadline) is stamped
+  // when the role receives it: its order is not checked here.
+  const std::int64_t skew =
+      static_cast<std::int64_t>(std::max(options_.home_skew, options_.home_skew_ceiling));
   const std::int64_t home_bound =
-      batch + static_cast<std::int64_t>(options_.home_skew) +
+      batch + skew +
       static_cast<std::int64_t>(kHomeStampBlock - 1) * (workers_ - 1);
   auto stamped_at_post = [](const PostRecord& r) {
     return r.poster_post != kNoPost &&

@@ -79,7 +79,11 @@
 #define E 2 /* starts between two looks */
 #endif
 #ifndef S
-#define S 1 /* the skew a look tolerates, in stamps */
+/* The skew a look tolerates, in stamps. The scheduler's SkewOf varies it with the looking
+ * worker's own queue, within [home_skew, home_skew_ceiling]; a look with any skew up to S
+ * takes X once the looker's head is more than S above X's stamp, so a constant S, the
+ * largest skew in effect, is the case that bounds the overtaking. */
+#define S 1
 #endif
 #ifndef BLOCK
 #define BLOCK 2 /* stamps reserved per clock update */
@@ -206,7 +210,7 @@ inline Look() {
   :: q_len[RP_W] == 0 || (published[LONG_W] != NOTHING &&
                           published[LONG_W] + S < q_stamp[AT(RP_W, 0)]) ->
     do
-    /* code: sched/internal/home_queues.h TakeOldTask: const std::uint64_t below = *own - options_.home_skew; */
+    /* code: sched/internal/home_queues.h TakeOldTask: const std::uint64_t below = *own - skew; */
     /* code: queues/home_ring.h TakeFront: if (stamp >= below) break; */
     :: q_len[LONG_W] > 0 &&
        (q_len[RP_W] == 0 || q_stamp[AT(LONG_W, 0)] + S < q_stamp[AT(RP_W, 0)]) ->

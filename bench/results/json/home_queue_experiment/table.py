@@ -21,12 +21,13 @@ from tools.bench_report import blocks, hot_path_report  # noqa: E402
 # Every contestant either recording holds, in column order; the ones compared with Tokio.
 CONTESTANTS = ["fairsched", "fairsched_strict", "fairsched_home", "fairsched_home_skew1k",
                "fairsched_home_loose", "fairsched_home_skew16k", "fairsched_home_skew64k",
-               "fairsched_home_skew_max",
+               "fairsched_home_skew_max", "fairsched_home_ceiling4k", "fairsched_home_ceiling16k",
                "home_queues_prototype", "home_queues_prototype_loose",
                "home_queues_prototype_skew4k", "home_queues_no_looks", "textbook_pool",
                "local_queue", "tokio"]
 AGAINST_TOKIO = ["fairsched_home", "fairsched_home_skew1k", "fairsched_home_loose",
                  "fairsched_home_skew16k", "fairsched_home_skew64k", "fairsched_home_skew_max",
+                 "fairsched_home_ceiling4k", "fairsched_home_ceiling16k",
                  "home_queues_prototype",
                  "home_queues_prototype_loose", "home_queues_prototype_skew4k",
                  "home_queues_no_looks", "fairsched", "fairsched_strict"]
