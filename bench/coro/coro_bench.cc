@@ -13,6 +13,8 @@
 //   memory/<contestant>                     kSuspended coroutines suspended in a wait;
 //       counters bytes_per_suspended (heap growth of the main arena per coroutine, or the
 //       allocator's requested bytes) and bytes_per_frame.
+// coro_home (spawn_complete, yield_round_trip): the coro rows on PostOrder::kHome with
+// home_skew_ceiling 4,096, the candidate default order (bench/results/json/home_as_default/).
 // Boost.Fiber runs its fibers on the benchmark thread (spawn, yield, chain, memory) or on one
 // helper thread (signal); its multi-thread schedulers are not measured (n/a rows).
 #include <benchmark/benchmark.h>
@@ -75,8 +77,14 @@ coro::Lazy<void> EmptyCoroutine(Completion* done, std::uint32_t index) {
   co_return;
 }
 
-void BM_SpawnCoro(benchmark::State& state) {
-  TaskScheduler sched;
+// The scheduler a coro_home row runs on: PostOrder::kHome with the skew following the
+// queues up to 4,096 (sched/task_scheduler_options.h), the candidate for the default order.
+TaskSchedulerOptions HomeOptions() {
+  return TaskSchedulerOptions{.post_order = PostOrder::kHome, .home_skew_ceiling = 4096};
+}
+
+void SpawnCoros(benchmark::State& state, TaskSchedulerOptions options) {
+  TaskScheduler sched(options);
   sched.Start(static_cast<int>(state.range(0)));
   Completion done;
   for (auto _ : state) {
@@ -88,6 +96,9 @@ void BM_SpawnCoro(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * kSpawnBatch);
 }
+
+void BM_SpawnCoro(benchmark::State& state) { SpawnCoros(state, TaskSchedulerOptions{}); }
+void BM_SpawnCoroHome(benchmark::State& state) { SpawnCoros(state, HomeOptions()); }
 
 void BM_SpawnCallback(benchmark::State& state) {
   TaskScheduler sched;
@@ -143,12 +154,14 @@ coro::Lazy<void> Yielder(int count) {
   for (int i = 0; i < count; ++i) co_await coro::Yield();
 }
 
-void BM_YieldCoro(benchmark::State& state) {
-  TaskScheduler sched;
+void YieldCoros(benchmark::State& state, TaskSchedulerOptions options) {
+  TaskScheduler sched(options);
   sched.Start(1);
   for (auto _ : state) coro::Spawn(sched, Yielder(kRoundTrips)).Get();
   state.SetItemsProcessed(state.iterations() * kRoundTrips);
 }
+void BM_YieldCoro(benchmark::State& state) { YieldCoros(state, TaskSchedulerOptions{}); }
+void BM_YieldCoroHome(benchmark::State& state) { YieldCoros(state, HomeOptions()); }
 
 // The callback equivalent of a yield: the task re-posts itself (back of the ready queue).
 struct RepostingTask {
@@ -471,6 +484,12 @@ BENCHMARK(BM_SpawnCoro)
     ->Arg(1)
     ->Arg(2)
     ->UseRealTime();
+BENCHMARK(BM_SpawnCoroHome)
+    ->Name("spawn_complete/coro_home")
+    ->ArgName("workers")
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime();
 BENCHMARK(BM_SpawnCallback)
     ->Name("spawn_complete/callback_task")
     ->ArgName("workers")
@@ -489,6 +508,7 @@ BENCHMARK(BM_SpawnFiber)
     ->Arg(1)
     ->UseRealTime();
 BENCHMARK(BM_YieldCoro)->Name("yield_round_trip/coro")->UseRealTime();
+BENCHMARK(BM_YieldCoroHome)->Name("yield_round_trip/coro_home")->UseRealTime();
 BENCHMARK(BM_YieldCallback)->Name("yield_round_trip/callback_task")->UseRealTime();
 BENCHMARK(BM_YieldAsio)->Name("yield_round_trip/asio")->UseRealTime();
 BENCHMARK(BM_YieldFiber)->Name("yield_round_trip/boost_fiber")->UseRealTime();

@@ -19,8 +19,9 @@
 //                    65,536 and the largest the option takes (2^30, which these shapes
 //                    never reach: no look takes anything), for the cost of the bound.
 //     fairsched_home_ceiling4k, _ceiling16k
-//                    2 workers only: PostOrder::kHome with the default home_skew and
-//                    home_skew_ceiling 4,096 or 16,384 (the skew follows the queues).
+//                    PostOrder::kHome with the default home_skew and home_skew_ceiling
+//                    4,096 or 16,384 (the skew follows the queues); _ceiling16k at 2
+//                    workers only, _ceiling4k at 1 and 2 (the candidate default order).
 //     textbook_pool  W threads, one mutex, one condition variable and a std::deque of
 //                    std::coroutine_handle<>: a yield pushes the handle to the back and a
 //                    worker pops and resumes the front one (the coroutine type is the
@@ -579,7 +580,7 @@ void BM_FairschedHomeCeiling(benchmark::State& state) {
 }
 BENCHMARK(BM_FairschedHomeCeiling<4096>)
     ->Name("yield/fairsched_home_ceiling4k")
-    ->Apply([](auto* b) { ShapesOn(b, {2}); });
+    ->Apply([](auto* b) { ShapesOn(b, {1, 2}); });
 BENCHMARK(BM_FairschedHomeCeiling<16384>)
     ->Name("yield/fairsched_home_ceiling16k")
     ->Apply([](auto* b) { ShapesOn(b, {2}); });

@@ -115,6 +115,15 @@ struct FairschedStrict : FairschedAdapter<TaskScheduler> {
       : FairschedAdapter(workers, TaskSchedulerOptions{.post_order = PostOrder::kStrict}) {}
 };
 
+// The default scheduler with PostOrder::kHome and the skew following the queues up to
+// 4,096: the candidate for the default order (bench/results/json/home_as_default/).
+struct FairschedHome : FairschedAdapter<TaskScheduler> {
+  static constexpr const char* kName = "fairsched_home";
+  explicit FairschedHome(int workers)
+      : FairschedAdapter(workers, TaskSchedulerOptions{.post_order = PostOrder::kHome,
+                                                       .home_skew_ceiling = 4096}) {}
+};
+
 // The default scheduler with the latency histogram off / stamping every post (its cost).
 struct FairschedHistogramOff : FairschedAdapter<TaskScheduler> {
   static constexpr const char* kName = "fairsched_hist_off";

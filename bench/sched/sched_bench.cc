@@ -8,7 +8,9 @@
 //   w2/workers:W/<c>        1,000,000 jobs posted from outside, each re-posting itself from
 //                           inside until it has run 10 times (10,000,000 runs). The peers and
 //                           fairsched_oneshot post a fresh small closure per run; fairsched
-//                           re-posts the job's own Task.
+//                           re-posts the job's own Task. fairsched_strict and
+//                           fairsched_home (w1 too): PostOrder::kStrict, and kHome with the
+//                           skew following the queues up to 4,096.
 //   loop/w1, loop/w2        one thread calling the same prepared callbacks (5,000,000 once;
 //                           1,000,000 ten times) in a loop: the cost with no scheduler.
 //   Counters: worker_cpu_ns_per_task (CPU time of every thread but the benchmark thread,
@@ -422,9 +424,10 @@ void RegisterAll(int reps) {
       Register("w2" + w + A::kName, [=](benchmark::State& s) { W2<A>(s, workers); }, reps);
     };
     Ours::ForEach(w1);
+    Contestants<FairschedHome>::ForEach(w1);
     Peers::ForEach(w1);
     Ours::ForEach(w2);
-    Contestants<FairschedOneShot, FairschedStrict>::ForEach(w2);
+    Contestants<FairschedOneShot, FairschedStrict, FairschedHome>::ForEach(w2);
     Peers::ForEach(w2);
   }
   // The latency histogram's cost: off, default (1 in 64 posts), every post.
