@@ -18,21 +18,20 @@ bin=$(./bazelw info --config=opt bazel-bin 2>/dev/null)
 mapfile -t peers < <(bench/coro/peers/build.sh "${TMPDIR:-/tmp}/fairsched_peers_build" | tail -n 2)
 tokio=${peers[0]}
 rm -f "$here/runs.jsonl"
-{
-  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "revision: $(git rev-parse HEAD)$(git diff --quiet || echo ' (with local changes)')"
-  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
-  echo "cores: $(nproc)"
-  echo "kernel: $(uname -sr)"
-  echo "rounds: $rounds"
-} >"$here/machine.txt"
-# run NAME BINARY FILTER: one repetition of the rows FILTER selects, appended to runs.jsonl.
+tools/bench_report/machine_header.sh "rounds: $rounds" >"$here/machine.txt"
+# run NAME COMMAND...: one run whose JSON goes to $tmp/NAME.json (the command names that
+# path itself), appended to runs.jsonl as NAME; gbench NAME BINARY FILTER: one repetition of
+# the Google Benchmark rows FILTER selects.
 run() {
-  local name=$1 binary=$2 filter=$3
-  FAIRSCHED_BENCH_REPETITIONS=1 "$binary" --benchmark_filter="$filter" \
-    --benchmark_repetitions=1 --benchmark_out="$tmp/$name.json" \
-    --benchmark_out_format=json >"$tmp/$name.txt" 2>&1
+  local name=$1
+  shift
+  "$@" >"$tmp/$name.txt" 2>&1
   python3 tools/bench_report/runs.py append "$here/runs.jsonl" "$tmp/$name.json"
+}
+gbench() {
+  local name=$1 binary=$2 filter=$3
+  FAIRSCHED_BENCH_REPETITIONS=1 run "$name" "$binary" --benchmark_filter="$filter" \
+    --benchmark_repetitions=1 --benchmark_out="$tmp/$name.json" --benchmark_out_format=json
 }
 for ((r = 1; r <= rounds; ++r)); do
   echo "== round $r of $rounds (load $(cut -d' ' -f1-3 /proc/loadavg))"
@@ -47,13 +46,12 @@ for ((r = 1; r <= rounds; ++r)); do
     else
       yield=fairsched_home_ceiling4k sched=fairsched_home coro=coro_home
     fi
-    run "yield_bench_${who}_r$r" "$bin/bench/coro/yield_bench" "^yield/$yield/"
-    run "sched_bench_${who}_r$r" "$bin/bench/sched/sched_bench" "^w[12]/workers:[12]/$sched/"
-    run "coro_bench_${who}_r$r" "$bin/bench/coro/coro_bench" \
+    gbench "yield_bench_${who}_r$r" "$bin/bench/coro/yield_bench" "^yield/$yield/"
+    gbench "sched_bench_${who}_r$r" "$bin/bench/sched/sched_bench" "^w[12]/workers:[12]/$sched/"
+    gbench "coro_bench_${who}_r$r" "$bin/bench/coro/coro_bench" \
       "^(spawn_complete|yield_round_trip)/$coro/"
   done
-  "$tokio" --out="$tmp/tokio_yield_r$r.json" >"$tmp/tokio_yield_r$r.txt" 2>&1
-  python3 tools/bench_report/runs.py append "$here/runs.jsonl" "$tmp/tokio_yield_r$r.json"
+  run "tokio_yield_r$r" "$tokio" --out="$tmp/tokio_yield_r$r.json"
   echo "round $r load_after=$(cut -d' ' -f1 /proc/loadavg)" >>"$here/machine.txt"
 done
 echo "raw results: $here/runs.jsonl; console output: $tmp"

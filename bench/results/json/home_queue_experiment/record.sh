@@ -21,14 +21,7 @@ bin=$(./bazelw info --config=opt bazel-bin 2>/dev/null)/bench/coro/yield_bench
 mapfile -t peers < <(bench/coro/peers/build.sh "${TMPDIR:-/tmp}/fairsched_peers_build" | tail -n 2)
 tokio=${peers[0]}
 rm -f "$here/runs.jsonl"
-{
-  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "revision: $(git rev-parse HEAD)$(git diff --quiet || echo ' (with local changes)')"
-  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
-  echo "cores: $(nproc)"
-  echo "kernel: $(uname -sr)"
-  echo "rounds: $rounds"
-} >"$here/machine.txt"
+tools/bench_report/machine_header.sh "rounds: $rounds" >"$here/machine.txt"
 for ((r = 1; r <= rounds; ++r)); do
   echo "== round $r of $rounds (load $(cut -d' ' -f1-3 /proc/loadavg))"
   echo "round $r load_before=$(cut -d' ' -f1 /proc/loadavg)" >>"$here/machine.txt"
