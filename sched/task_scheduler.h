@@ -32,7 +32,9 @@
 //     run-now posts of one task are taken in the order they were made. A post that goes
 //     through the sched-role (from outside the scheduler, with a deadline, a wakeup) takes
 //     its place when the role receives it, which busy workers do after each execution
-//     batch; its order relative to a task's run-now posts is not kept.
+//     batch (front-queue posts in FIFO order, as many as keep the holder's queue at
+//     batch_size and at least execute_batch_size per pass); its order relative to a task's
+//     run-now posts is not kept.
 //     With one worker tasks also finish in start order; with
 //     several, each worker starts its tasks in FIFO order. (Under kHome: its own queue's.) Tasks that wait in the wait
 //     queue become ready in deadline order; a task whose deadline has already
@@ -574,6 +576,7 @@ class BasicTaskScheduler {
   struct ScheduleResult;
   class RoleReadySink;
   std::size_t WakeFromRole(Task* task, std::uint8_t bits);
+  std::size_t FrontPopLimit(const Worker* worker) const;
   ScheduleResult Schedule(Worker* worker);
   std::size_t ReceiveFromFront(Task* task, LazyNow& now, bool stopping);
   void MakeReady(Task* task, bool expired);

@@ -100,6 +100,24 @@ inline std::size_t BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Wake
   return 1;
 }
 
+// How many front-queue posts the holder receives in one pass: batch_size. Under
+// PostOrder::kHome only as many as keep its own queue (where they go) at batch_size, and at
+// least execute_batch_size: a backlog of outside posts waits in the front queue (intrusive,
+// nothing to copy) instead of growing the holder's ring, which a flood of outside posts
+// otherwise swelled by up to batch_size per execution batch (bench/results/json/
+// home_as_default/notes.md: the ring's growth and traffic, and the one-shots the poster
+// then had to allocate). Every pass still receives some, so outside posts keep flowing
+// beside a long queue of re-posters, in FIFO order, one pass per execution batch.
+template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
+inline std::size_t BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::FrontPopLimit(
+    const Worker* worker) const {
+  if (!home_queues_) return options_.batch_size;
+  const std::uint64_t held = worker->home->SizeHint();  // exact: the holder owns its queue
+  const std::size_t room =
+      held >= options_.batch_size ? 0 : options_.batch_size - static_cast<std::size_t>(held);
+  return std::max(room, std::min(options_.execute_batch_size, options_.batch_size));
+}
+
 // Runs with the sched-role held.
 template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
 inline auto BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Schedule(Worker* worker)
@@ -127,7 +145,7 @@ inline auto BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Schedule(Wo
     // per role take. Pop is done with a task before returning it, so a waker may push it
     // into the front queue again as soon as ReceiveFromFront makes it WAITING.
     std::size_t popped = 0;
-    for (; popped < options_.batch_size; ++popped) {
+    for (const std::size_t limit = FrontPopLimit(worker); popped < limit; ++popped) {
       Task* task = front_.Pop();
       if (task == nullptr) break;
       internal::TraceStep(internal::SchedStep::kReceive, task);

@@ -54,11 +54,17 @@ inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::WorkerMain(
     // else through the front queue.
     // Under PostOrder::kHome a busy worker's own queue never runs dry while its tasks
     // re-post, so it takes the role after every execution batch (as a worker with a local
-    // batch does): outside posts, timers and IO must not wait for an idle worker. But not
-    // with a task claimed: one taken from another worker's queue runs before anything else
-    // (see TakeOneFromOthers); a lone worker's claimed tasks are at most kClaimCapacity.
+    // batch does): outside posts, timers and IO must not wait for an idle worker. With
+    // several workers not with a task claimed: one taken from another worker's queue runs
+    // before anything else (see TakeOneFromOthers). A lone worker's claimed tasks are the
+    // head of its own queue, older than anything the role makes ready, so it takes the role
+    // with them: its claims of kClaimCapacity and an execution batch that is a multiple of
+    // it could otherwise leave one claimed at every batch end, for ever
+    // (HomeQueueTest.OutsidePostsKeepFlowingBesideALongQueue: no role take in 25 million
+    // runs).
     const bool has_local = worker->HasLocal();
-    const bool wants_role = home_queues_ ? !worker->HasClaimed() : batch_ended_early || has_local;
+    const bool wants_role = home_queues_ ? worker_count_ == 1 || !worker->HasClaimed()
+                                         : batch_ended_early || has_local;
     if (wants_role && role_.TryLock()) {
       worker->stats.sched_role_taken.Add();
       internal::TraceStep(internal::SchedStep::kRoleTake);

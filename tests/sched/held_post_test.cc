@@ -377,6 +377,55 @@ TEST(HomeQueueTest, TheSkewFollowsTheBacklogUpToItsCeiling) {
   EXPECT_GE(grown, kRounds - 1) << "the skew did not grow with the queue";
 }
 
+// PostOrder::kHome: the role holder receives front posts only while its own queue has room
+// for them (up to batch_size tasks), and at least execute_batch_size per pass (FrontPopLimit
+// in sched/internal/sched_role.h). With a queue far longer than batch_size, held by tasks
+// that re-post for ever, outside posts must still be received and start, in post order.
+// (With no minimum, the lone worker's long queue would keep every outside post in the front
+// queue for as long as the re-posters run: seen failing that way.)
+TEST(HomeQueueTest, OutsidePostsKeepFlowingBesideALongQueue) {
+  TaskSchedulerOptions options = OptionsFor(PostOrder::kHome);
+  options.batch_size = 64;
+  TaskScheduler sched(options);
+  constexpr int kRePosters = 1000;  // the worker's queue: about 1000 > batch_size
+  constexpr int kOutside = 200;
+  RePosters<TaskScheduler> loops(kRePosters, std::chrono::nanoseconds::zero());
+  Task seeder([&](Task*) { loops.PostTo(*TaskScheduler::Current()); });
+  std::mutex mu;
+  std::vector<int> started;  // guarded by mu
+  sched.Start(1);
+  sched.Post(&seeder);
+  ASSERT_TRUE(SpinUntil([&] { return loops.Runs() > 10 * kRePosters; }, seconds(30)));
+  for (int i = 0; i < kOutside; ++i) {
+    sched.PostOneShot([&, i] {
+      MutexLock lock(mu);
+      started.push_back(i);
+    });
+  }
+  const bool all = SpinUntil(
+      [&] {
+        MutexLock lock(mu);
+        return started.size() == static_cast<std::size_t>(kOutside);
+      },
+      seconds(10));
+  const std::int64_t runs = loops.Runs();
+  std::size_t started_in_time = 0;
+  {
+    MutexLock lock(mu);
+    started_in_time = started.size();
+  }
+  const std::uint64_t role_takes = sched.Stats()[0].sched_role_taken;
+  loops.Stop();
+  ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
+  sched.Stop();
+  EXPECT_TRUE(all) << started_in_time << " of " << kOutside
+                   << " outside posts started in 10 s beside a long queue (" << runs
+                   << " re-poster runs, " << role_takes << " role takes)";
+  for (std::size_t i = 0; i < started.size(); ++i) {
+    EXPECT_EQ(started[i], static_cast<int>(i)) << "outside posts out of post order";
+  }
+}
+
 // PostOrder::kHome: a post into an empty queue must be visible to the other workers' looks
 // even when its worker then blocks. W2 runs a re-poster R; after a warm-up R posts L into
 // its own queue and keeps its worker until L has started, so idle W1 takes L (a lone task
