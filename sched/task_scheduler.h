@@ -27,8 +27,9 @@
 //     (kHomeStampBlock - 1) x (workers - 1) posts made after it on any one worker, whatever
 //     the other workers run, also when its own worker blocks (with home_skew_ceiling set:
 //     that ceiling in place of home_skew at worst, home_skew while that worker's own queue
-//     holds at most home_skew x kHomeBacklogDivisor / workers tasks). In time: a lone task whose
-//     worker blocks waits for an idle worker's second timed look (about 2 ms); at Stop. Two
+//     holds at most home_skew x kHomeBacklogDivisor / workers tasks). In time: a lone task
+//     whose worker blocks waits for an idle worker's second timed look (about 2 ms); at
+//     Stop. Two
 //     run-now posts of one task are taken in the order they were made. A post that goes
 //     through the sched-role (from outside the scheduler, with a deadline, a wakeup) takes
 //     its place when the role receives it, which busy workers do after each execution

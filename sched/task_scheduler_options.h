@@ -43,13 +43,12 @@ enum class PostOrder : std::uint8_t {
   // coroutine stays on the core whose caches hold it. Bound: a task is overtaken by at
   // most execute_batch_size + S + (kHomeStampBlock - 1) x (workers - 1) later-posted
   // starts on each other worker, whatever that worker runs, where S is home_skew, or with
-  // home_skew_ceiling set
-  // at most that ceiling (home_skew while the looking worker's own queue is short). The
-  // rule: at the start of each execution batch, and again after each task it took this
-  // way, a worker takes from another worker's queue any head task more than its skew in
-  // stamps older than its own head; an idle worker takes one task of a queue that holds
-  // two or more, or a lone task whose owner has not moved on since its previous look. See
-  // "Order" in sched/task_scheduler.h.
+  // home_skew_ceiling set at most that ceiling (home_skew while the looking worker's own
+  // queue is short). The rule: at the start of each execution batch, and again after each
+  // task it took this way, a worker takes from another worker's queue any head task more
+  // than its skew in stamps older than its own head; an idle worker takes one task of a
+  // queue that holds two or more, or a lone task whose owner has not moved on since its
+  // previous look. See "Order" in sched/task_scheduler.h.
   kHome,
 };
 

@@ -83,9 +83,8 @@ inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::PublishHead
 // posts) and divided by kHomeBacklogDivisor, kept within [home_skew, home_skew_ceiling]:
 // a task in another queue is then passed by at most n x workers / 8 of this worker's later
 // posts, a fraction of the backlog every task posted into it waits through, and a short
-// queue keeps the tight bound. Owner
-// only: its SizeHint is exact for it (tests/sched/held_post_test.cc,
-// TheSkewFollowsTheBacklogUpToItsCeiling).
+// queue keeps the tight bound. Owner only: its SizeHint is exact for it
+// (tests/sched/held_post_test.cc, TheSkewFollowsTheBacklogUpToItsCeiling).
 template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
 inline std::uint64_t BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::SkewOf(
     const Worker* worker) const {
@@ -96,9 +95,9 @@ inline std::uint64_t BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Sk
 }
 
 // A worker looks: one task at the head of another worker's queue whose stamp is more than
-// its skew (SkewOf) below its own head's, or nullptr. Takes one at a time: the caller runs it and
-// looks again, so a long task among the old ones does not hold the others (another look,
-// by this or another worker, takes them).
+// its skew (SkewOf) below its own head's, or nullptr. Takes one at a time: the caller runs
+// it and looks again, so a long task among the old ones does not hold the others (another
+// look, by this or another worker, takes them).
 template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
 inline Task* BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::TakeOldTask(Worker* self) {
   const std::optional<std::uint64_t> own = self->home->HeadStamp();
