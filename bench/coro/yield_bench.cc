@@ -530,36 +530,26 @@ void ShapesOn(benchmark::internal::Benchmark* b, std::initializer_list<int> work
   b->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
 }
 
-void Shapes(benchmark::internal::Benchmark* b, bool one_worker_only) {
-  if (one_worker_only) {
-    ShapesOn(b, {1});
-  } else {
-    ShapesOn(b, {1, 2});
-  }
-}
-
 void BM_Fairsched(benchmark::State& state) { FairschedYields(state, PostOrder::kBatched); }
 void BM_FairschedStrict(benchmark::State& state) { FairschedYields(state, PostOrder::kStrict); }
 void BM_FairschedHome(benchmark::State& state) { FairschedYields(state, PostOrder::kHome); }
-void BM_FairschedHomeLoose(benchmark::State& state) {
-  FairschedYields(state, PostOrder::kHome, 4096);
-}
 
-BENCHMARK(BM_Fairsched)->Name("yield/fairsched")->Apply([](auto* b) { Shapes(b, false); });
+BENCHMARK(BM_Fairsched)->Name("yield/fairsched")->Apply([](auto* b) { ShapesOn(b, {1, 2}); });
 BENCHMARK(BM_FairschedStrict)->Name("yield/fairsched_strict")->Apply([](auto* b) {
-  Shapes(b, false);
+  ShapesOn(b, {1, 2});
 });
 BENCHMARK(BM_FairschedHome)->Name("yield/fairsched_home")->Apply([](auto* b) {
-  Shapes(b, false);
+  ShapesOn(b, {1, 2});
 });
-BENCHMARK(BM_FairschedHomeLoose)->Name("yield/fairsched_home_loose")->Apply([](auto* b) {
-  Shapes(b, false);
-});
-// The skew sweep: with one worker no look ever runs, so two workers only.
+// PostOrder::kHome with a constant skew: fairsched_home_loose (4,096) at 1 and 2 workers,
+// and the sweep at two workers only (with one worker no look ever runs).
 template <std::uint64_t kSkew>
 void BM_FairschedHomeSkew(benchmark::State& state) {
   FairschedYields(state, PostOrder::kHome, kSkew);
 }
+BENCHMARK(BM_FairschedHomeSkew<4096>)->Name("yield/fairsched_home_loose")->Apply([](auto* b) {
+  ShapesOn(b, {1, 2});
+});
 BENCHMARK(BM_FairschedHomeSkew<1024>)->Name("yield/fairsched_home_skew1k")->Apply([](auto* b) {
   ShapesOn(b, {2});
 });
@@ -584,22 +574,24 @@ BENCHMARK(BM_FairschedHomeCeiling<4096>)
 BENCHMARK(BM_FairschedHomeCeiling<16384>)
     ->Name("yield/fairsched_home_ceiling16k")
     ->Apply([](auto* b) { ShapesOn(b, {2}); });
-BENCHMARK(BM_TextbookPool)->Name("yield/textbook_pool")->Apply([](auto* b) { Shapes(b, false); });
-BENCHMARK(BM_Asio)->Name("yield/asio")->Apply([](auto* b) { Shapes(b, false); });
+BENCHMARK(BM_TextbookPool)->Name("yield/textbook_pool")->Apply([](auto* b) {
+  ShapesOn(b, {1, 2});
+});
+BENCHMARK(BM_Asio)->Name("yield/asio")->Apply([](auto* b) { ShapesOn(b, {1, 2}); });
 void BM_HomeQueues(benchmark::State& state) { HomeQueueYields(state, 256, 64); }
 void BM_HomeQueuesLoose(benchmark::State& state) { HomeQueueYields(state, 4096, 1024); }
 void BM_HomeQueuesNoLooks(benchmark::State& state) { HomeQueueYields(state, 0, 0); }
 
 BENCHMARK(BM_HomeQueues)->Name("yield/home_queues_prototype")->Apply([](auto* b) {
-  Shapes(b, false);
+  ShapesOn(b, {1, 2});
 });
 BENCHMARK(BM_HomeQueuesLoose)->Name("yield/home_queues_prototype_loose")->Apply([](auto* b) {
-  Shapes(b, false);
+  ShapesOn(b, {1, 2});
 });
 BENCHMARK(BM_HomeQueuesNoLooks)->Name("yield/home_queues_no_looks")->Apply([](auto* b) {
-  Shapes(b, false);
+  ShapesOn(b, {1, 2});
 });
-BENCHMARK(BM_LocalQueue)->Name("yield/local_queue")->Apply([](auto* b) { Shapes(b, true); });
+BENCHMARK(BM_LocalQueue)->Name("yield/local_queue")->Apply([](auto* b) { ShapesOn(b, {1}); });
 
 }  // namespace
 }  // namespace fairsched::bench

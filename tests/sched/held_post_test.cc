@@ -238,9 +238,14 @@ TEST(HomeQueueTest, ThreeWorkersLongTaskAndTwoRePosters) {
   HeldPostStartsWhileOtherWorkersRePost(2, 0, PostOrder::kHome);
 }
 // With a skew ceiling far above home_skew: a re-poster's queue holds one task, so its
-// worker keeps the floor's skew, and the floor's bound must hold.
+// worker keeps the floor's skew, and the floor's bound must hold (on three workers beside
+// a blocked one). With the ceiling always in effect both fail (3,018 and 2,027 against 112);
+// the variant with two re-posters did not, so it is not here.
 TEST(HomeQueueTest, TwoWorkersLongTaskAndRePosterKeepTheFloorUnderACeiling) {
   HeldPostStartsWhileOtherWorkersRePost(1, 0, PostOrder::kHome, 4096);
+}
+TEST(HomeQueueTest, ThreeWorkersLongTaskRePosterAndBlockerKeepTheFloorUnderACeiling) {
+  HeldPostStartsWhileOtherWorkersRePost(1, 1, PostOrder::kHome, 4096);
 }
 
 // PostOrder::kHome with a skew ceiling: the skew follows the looking worker's own queue
@@ -249,19 +254,17 @@ TEST(HomeQueueTest, TwoWorkersLongTaskAndRePosterKeepTheFloorUnderACeiling) {
 // else; then a seeder on W2 posts kBacklog re-posters, which all stay in W2's queue (W1 is
 // blocked in L), and whose length scales to four times the ceiling. In each round L posts
 // kHomeStampBlock fillers and X into W1's otherwise empty queue and waits for X without
-// returning. W2 runs its own
-// older tasks first, then its later posts until its head is more than its skew above X's
-// stamp, and then takes X. So X must be overtaken by at most execute_batch_size + ceiling
-// + kHomeStampBlock - 1 later posts in every round (about four times as many with the
-// ceiling ignored), and in most rounds by more than the floor's execute_batch_size +
-// home_skew + kHomeStampBlock - 1 (only the floor: 0 to a few dozen in every round).
+// returning. W2 runs its own older tasks first, then its later posts until its head is
+// more than its skew above X's stamp, and then takes X. So X must be overtaken by at most
+// execute_batch_size + ceiling + kHomeStampBlock - 1 later posts in every round (about
+// four times as many with the ceiling ignored), and in most rounds by more than the
+// floor's execute_batch_size + home_skew + kHomeStampBlock - 1 (only the floor: 0 to a few
+// dozen in every round).
 TEST(HomeQueueTest, TheSkewFollowsTheBacklogUpToItsCeiling) {
   constexpr std::uint64_t kCeiling = 1024;
   constexpr int kBacklog = static_cast<int>(4 * kCeiling * kHomeBacklogDivisor / 2);
   constexpr int kRounds = 3;
-  TaskSchedulerOptions options = OptionsFor(PostOrder::kHome);
-  options.home_skew_ceiling = kCeiling;
-  TaskScheduler sched(options);
+  TaskScheduler sched(OptionsFor(PostOrder::kHome, kCeiling));
   // Post order by a shared sequence, taken just before each re-post. X's place in it is
   // read twice, just before and just after its post: a re-post between the two may join
   // its queue on either side of X. So the ceiling is checked against the re-posts counted
@@ -371,9 +374,10 @@ TEST(HomeQueueTest, TheSkewFollowsTheBacklogUpToItsCeiling) {
     EXPECT_LE(rounds[i].after, ceiling_bound) << "round " << i;
     if (rounds[i].before > floor_bound) ++grown;
   }
-  // The growth in most rounds, not all: TSan once saw a round in 110 runs in which X was
-  // taken before W2 reached X's stamp (0 later posts started before it). Taking it sooner
-  // never breaks the bound; the floor alone keeps every round at a few dozen.
+  // The growth in most rounds, not all: under TSan about one round in 450 saw X taken by a
+  // look before W2's head was the ceiling above X's stamp (0 and 357 later posts started
+  // before it; not explained yet). Taking it sooner never breaks the bound; the floor alone
+  // keeps every round at a few dozen.
   EXPECT_GE(grown, kRounds - 1) << "the skew did not grow with the queue";
 }
 
@@ -402,7 +406,7 @@ TEST(HomeQueueTest, OutsidePostsKeepFlowingBesideALongQueue) {
       started.push_back(i);
     });
   }
-  const bool all = SpinUntil(
+  SpinUntil(
       [&] {
         MutexLock lock(mu);
         return started.size() == static_cast<std::size_t>(kOutside);
@@ -418,9 +422,9 @@ TEST(HomeQueueTest, OutsidePostsKeepFlowingBesideALongQueue) {
   loops.Stop();
   ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
   sched.Stop();
-  EXPECT_TRUE(all) << started_in_time << " of " << kOutside
-                   << " outside posts started in 10 s beside a long queue (" << runs
-                   << " re-poster runs, " << role_takes << " role takes)";
+  EXPECT_EQ(started_in_time, static_cast<std::size_t>(kOutside))
+      << "outside posts started in 10 s beside a long queue (" << runs << " re-poster runs, "
+      << role_takes << " role takes)";
   for (std::size_t i = 0; i < started.size(); ++i) {
     EXPECT_EQ(started[i], static_cast<int>(i)) << "outside posts out of post order";
   }

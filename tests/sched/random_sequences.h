@@ -22,8 +22,8 @@
 //     3 * execute_batch_size on each other worker since P (counted in the tasks, so with a
 //     slack of kBoundSlack starts); under kHome, at most execute_batch_size + home_skew
 //     (or the skew ceiling the seed drew) + (kHomeStampBlock - 1) x (workers - 1) posts
-//     made after P start on any one worker
-//     before it; two due posts made by one callback start in post order. "Started before"
+//     made after P start on any one worker before it; two due posts made by one callback
+//     start in post order. "Started before"
 //     is counted only when it is certain from the log: on one worker, or before the
 //     callback that preceded P on P's worker ended (with several workers a worker takes
 //     one task at a time, so it took P after that);
