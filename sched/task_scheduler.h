@@ -494,9 +494,12 @@ class BasicTaskScheduler {
         return;
       }
       // Under PostOrder::kHome: into its worker's own queue (sched/internal/home_queues.h).
+      // Then a worker that sleeps with no timeout must hear of it: the poster may go on to
+      // block (see ExecuteBatch; one load of a line that rarely changes).
       if (home_queues_ && task->Deadline() < TaskDeadline{} && !task->WaitsThroughStop()) {
         task->MarkReady(/*expired=*/true);  // as MakeReady would: a run-now post is expired
         HomePush(worker, task);
+        WakeUntimedSleepers();
         return;
       }
       // Any other post of a task goes behind that task's earlier posts still held locally.

@@ -153,8 +153,10 @@ inline bool BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Park(Worker
 // us. Returns whether it did; if not, under kHome, the sleeper is registered as untimed and
 // must deregister after its sleep. The registration and the second look at executing_ are
 // seq_cst, the sleeper's half of the Dekker pair with a worker that starts executing (its
-// seq_cst count, then WakeUntimedSleepers): either we see it executing and time our sleep,
-// or it sees us and wakes us (we then sleep again, timed).
+// seq_cst count, then WakeUntimedSleepers wherever a task may be left behind in its queue
+// while it runs: at the batch start if its queue holds one, and after each post into it):
+// either we see it executing and time our sleep, or it sees us and wakes us (we then sleep
+// again, timed). A worker whose queue stays empty strands nothing and wakes nobody.
 template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
 inline bool BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::RecheckWhileOthersExecute(
     TaskDeadline& until) {
@@ -170,7 +172,8 @@ inline bool BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::RecheckWhil
   return true;
 }
 
-// PostOrder::kHome, a worker that has just counted itself in executing_: wakes the workers
+// PostOrder::kHome, a worker counted in executing_ whose queue holds a task that could wait
+// behind the one it runs (ExecuteBatch, PostMarked): wakes the workers
 // that sleep with no timeout (RecheckWhileOthersExecute), so they sleep again timed. The
 // load is seq_cst, after the seq_cst count (the Dekker pair); usually nobody sleeps untimed
 // (only when no worker executed), so this is one read of a line that rarely changes.

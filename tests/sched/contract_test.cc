@@ -221,9 +221,12 @@ TEST(ContractTest, TimersStayOnTimeWhileEveryWorkerRunsLongTasks) {
 
 // Hole 5: every batch start and every role release sent a ready event, so idle workers
 // woke for nothing. Posting one task at a time into an idle scheduler must not wake the
-// second worker each time.
-TEST(ContractTest, OneTaskAtATimeDoesNotWakeIdleWorkers) {
-  TaskScheduler sched(TaskSchedulerOptions{.spin_before_park = std::chrono::nanoseconds(0)});
+// second worker each time. Under PostOrder::kHome the same: there, every batch start woke
+// the workers that slept with no timeout (WakeUntimedSleepers), 80 idle wake-ups for 200
+// posts; only a post into a worker's own queue needs them awake.
+void OneTaskAtATimeDoesNotWakeIdleWorkers(PostOrder order) {
+  TaskScheduler sched(TaskSchedulerOptions{.spin_before_park = std::chrono::nanoseconds(0),
+                                           .post_order = order});
   sched.Start(3);
   constexpr int kPosts = 200;
   std::atomic<int> ran{0};
@@ -241,6 +244,13 @@ TEST(ContractTest, OneTaskAtATimeDoesNotWakeIdleWorkers) {
   // One task at a time needs no helper: the role holder runs it itself.
   EXPECT_LE(wakes_sent, kPosts / 10u);
   EXPECT_LE(idle_wakeups, kPosts / 10u);
+}
+
+TEST(ContractTest, OneTaskAtATimeDoesNotWakeIdleWorkers) {
+  OneTaskAtATimeDoesNotWakeIdleWorkers(PostOrder::kBatched);
+}
+TEST(ContractTest, OneTaskAtATimeDoesNotWakeIdleWorkersUnderHomeQueues) {
+  OneTaskAtATimeDoesNotWakeIdleWorkers(PostOrder::kHome);
 }
 
 // Regression test: a role holder that published work woke a helper whenever the

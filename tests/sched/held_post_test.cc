@@ -468,6 +468,37 @@ TEST(HomeQueueTest, APostIntoAnEmptyQueueIsSeenWhileItsWorkerBlocks) {
                                     << r_runs.load() << " re-poster runs)";
 }
 
+// PostOrder::kHome: a worker that sleeps with no timeout (it parked while no worker
+// executed) must hear of a post a task makes into its own worker's queue, since that worker
+// may then block in the task. Two idle workers (one parked, one asleep in the role); an
+// outside post A reaches the role holder alone (a lone task wakes nobody), A posts X into
+// its own queue and waits for X without returning. Nothing else wakes the parked worker: X
+// starts only if the post woke it (it then sleeps timed and takes X, a lone task whose
+// owner is stuck, at its second look). Five rounds, each from an idle scheduler.
+// (Without the wake after the post, X waited the full 2 s in 4 of the 5 rounds.)
+TEST(HomeQueueTest, APostFromATaskWakesAWorkerThatSleepsWithNoTimeout) {
+  TaskScheduler sched(OptionsFor(PostOrder::kHome));
+  sched.Start(2);
+  constexpr int kRounds = 5;
+  int in_time = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    std::this_thread::sleep_for(milliseconds(20));  // both workers asleep, untimed
+    std::atomic<bool> x_ran{false}, a_done{false};
+    bool x_ran_in_time = false;
+    sched.PostOneShot([&] {
+      TaskScheduler::Current()->PostOneShot([&] { x_ran = true; });
+      x_ran_in_time = SpinUntil([&] { return x_ran.load(); }, seconds(2));
+      a_done = true;
+    });
+    ASSERT_TRUE(SpinUntil([&] { return a_done.load() && x_ran.load(); }, seconds(30)));
+    ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
+    if (x_ran_in_time) ++in_time;
+  }
+  sched.Stop();
+  EXPECT_EQ(in_time, kRounds) << "X waited 2 s behind its blocked poster while the other "
+                                 "worker slept";
+}
+
 // The same with a flood of outside posts keeping the other worker busy instead of a
 // re-poster (each flood task works for a few microseconds, so the poster stays ahead and
 // the other worker never idles): the held post starts before the long task ends, and the
