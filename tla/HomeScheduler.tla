@@ -1,0 +1,749 @@
+---------------------------- MODULE HomeScheduler ----------------------------
+(***************************************************************************)
+(* PostOrder::kHome (sched/internal/home_queues.h): the parts of the home  *)
+(* queues that tla/spin/home_queues.pml (the order rule: stamps, looks,    *)
+(* published heads) does not model: how outside posts get in, who takes   *)
+(* the sched-role, how idle workers find work and who wakes them, and      *)
+(* Stop. TaskScheduler.tla is the default order's (kBatched) model.        *)
+(*                                                                         *)
+(* What is modelled (each a step of one worker, the code's function names *)
+(* in the action names):                                                   *)
+(*   - The sched-role (Schedule, sched/internal/sched_role.h) receives     *)
+(*     outside posts from the front queue (FIFO) into the holder's own     *)
+(*     home queue (MakeReady -> HomePush), at most FrontPopLimit per pass: *)
+(*     as many as keep that queue at Batch tasks, and at least             *)
+(*     min(ExecBatch, Batch). With nothing moved and nothing of its own    *)
+(*     the idle holder claims one task of another queue                    *)
+(*     (ClaimOneFromOthers) or sleeps in the backend (WaitUntil), timed    *)
+(*     while a worker executes (RecheckWhileOthersExecute), else untimed.  *)
+(*   - The worker loop (WorkerMain, sched/internal/worker_loop.h): the     *)
+(*     role after every execution batch, with several workers only with    *)
+(*     no claimed task, a lone worker also with claimed tasks (wants_role);*)
+(*     ExecuteBatch: at most ExecBatch starts, the first counted in        *)
+(*     executing_ and followed by WakeUntimedSleepers; NextHomeTask:       *)
+(*     claimed tasks first; a lone worker claims up to ClaimCap of its     *)
+(*     own queue at once; with several workers the look (TakeOldTask),    *)
+(*     its own head, or with its own queue empty TakeOneFromOthers (a      *)
+(*     queue holding two or more).                                         *)
+(*   - Park (sched/internal/idle.h): register in parked_, re-check (own    *)
+(*     queue, role and front queue, ClaimOneFromOthers with lone_if_stuck),*)
+(*     then RecheckWhileOthersExecute and sleep on the ready event.        *)
+(*   - HomePush wakes a parked worker when the queue holds more than one  *)
+(*     task (a relaxed load of parked_: the model lets it miss).          *)
+(*   - Stop (sched/task_scheduler.h): stopping_, WaitEmpty, exit_, a       *)
+(*     worker that sees exit_ runs its claimed tasks and leaves (the home *)
+(*     queues stay as they are), join, DrainHomesToFront (every queue,     *)
+(*     merged by stamp, into the front queue), and while not empty one    *)
+(*     fresh worker and again.                                             *)
+(*                                                                         *)
+(* Abstractions (README, "HomeScheduler.tla"): a push, a pop, a take, a    *)
+(* receive pass and Park's re-check are each one atomic step (the ring's   *)
+(* lock-free steps are tla/spin/home_ring.pml's; the front queue's are     *)
+(* MpscQueue.tla's); the Dekker pairs of this mode (executing_ against     *)
+(* untimed_sleepers_; Unlock against Park's look at the role) are split    *)
+(* into their separate loads and stores. The look (TakeOldTask) is        *)
+(* over-approximated: it MAY take the head of any other non-empty queue    *)
+(* while its own queue is not empty (the stamp rule picks among these;     *)
+(* home_queues.pml checks that rule), so no stamps are needed outside the  *)
+(* Stop harness. Stamps come from one counter (kStampBlock = 1), kept only *)
+(* in the Stop harness, the only place that reads them (the merge). The    *)
+(* lone_if_stuck test (ClaimedCount against seen_claimed) is kept as a     *)
+(* flag per (looker, queue): "claimed from since the looker's last look". *)
+(* Timers, IO, the spin before sleeping and the chain wake's guess are not *)
+(* modelled (no timers are posted; a spin that finds work is the same as   *)
+(* no spin; the chain wake is kept as a wake that may be sent).            *)
+(*                                                                         *)
+(* Harnesses (CONSTANT Harness):                                           *)
+(*   "endless": worker 0's queue holds RP, a task that re-posts itself to  *)
+(*     run now from every run, for ever, and may first spawn ONE (a task  *)
+(*     that posts nothing) when none is queued: the harness, not the       *)
+(*     scheduler, picks, so starts and posts do not keep step and the     *)
+(*     queue may stay at two tasks at every batch end. With two workers,  *)
+(*     worker 1 runs Long, which blocks until every outside post has       *)
+(*     started. The client posts NOut outside posts at any time. Checked: *)
+(*     OutsidePostsStart (liveness).                                       *)
+(*   "idle": two workers, the client posts Long, which posts X into its   *)
+(*     worker's home queue (a lone task) and blocks until X has started:  *)
+(*     only the other worker, idle, can take X (lone_if_stuck), and only  *)
+(*     while it does not sleep untimed. Checked: NoLostWakeup, deadlock    *)
+(*     freedom, EveryPostRuns.                                             *)
+(*   "stop": the owner posts A (its run posts B to run now: into its       *)
+(*     worker's home queue) and calls Stop; a third thread posts P (whose *)
+(*     run posts Q) at any time while Stop lasts, also after WaitEmpty     *)
+(*     returned: P and Q may be left in a home queue across the exit.      *)
+(*     Checked: StopDrains, StopReturns.                                   *)
+(* Every harness: ExactlyOnce (each task in at most one place, no post     *)
+(* lost, no run without a post).                                           *)
+(*                                                                         *)
+(* Fairness: weak fairness of each worker's steps, of the client and of    *)
+(* the owner; none on which way the harness's re-poster goes (spawn ONE    *)
+(* or not) or which task a look takes: those are choices inside a step,   *)
+(* and the properties must hold whatever they pick. A timed sleep ends by  *)
+(* a step of its worker that is enabled as long as it sleeps timed         *)
+(* (kLocalBatchRecheck passes).                                            *)
+(*                                                                         *)
+(* Seeded bugs (each a CONSTANT, on in its own .cfg):                      *)
+(*   BugLoneWorkerNoRoleWithClaims: wants_role without the lone worker's  *)
+(*     exception (the bug fixed in the role rule: a lone worker left with *)
+(*     one claimed task at every batch end never takes the role).          *)
+(*   BugNoReceiveMinimum: FrontPopLimit without the execute_batch_size    *)
+(*     minimum (a holder whose queue is at Batch receives nothing).        *)
+(*   BugNoWakeUntimed: ExecuteBatch's first start does not wake untimed   *)
+(*     sleepers.                                                           *)
+(*   BugDrainFirstQueueOnly: Stop drains only worker 0's home queue.      *)
+(*                                                                         *)
+(* Each step that mirrors a line of the code carries a `code:` comment     *)
+(* (checked by //tools/model_refs:model_refs_test).                        *)
+(***************************************************************************)
+EXTENDS Integers, Sequences, FiniteSets
+
+CONSTANTS NW,            \* workers started (1 or 2)
+          ExecBatch,     \* execute_batch_size (E), at least 1
+          Batch,         \* batch_size, at least 1
+          ClaimCap,      \* kClaimCapacity: a lone worker's claim, at least 1
+          NOut,          \* outside posts of the "endless" harness (1..3)
+          Harness,       \* "endless", "idle" or "stop"
+          BugLoneWorkerNoRoleWithClaims, BugNoReceiveMinimum, BugNoWakeUntimed,
+          BugDrainFirstQueueOnly
+
+ASSUME NW \in {1, 2} /\ ExecBatch >= 1 /\ Batch >= 1 /\ ClaimCap >= 1 /\ NOut \in 1..3
+ASSUME Harness \in {"endless", "idle", "stop"} /\ (Harness = "idle" => NW = 2)
+ASSUME \A b \in {BugLoneWorkerNoRoleWithClaims, BugNoReceiveMinimum, BugNoWakeUntimed,
+                 BugDrainFirstQueueOnly} : b \in BOOLEAN
+
+Workers == 0..(NW - 1)
+None == "none"      \* no task
+NoWorker == -1     \* the role is free
+Min(a, b) == IF a < b THEN a ELSE b
+Max(a, b) == IF a < b THEN b ELSE a
+Range(s) == {s[i] : i \in DOMAIN s}
+
+\* Tasks. RP and ONE are the endless re-poster and its spawn (not counted: they run for
+\* ever); the others are posted once each and counted.
+Outs == SubSeq(<<"o1", "o2", "o3">>, 1, NOut)
+OutSet == Range(Outs)
+Counted == CASE Harness = "endless" -> OutSet \cup (IF NW = 2 THEN {"long"} ELSE {})
+             [] Harness = "idle" -> {"long", "x"}
+             [] Harness = "stop" -> {"a", "b", "p", "q"}
+Tasks == Counted \cup (IF Harness = "endless" THEN {"rp", "one"} ELSE {})
+\* What a task's run posts to run now (into its worker's home queue, PostMarked's kHome
+\* branch), besides RP's own re-post.
+Child(t) == CASE t = "long" /\ Harness = "idle" -> "x"
+              [] t = "a" -> "b"
+              [] t = "p" -> "q"
+              [] OTHER -> None
+\* Long blocks (inside its run) until this holds.
+LongMayReturn(r) == IF Harness = "idle" THEN r["x"] >= 1 ELSE \A o \in OutSet : r[o] >= 1
+
+VARIABLES
+  pc,          \* [Workers -> label]: where each worker is ("off": not running)
+  home,        \* [Workers -> Seq(Tasks)]: the home queues (HomeRing)
+  claimed,     \* [Workers -> Seq(Tasks)]: claimed tasks (claimed[], run first)
+  front,       \* Seq(Tasks): the front queue (MpscQueue, FIFO)
+  role,        \* the role holder, or None
+  executing,   \* executing_: workers inside an execution batch
+  wexec,       \* [Workers -> Nat]: tasks started in the current execution batch
+  cur,         \* [Workers -> Tasks \cup {None}]: the task a worker took or runs
+  lookNow,     \* [Workers -> BOOLEAN]: look_now
+  resWake,     \* [Workers -> BOOLEAN]: the role pass's "ready > 1 or backlog"
+  parked,      \* parked_, as the set of registered workers
+  untimed,     \* untimed_sleepers_, as the set of registered workers
+  timed,       \* [Workers -> BOOLEAN]: the current sleep is timed (kLocalBatchRecheck)
+  readySignal, \* ready_event_ (AutoResetEvent: a flag one receiver consumes)
+  ioNotified,  \* io_.Notify's flag, consumed by the role holder's WaitUntil
+  dirty,       \* [Workers -> [Workers -> BOOLEAN]]: dirty[w][o]: o's queue was claimed from
+               \*   since w's last lone_if_stuck look at it (seen_claimed != ClaimedCount)
+  nw,          \* worker_count_
+  exit,        \* exit_
+  stopping,    \* stopping_
+  opc,         \* the client / owner: "post", "stop_set", "wait_empty", "exit", "join",
+               \*   "returned" (Stop returned), "done"
+  lpc,         \* the late poster (stop harness): "wait", "done"
+  posted, ran, \* ghost: [Counted -> Nat]
+  nOutPosted,  \* the endless harness: outside posts made so far
+  stamp, clock, \* stop harness: each queued task's stamp; the order clock
+  nPosted, nFinished \* stop harness: PostCounters' sums (finished counted at batch end)
+
+vars == <<pc, home, claimed, front, role, executing, wexec, cur, lookNow, resWake, parked,
+          untimed, timed, readySignal, ioNotified, dirty, nw, exit, stopping, opc, lpc,
+          posted, ran, nOutPosted, stamp, clock, nPosted, nFinished>>
+
+LongWorker == 1    \* the endless harness with two workers: Long runs there from the start
+
+Init ==
+  /\ pc = [w \in Workers |-> IF Harness = "endless" /\ NW = 2 /\ w = LongWorker
+                               THEN "blocked" ELSE "top"]
+  /\ home = [w \in Workers |-> IF Harness = "endless" /\ w = 0 THEN <<"rp">> ELSE <<>>]
+  /\ claimed = [w \in Workers |-> <<>>]
+  /\ front = <<>>
+  /\ role = NoWorker
+  /\ executing = IF Harness = "endless" /\ NW = 2 THEN 1 ELSE 0
+  /\ wexec = [w \in Workers |-> 0]
+  /\ cur = [w \in Workers |-> IF Harness = "endless" /\ NW = 2 /\ w = LongWorker
+                                THEN "long" ELSE None]
+  /\ lookNow = [w \in Workers |-> FALSE]
+  /\ resWake = [w \in Workers |-> FALSE]
+  /\ parked = {} /\ untimed = {}
+  /\ timed = [w \in Workers |-> FALSE]
+  /\ readySignal = FALSE /\ ioNotified = FALSE
+  /\ dirty = [w \in Workers |-> [o \in Workers |-> FALSE]]
+  /\ nw = NW
+  /\ exit = FALSE /\ stopping = FALSE
+  /\ opc = "post" /\ lpc = IF Harness = "stop" THEN "wait" ELSE "done"
+  /\ posted = [t \in Counted |-> IF t = "long" /\ Harness = "endless" THEN 1 ELSE 0]
+  /\ ran = [t \in Counted |-> 0]
+  /\ nOutPosted = 0
+  /\ stamp = [t \in Tasks |-> 0] /\ clock = 0
+  /\ nPosted = 0 /\ nFinished = 0
+
+Set(f, x, v) == [f EXCEPT ![x] = v]
+Goto(w, l) == pc' = Set(pc, w, l)
+
+\* A claim from o's queue (Pop, TakeFront): every looker's lone_if_stuck record of o is
+\* stale now (ClaimedCount grew).
+Claimed(o) == [x \in Workers |-> [dirty[x] EXCEPT ![o] = TRUE]]
+
+Count(s, t) == Cardinality({i \in DOMAIN s : s[i] = t})
+\* Where t is: the front queue, a home queue, claimed, or taken by a worker (to run, running).
+HeldBy(t, w) == Count(home[w], t) + Count(claimed[w], t) + (IF cur[w] = t THEN 1 ELSE 0)
+Held(t) == Count(front, t) + HeldBy(t, 0) + (IF NW = 2 THEN HeldBy(t, 1) ELSE 0)
+
+\* Stamps only where read (stop harness).
+NextStamp == IF Harness = "stop" THEN clock + 1 ELSE 0
+
+----------------------------------------------------------------------------
+(* HomePush: pushes `ts` (in order) at the tail of w's queue, each with the next stamp.  *)
+(* Wakes a parked worker when the queue then holds more than one task: a relaxed load of *)
+(* parked_, so it may miss a registration (the parker's re-check or its timed re-check    *)
+(* covers that): the model lets it send or not when some worker is registered.           *)
+\* code: sched/internal/home_queues.h HomePush: worker->home->Push(task, stamp);
+\* code: sched/internal/home_queues.h HomePush: if (size > 1 && parked_.load(std::memory_order_relaxed) > 0) ready_event_.Send();
+HomePushMany(w, ts) ==
+  /\ home' = Set(home, w, home[w] \o ts)
+  /\ IF Harness = "stop" /\ ts # <<>>
+       THEN /\ stamp' = [t \in Tasks |-> IF \E i \in DOMAIN ts : ts[i] = t
+                                            THEN clock + CHOOSE i \in DOMAIN ts : ts[i] = t
+                                            ELSE stamp[t]]
+            /\ clock' = clock + Len(ts)
+       ELSE UNCHANGED <<stamp, clock>>
+  /\ IF Len(home[w]) + Len(ts) > 1 /\ ts # <<>> /\ parked # {}
+       THEN readySignal' \in {readySignal, TRUE}
+       ELSE UNCHANGED readySignal
+
+\* PushFront + AfterFrontPush (one step; its Dekker pairs are TaskScheduler.tla's): into
+\* an empty front queue: Notify the role holder, and if the role is free wake a parked
+\* worker.
+\* code: sched/internal/idle.h AfterFrontPush: io_.Notify();
+\* code: sched/internal/idle.h AfterFrontPush: if (!role_.IsLocked(std::memory_order_seq_cst) && parked_.load(std::memory_order_seq_cst) > 0) {
+PushFront(t) ==
+  /\ front' = Append(front, t)
+  /\ ioNotified' = (ioNotified \/ front = <<>>)
+  /\ readySignal' = (readySignal \/ (front = <<>> /\ role = NoWorker /\ parked # {}))
+
+----------------------------------------------------------------------------
+(* The worker loop's top (WorkerMain).                                                   *)
+
+\* exit_ set: run the claimed tasks, then leave (passing the exit on: Send and Notify).
+\* code: sched/internal/worker_loop.h WorkerMain: if (exit_.load(std::memory_order_acquire)) {
+\* code: sched/internal/worker_loop.h WorkerMain: if (!worker->HasClaimed()) break;
+TopExit(w) ==
+  /\ pc[w] = "top" /\ exit
+  /\ IF claimed[w] = <<>>
+       THEN /\ Goto(w, "off")
+            /\ readySignal' = TRUE /\ ioNotified' = TRUE
+            /\ UNCHANGED lookNow
+       ELSE /\ Goto(w, "exec") /\ lookNow' = Set(lookNow, w, nw > 1)
+            /\ UNCHANGED <<readySignal, ioNotified>>
+  /\ UNCHANGED <<home, claimed, front, role, executing, wexec, cur, resWake, parked,
+                 untimed, timed, dirty, nw, exit, stopping, opc, lpc, posted, ran,
+                 nOutPosted, stamp, clock, nPosted, nFinished>>
+
+\* The role after every execution batch: with several workers only with nothing claimed,
+\* a lone worker also with claimed tasks (BugLoneWorkerNoRoleWithClaims: never with them).
+\* TryLock fails while another worker holds it: straight on to ExecuteBatch.
+\* code: sched/internal/worker_loop.h WorkerMain: const bool wants_role = home_queues_ ? worker_count_ == 1 || !worker->HasClaimed()
+\* code: sched/internal/worker_loop.h WorkerMain: if (wants_role && role_.TryLock()) {
+\* code: sched/internal/worker_loop.h ExecuteBatch: worker->look_now = home_queues_;
+WantsRole(w) == IF BugLoneWorkerNoRoleWithClaims THEN claimed[w] = <<>>
+                ELSE nw = 1 \/ claimed[w] = <<>>
+TopRole(w) ==
+  /\ pc[w] = "top" /\ ~exit
+  /\ IF WantsRole(w) /\ role = NoWorker
+       THEN role' = w /\ Goto(w, "sched") /\ UNCHANGED lookNow
+       ELSE Goto(w, "exec") /\ lookNow' = Set(lookNow, w, nw > 1) /\ UNCHANGED role
+  /\ UNCHANGED <<home, claimed, front, executing, wexec, cur, resWake, parked, untimed,
+                 timed, readySignal, ioNotified, dirty, nw, exit, stopping, opc, lpc, posted,
+                 ran, nOutPosted, stamp, clock, nPosted, nFinished>>
+
+----------------------------------------------------------------------------
+(* The sched-role (Schedule).                                                             *)
+
+\* FrontPopLimit: as many as keep the holder's queue at Batch, and at least
+\* min(ExecBatch, Batch) (BugNoReceiveMinimum: without that minimum).
+\* code: sched/internal/sched_role.h FrontPopLimit: held >= options_.batch_size ? 0 : options_.batch_size - static_cast<std::size_t>(held);
+\* code: sched/internal/sched_role.h FrontPopLimit: return std::max(room, std::min(options_.execute_batch_size, options_.batch_size));
+FrontPopLimit(w) ==
+  LET held == Len(home[w])
+      room == IF held >= Batch THEN 0 ELSE Batch - held
+  IN IF BugNoReceiveMinimum THEN room ELSE Max(room, Min(ExecBatch, Batch))
+
+KeepSchedRest == UNCHANGED <<executing, wexec, cur, lookNow, parked, untimed, timed, nw,
+                             exit, stopping, opc, lpc, posted, ran, nOutPosted, nPosted,
+                             nFinished>>
+
+\* ClaimOneFromOthers / TakeOneFromOthers(lone_if_stuck = TRUE): another queue that holds
+\* two or more, or a lone task whose queue nobody claimed from since w's last look at it;
+\* every look refreshes w's record. Took one: claimed, go to `found`; else to `none`.
+\* (The order of the others is the code's index order; with two workers there is one.)
+\* code: sched/internal/home_queues.h TakeOneFromOthers: stuck = size == 1 && self->seen_claimed[i] == claimed;
+\* code: sched/internal/home_queues.h TakeOneFromOthers: self->seen_claimed[i] = claimed;
+\* code: sched/internal/home_queues.h TakeOneFromOthers: if (size < 2 && !stuck) continue;
+\* code: sched/internal/home_queues.h ClaimOneFromOthers: self->claimed[0] = task;
+Takeable(w, o, loneIfStuck) ==
+  o # w /\ o < nw /\ (Len(home[o]) >= 2 \/ (loneIfStuck /\ Len(home[o]) = 1 /\ ~dirty[w][o]))
+ClaimOne(w, found, none) ==
+  IF \E o \in Workers : Takeable(w, o, TRUE) /\ o < nw
+    THEN LET o == CHOOSE o \in Workers : Takeable(w, o, TRUE) /\ o < nw IN
+         /\ claimed' = Set(claimed, w, <<Head(home[o])>>)
+         /\ home' = Set(home, o, Tail(home[o]))
+         /\ dirty' = LET d == Claimed(o) IN
+                     [d EXCEPT ![w] = [o2 \in Workers |-> IF o2 = w THEN d[w][o2] ELSE
+                                                          IF o2 = o THEN TRUE ELSE FALSE]]
+         /\ Goto(w, found)
+    ELSE /\ dirty' = Set(dirty, w, [o \in Workers |-> FALSE])
+         /\ Goto(w, none)
+         /\ UNCHANGED <<claimed, home>>
+
+\* One pass of Schedule's loop: exit_ set: return (exit); else receive up to
+\* FrontPopLimit posts from the front queue into this worker's own queue (MakeReady ->
+\* HomePush, one step for the pass). Nothing moved: return if this worker has tasks of its
+\* own (its queue, or claimed), else claim one of another queue (ClaimOneFromOthers) and
+\* return, or go and sleep (SchedSleepCheck).
+\* code: sched/internal/sched_role.h Schedule: if (exit_.load(std::memory_order_acquire)) {
+\* code: sched/internal/sched_role.h Schedule: for (const std::size_t limit = FrontPopLimit(worker); popped < limit; ++popped) {
+\* code: sched/internal/sched_role.h MakeReady: HomePush(role_worker_, task);
+\* code: sched/internal/sched_role.h Schedule: (home_queues_ ? worker->home->SeemsNonEmpty() : ready_.Count() > 0)) {
+\* code: sched/internal/sched_role.h Schedule: if (ClaimOneFromOthers(worker)) return result;
+SchedPass(w) ==
+  /\ pc[w] = "sched"
+  /\ IF exit
+       THEN /\ Goto(w, "unlock_exit") /\ resWake' = Set(resWake, w, FALSE)
+            /\ UNCHANGED <<home, claimed, front, readySignal, ioNotified, dirty, stamp, clock>>
+       ELSE LET k == Min(FrontPopLimit(w), Len(front)) IN
+            IF k > 0
+              THEN /\ front' = SubSeq(front, k + 1, Len(front))
+                   /\ HomePushMany(w, SubSeq(front, 1, k))
+                   /\ resWake' = Set(resWake, w, k > 1 \/ Len(front) > k)
+                   /\ Goto(w, "unlock")
+                   /\ UNCHANGED <<claimed, ioNotified, dirty>>
+            ELSE IF claimed[w] # <<>> \/ home[w] # <<>>
+              THEN /\ Goto(w, "unlock") /\ resWake' = Set(resWake, w, front # <<>>)
+                   /\ UNCHANGED <<home, claimed, front, readySignal, ioNotified, dirty, stamp,
+                                  clock>>
+              ELSE /\ ClaimOne(w, "unlock", "role_rc1")
+                   /\ resWake' = Set(resWake, w, FALSE)
+                   /\ UNCHANGED <<front, readySignal, ioNotified, stamp, clock>>
+  /\ UNCHANGED role /\ KeepSchedRest
+
+\* RecheckWhileOthersExecute (the idle holder's and Park's): a worker executes: a timed
+\* sleep; else register untimed (seq_cst), and look again (seq_cst): now one executes:
+\* deregister, timed; else untimed. `p` is "role" or "park".
+\* code: sched/internal/idle.h RecheckWhileOthersExecute: if (executing_.load(std::memory_order_relaxed) == 0) {
+\* code: sched/internal/idle.h RecheckWhileOthersExecute: untimed_sleepers_.fetch_add(1, std::memory_order_seq_cst);
+Recheck1(w, p) ==
+  /\ pc[w] = p \o "_rc1"
+  /\ IF executing > 0
+       THEN timed' = Set(timed, w, TRUE) /\ Goto(w, p \o "_sleep") /\ UNCHANGED untimed
+       ELSE untimed' = untimed \cup {w} /\ Goto(w, p \o "_rc2") /\ UNCHANGED timed
+  /\ UNCHANGED <<home, claimed, front, role, executing, wexec, cur, lookNow, resWake, parked,
+                 readySignal, ioNotified, dirty, nw, exit, stopping, opc, lpc, posted, ran,
+                 nOutPosted, stamp, clock, nPosted, nFinished>>
+
+\* code: sched/internal/idle.h RecheckWhileOthersExecute: if (executing_.load(std::memory_order_seq_cst) == 0) return false;
+\* code: sched/internal/idle.h RecheckWhileOthersExecute: untimed_sleepers_.fetch_sub(1, std::memory_order_relaxed);
+Recheck2(w, p) ==
+  /\ pc[w] = p \o "_rc2"
+  /\ IF executing > 0
+       THEN timed' = Set(timed, w, TRUE) /\ untimed' = untimed \ {w}
+       ELSE timed' = Set(timed, w, FALSE) /\ UNCHANGED untimed
+  /\ Goto(w, p \o "_sleep")
+  /\ UNCHANGED <<home, claimed, front, role, executing, wexec, cur, lookNow, resWake, parked,
+                 readySignal, ioNotified, dirty, nw, exit, stopping, opc, lpc, posted, ran,
+                 nOutPosted, stamp, clock, nPosted, nFinished>>
+
+\* The holder's sleep in the backend (io_.WaitUntil): ends on a Notify, or, timed, after
+\* kLocalBatchRecheck; then deregisters if untimed and goes round Schedule's loop.
+\* code: sched/internal/sched_role.h Schedule: io_.WaitUntil(until, io_sink);
+\* code: sched/internal/sched_role.h Schedule: if (untimed) untimed_sleepers_.fetch_sub(1, std::memory_order_relaxed);
+RoleWait(w) ==
+  /\ pc[w] = "role_sleep"
+  /\ ioNotified \/ timed[w]
+  /\ ioNotified' = FALSE
+  /\ untimed' = untimed \ {w} /\ timed' = Set(timed, w, FALSE)
+  /\ Goto(w, "sched")
+  /\ UNCHANGED <<home, claimed, front, role, executing, wexec, cur, lookNow, resWake, parked,
+                 readySignal, dirty, nw, exit, stopping, opc, lpc, posted, ran, nOutPosted,
+                 stamp, clock, nPosted, nFinished>>
+
+\* Unlock (seq_cst), then the seq_cst look at the front queue and WakeOne when the pass
+\* made more than one task ready or left a backlog.
+\* code: sched/internal/worker_loop.h WorkerMain: role_.Unlock();
+\* code: sched/internal/worker_loop.h WorkerMain: if (result.exit) continue;  // leave at the loop top, with nothing held
+Unlock(w) ==
+  /\ pc[w] \in {"unlock", "unlock_exit"}
+  /\ role' = NoWorker
+  /\ Goto(w, IF pc[w] = "unlock" THEN "unlock_wake" ELSE "top")
+  /\ UNCHANGED <<home, claimed, front, executing, wexec, cur, lookNow, resWake, parked,
+                 untimed, timed, readySignal, ioNotified, dirty, nw, exit, stopping, opc, lpc,
+                 posted, ran, nOutPosted, stamp, clock, nPosted, nFinished>>
+
+\* code: sched/internal/worker_loop.h WorkerMain: const bool more_to_schedule = result.backlog || !front_.IsEmpty(std::memory_order_seq_cst);
+\* code: sched/internal/idle.h WakeOne: if (parked_.load(std::memory_order_seq_cst) == 0) return;
+UnlockWake(w) ==
+  /\ pc[w] = "unlock_wake"
+  /\ readySignal' = (readySignal \/ ((resWake[w] \/ front # <<>>) /\ parked # {}))
+  /\ resWake' = Set(resWake, w, FALSE)
+  /\ Goto(w, "exec") /\ lookNow' = Set(lookNow, w, nw > 1)
+  /\ UNCHANGED <<home, claimed, front, role, executing, wexec, cur, parked, untimed, timed,
+                 ioNotified, dirty, nw, exit, stopping, opc, lpc, posted, ran, nOutPosted,
+                 stamp, clock, nPosted, nFinished>>
+
+----------------------------------------------------------------------------
+(* ExecuteBatch and NextHomeTask.                                                         *)
+
+\* The next task, or the batch's end (at ExecBatch starts, or nothing found). Claimed
+\* first; a lone worker claims up to ClaimCap of its own queue and runs the first; with
+\* several workers: while look_now, the look MAY take the head of any other non-empty
+\* queue (the stamp rule's choice, over-approximated) and looks again, or stops looking;
+\* then its own head; with its own queue empty, TakeOneFromOthers (two or more).
+\* code: sched/internal/home_queues.h NextHomeTask: if (worker->HasClaimed()) return worker->claimed[worker->claimed_head++ % kClaimCapacity];
+\* code: sched/internal/home_queues.h NextHomeTask: worker->home->TakeFront(HomeRing<Task>::kAnyStamp, kClaimCapacity, false, batch);
+\* code: sched/internal/home_queues.h NextHomeTask: if (Task* old = TakeOldTask(worker)) return old;  // and look again before the next
+\* code: sched/internal/home_queues.h NextHomeTask: if (Task* task = worker->home->Pop()) {
+\* code: sched/internal/home_queues.h NextHomeTask: return TakeOneFromOthers(worker, /*lone_if_stuck=*/false);
+\* code: sched/internal/worker_loop.h ExecuteBatch: while (executed < options_.execute_batch_size) {
+Took(w, t) ==
+  /\ cur' = Set(cur, w, t)
+  /\ Goto(w, IF wexec[w] = 0 THEN "count" ELSE "run")
+NextTask(w) ==
+  /\ pc[w] = "exec"
+  /\ wexec[w] < ExecBatch
+  /\ \/ /\ claimed[w] # <<>>
+        /\ Took(w, Head(claimed[w])) /\ claimed' = Set(claimed, w, Tail(claimed[w]))
+        /\ UNCHANGED <<home, dirty, lookNow>>
+     \/ /\ claimed[w] = <<>> /\ nw = 1 /\ home[w] # <<>>
+        /\ LET n == Min(ClaimCap, Len(home[w])) IN
+           /\ Took(w, Head(home[w]))
+           /\ claimed' = Set(claimed, w, SubSeq(home[w], 2, n))
+           /\ home' = Set(home, w, SubSeq(home[w], n + 1, Len(home[w])))
+        /\ dirty' = Claimed(w)
+        /\ UNCHANGED lookNow
+     \/ /\ claimed[w] = <<>> /\ nw > 1 /\ lookNow[w] /\ home[w] # <<>>
+        /\ \E o \in Workers \ {w} :
+             /\ home[o] # <<>> /\ o < nw
+             /\ Took(w, Head(home[o])) /\ home' = Set(home, o, Tail(home[o]))
+             /\ dirty' = Claimed(o)
+        /\ UNCHANGED <<claimed, lookNow>>
+     \/ /\ claimed[w] = <<>> /\ nw > 1 /\ home[w] # <<>>
+        /\ Took(w, Head(home[w])) /\ home' = Set(home, w, Tail(home[w]))
+        /\ lookNow' = Set(lookNow, w, FALSE) /\ dirty' = Claimed(w)
+        /\ UNCHANGED claimed
+     \/ /\ claimed[w] = <<>> /\ nw > 1 /\ home[w] = <<>>
+        /\ \E o \in Workers : Takeable(w, o, FALSE) /\ o < nw
+        /\ LET o == CHOOSE o \in Workers : Takeable(w, o, FALSE) /\ o < nw IN
+           /\ Took(w, Head(home[o])) /\ home' = Set(home, o, Tail(home[o]))
+           /\ dirty' = Claimed(o)
+        /\ lookNow' = Set(lookNow, w, FALSE)
+        /\ UNCHANGED claimed
+  /\ UNCHANGED <<front, role, executing, wexec, resWake, parked, untimed, timed, readySignal,
+                 ioNotified, nw, exit, stopping, opc, lpc, posted, ran, nOutPosted, stamp,
+                 clock, nPosted, nFinished>>
+
+\* Nothing found (or ExecBatch started): the batch ends. Having started some: executing_
+\* down, the finished count (CountFinished), back to the loop's top. Started none: the
+\* role is free: the top (to take it); else Park.
+\* code: sched/internal/worker_loop.h ExecuteBatch: executing_.fetch_sub(1, std::memory_order_relaxed);
+\* code: sched/internal/worker_loop.h WorkerMain: if (!role_.IsLocked()) continue;  // the role is free: go and take it
+\* code: sched/internal/worker_loop.h WorkerMain: woke_from_park = Park(worker);
+NothingToTake(w) ==
+  /\ claimed[w] = <<>>
+  /\ IF nw = 1 THEN home[w] = <<>>
+     ELSE home[w] = <<>> /\ ~\E o \in Workers : Takeable(w, o, FALSE) /\ o < nw
+BatchEnd(w) ==
+  /\ pc[w] = "exec"
+  /\ wexec[w] = ExecBatch \/ NothingToTake(w)
+  /\ IF wexec[w] > 0
+       THEN /\ executing' = executing - 1
+            /\ nFinished' = IF Harness = "stop" THEN nFinished + wexec[w] ELSE nFinished
+            /\ Goto(w, "top")
+       ELSE /\ UNCHANGED <<executing, nFinished>>
+            /\ Goto(w, IF role = NoWorker THEN "top" ELSE "park_reg")
+  /\ wexec' = Set(wexec, w, 0) /\ lookNow' = Set(lookNow, w, FALSE)
+  /\ UNCHANGED <<home, claimed, front, role, cur, resWake, parked, untimed, timed,
+                 readySignal, ioNotified, dirty, nw, exit, stopping, opc, lpc, posted, ran,
+                 nOutPosted, stamp, clock, nPosted>>
+
+\* The batch's first start: count in executing_ (seq_cst), then WakeUntimedSleepers
+\* (seq_cst load of untimed_sleepers_; Send and Notify). BugNoWakeUntimed: no wake.
+\* code: sched/internal/worker_loop.h ExecuteBatch: executing_.fetch_add(1, std::memory_order_seq_cst);
+CountExecuting(w) ==
+  /\ pc[w] = "count"
+  /\ executing' = executing + 1
+  /\ Goto(w, IF BugNoWakeUntimed THEN "run" ELSE "wake_untimed")
+  /\ UNCHANGED <<home, claimed, front, role, wexec, cur, lookNow, resWake, parked, untimed,
+                 timed, readySignal, ioNotified, dirty, nw, exit, stopping, opc, lpc, posted,
+                 ran, nOutPosted, stamp, clock, nPosted, nFinished>>
+
+\* code: sched/internal/idle.h WakeUntimedSleepers: if (untimed_sleepers_.load(std::memory_order_seq_cst) == 0) return;
+\* code: sched/internal/idle.h WakeUntimedSleepers: io_.Notify();  // the role holder sleeps in the backend
+WakeUntimed(w) ==
+  /\ pc[w] = "wake_untimed"
+  /\ IF untimed # {} THEN readySignal' = TRUE /\ ioNotified' = TRUE
+                     ELSE UNCHANGED <<readySignal, ioNotified>>
+  /\ Goto(w, "run")
+  /\ UNCHANGED <<home, claimed, front, role, executing, wexec, cur, lookNow, resWake, parked,
+                 untimed, timed, dirty, nw, exit, stopping, opc, lpc, posted, ran, nOutPosted,
+                 stamp, clock, nPosted, nFinished>>
+
+\* The task runs (the chain wake folded in: with a worker parked and its own queue not
+\* empty, it may wake one). Its run-now posts go to the tail of this worker's queue
+\* (PostMarked's kHome branch; counted as posts before they are pushed): RP re-posts itself
+\* and may first spawn ONE; A, P and Long post their child; Long then blocks.
+\* code: sched/task_scheduler.h PostMarked: if (home_queues_ && task->Deadline() < TaskDeadline{} && !task->WaitsThroughStop()) {
+\* code: sched/task_scheduler.h PostMarked: HomePush(worker, task);
+\* code: sched/internal/worker_loop.h ExecuteBatch: if (parked_.load(std::memory_order_relaxed) > 0 && ReadySeemsNonEmpty(worker)) {
+Finish(w, t) ==
+  /\ wexec' = Set(wexec, w, wexec[w] + 1)
+  /\ cur' = Set(cur, w, None)
+  /\ ran' = IF t \in Counted THEN [ran EXCEPT ![t] = @ + 1] ELSE ran
+  /\ Goto(w, "exec")
+Run(w) ==
+  /\ pc[w] = "run"
+  /\ LET t == cur[w] IN
+     IF t = "rp"
+       THEN /\ \E spawn \in (IF Held("one") > 0 THEN {FALSE} ELSE {FALSE, TRUE}) :
+               HomePushMany(w, IF spawn THEN <<"one", "rp">> ELSE <<"rp">>)
+            /\ Finish(w, t)
+            /\ UNCHANGED <<posted, nPosted>>
+     ELSE IF Child(t) # None
+       THEN /\ HomePushMany(w, <<Child(t)>>)
+            /\ posted' = [posted EXCEPT ![Child(t)] = @ + 1]
+            /\ nPosted' = IF Harness = "stop" THEN nPosted + 1 ELSE nPosted
+            /\ IF t = "long" THEN Goto(w, "blocked") /\ UNCHANGED <<wexec, cur, ran>>
+                             ELSE Finish(w, t)
+     ELSE IF t = "long"
+       THEN Goto(w, "blocked") /\ UNCHANGED <<wexec, cur, ran, home, readySignal, posted,
+                                              nPosted, stamp, clock>>
+     ELSE \* a task that posts nothing; the chain wake may send
+          /\ Finish(w, t)
+          /\ IF parked # {} /\ home[w] # <<>> THEN readySignal' \in {readySignal, TRUE}
+                                              ELSE UNCHANGED readySignal
+          /\ UNCHANGED <<home, posted, nPosted, stamp, clock>>
+  /\ UNCHANGED <<claimed, front, role, executing, lookNow, resWake, parked, untimed, timed,
+                 ioNotified, dirty, nw, exit, stopping, opc, lpc, nOutPosted, nFinished>>
+
+\* Long returns once LongMayReturn holds (it waits inside its run; its worker executes).
+Unblock(w) ==
+  /\ pc[w] = "blocked"
+  /\ LongMayReturn(ran)
+  /\ Finish(w, "long")
+  /\ UNCHANGED <<home, claimed, front, role, executing, lookNow, resWake, parked, untimed,
+                 timed, readySignal, ioNotified, dirty, nw, exit, stopping, opc, lpc, posted,
+                 nOutPosted, stamp, clock, nPosted, nFinished>>
+
+----------------------------------------------------------------------------
+(* Park.                                                                                  *)
+
+\* code: sched/internal/idle.h Park: parked_.fetch_add(1, std::memory_order_seq_cst);
+ParkRegister(w) ==
+  /\ pc[w] = "park_reg"
+  /\ parked' = parked \cup {w}
+  /\ Goto(w, "park_check")
+  /\ UNCHANGED <<home, claimed, front, role, executing, wexec, cur, lookNow, resWake,
+                 untimed, timed, readySignal, ioNotified, dirty, nw, exit, stopping, opc, lpc,
+                 posted, ran, nOutPosted, stamp, clock, nPosted, nFinished>>
+
+\* The re-check, one step: exit_, its own queue, the front queue unless the role is held,
+\* ClaimOneFromOthers (lone_if_stuck). Anything found: deregister and back to the top.
+\* code: sched/internal/idle.h Park: const bool role_locked = role_.IsLocked(std::memory_order_seq_cst);
+\* code: sched/internal/idle.h Park: const bool sleep = !exit_.load(std::memory_order_seq_cst) && !ReadySeemsNonEmpty(worker) &&
+\* code: sched/internal/idle.h Park: (role_locked || front_.IsEmpty(std::memory_order_seq_cst)) &&
+\* code: sched/internal/idle.h Park: !(home_queues_ ? ClaimOneFromOthers(worker) : TakeOverLocalBatches(worker));
+ParkCheck(w) ==
+  /\ pc[w] = "park_check"
+  /\ IF exit \/ home[w] # <<>> \/ (role = NoWorker /\ front # <<>>) \/ claimed[w] # <<>>
+       THEN /\ Goto(w, "top") /\ parked' = parked \ {w}
+            /\ UNCHANGED <<home, claimed, dirty>>
+       ELSE /\ ClaimOne(w, "top", "park_rc1")
+            /\ parked' = IF pc'[w] = "top" THEN parked \ {w} ELSE parked
+  /\ UNCHANGED <<front, role, executing, wexec, cur, lookNow, resWake, untimed, timed,
+                 readySignal, ioNotified, nw, exit, stopping, opc, lpc, posted, ran,
+                 nOutPosted, stamp, clock, nPosted, nFinished>>
+
+\* ready_event_.ReceiveUntil: ends when the event is set (consuming it), or, timed, after
+\* kLocalBatchRecheck; deregisters (untimed_sleepers_ if untimed, then parked_).
+\* code: sched/internal/idle.h Park: ready_event_.ReceiveUntil(until);
+\* code: sched/internal/idle.h Park: if (untimed) untimed_sleepers_.fetch_sub(1, std::memory_order_relaxed);
+\* code: sched/internal/idle.h Park: parked_.fetch_sub(1, std::memory_order_relaxed);
+ParkSleep(w) ==
+  /\ pc[w] = "park_sleep"
+  /\ readySignal \/ timed[w]
+  /\ readySignal' = FALSE
+  /\ untimed' = untimed \ {w} /\ timed' = Set(timed, w, FALSE) /\ parked' = parked \ {w}
+  /\ Goto(w, "top")
+  /\ UNCHANGED <<home, claimed, front, role, executing, wexec, cur, lookNow, resWake,
+                 ioNotified, dirty, nw, exit, stopping, opc, lpc, posted, ran, nOutPosted,
+                 stamp, clock, nPosted, nFinished>>
+
+Worker(w) ==
+  \/ TopExit(w) \/ TopRole(w)
+  \/ SchedPass(w) \/ Recheck1(w, "role") \/ Recheck2(w, "role") \/ RoleWait(w)
+  \/ Unlock(w) \/ UnlockWake(w)
+  \/ NextTask(w) \/ BatchEnd(w) \/ CountExecuting(w) \/ WakeUntimed(w) \/ Run(w)
+  \/ Unblock(w)
+  \/ ParkRegister(w) \/ ParkCheck(w) \/ Recheck1(w, "park") \/ Recheck2(w, "park")
+  \/ ParkSleep(w)
+
+----------------------------------------------------------------------------
+(* The client and the owner.                                                              *)
+
+KeepWorkers == UNCHANGED <<pc, home, claimed, role, executing, wexec, cur, lookNow, resWake,
+                           parked, untimed, timed, dirty, nw, stamp, clock>>
+
+\* "endless": the outside posts, in order, at any time. "idle": Long. "stop": A, then Stop.
+ClientPost ==
+  /\ opc = "post"
+  /\ CASE Harness = "endless" ->
+            /\ PushFront(Outs[nOutPosted + 1])
+            /\ posted' = [posted EXCEPT ![Outs[nOutPosted + 1]] = 1]
+            /\ nOutPosted' = nOutPosted + 1
+            /\ opc' = IF nOutPosted + 1 = NOut THEN "done" ELSE "post"
+            /\ UNCHANGED nPosted
+       [] Harness = "idle" ->
+            /\ PushFront("long") /\ posted' = [posted EXCEPT !["long"] = 1]
+            /\ opc' = "done" /\ UNCHANGED <<nOutPosted, nPosted>>
+       [] Harness = "stop" ->
+            /\ PushFront("a") /\ posted' = [posted EXCEPT !["a"] = 1]
+            /\ nPosted' = nPosted + 1
+            /\ opc' = "stop_set" /\ UNCHANGED nOutPosted
+  /\ UNCHANGED <<exit, stopping, lpc, ran, nFinished>> /\ KeepWorkers
+
+\* Stop: stopping_, Notify and Send.
+\* code: sched/task_scheduler.h Stop: stopping_.store(true, std::memory_order_release);
+StopSet ==
+  /\ opc = "stop_set" /\ opc' = "wait_empty"
+  /\ stopping' = TRUE /\ ioNotified' = TRUE /\ readySignal' = TRUE
+  /\ UNCHANGED <<front, exit, lpc, posted, ran, nOutPosted, nPosted, nFinished>>
+  /\ KeepWorkers
+
+\* WaitEmpty, one step: returns once every post counted has finished (its protocol is
+\* TaskScheduler.tla's StopHarness).
+\* code: sched/task_scheduler.h Stop: WaitEmpty(std::chrono::nanoseconds::max());
+StopWaitEmpty ==
+  /\ opc = "wait_empty" /\ nPosted = nFinished /\ opc' = "exit"
+  /\ UNCHANGED <<front, exit, stopping, ioNotified, readySignal, lpc, posted, ran,
+                 nOutPosted, nPosted, nFinished>>
+  /\ KeepWorkers
+
+\* code: sched/task_scheduler.h Stop: exit_.store(true, std::memory_order_release);
+StopExit ==
+  /\ opc = "exit" /\ opc' = "join"
+  /\ exit' = TRUE /\ ioNotified' = TRUE /\ readySignal' = TRUE
+  /\ UNCHANGED <<front, stopping, lpc, posted, ran, nOutPosted, nPosted, nFinished>>
+  /\ KeepWorkers
+
+\* Join, DrainHomesToFront (every queue, merged by stamp; BugDrainFirstQueueOnly: worker
+\* 0's only), RetireWorkers (the workers and their queues go: a task still in one is lost),
+\* exit_ = false; then empty: return; else StartWorkers(1) and WaitEmpty again.
+\* code: sched/task_scheduler.h Stop: for (Thread& thread : threads_) thread.join();
+\* code: sched/task_scheduler.h Stop: if (home_queues_) DrainHomesToFront();
+\* code: sched/internal/home_queues.h DrainHomesToFront: for (const auto& worker : workers_) {
+\* code: sched/internal/home_queues.h DrainHomesToFront: std::stable_sort(left.begin(), left.end(),
+\* code: sched/internal/home_queues.h DrainHomesToFront: AfterFrontPush(PushChain(chain.data(), static_cast<std::uint32_t>(chain.size())));
+\* code: sched/task_scheduler.h Stop: exit_.store(false, std::memory_order_relaxed);
+\* code: sched/task_scheduler.h Stop: StartWorkers(1);
+Drained == IF BugDrainFirstQueueOnly THEN {0} ELSE Workers
+Left == UNION {Range(home[w]) : w \in Drained}
+SortedByStamp(S) ==
+  CHOOSE s \in [1..Cardinality(S) -> S] :
+    Range(s) = S /\ \A i, j \in DOMAIN s : i < j => stamp[s[i]] < stamp[s[j]]
+StopJoin ==
+  /\ opc = "join"
+  /\ \A w \in Workers : pc[w] = "off"
+  /\ LET f == front \o SortedByStamp(Left) IN
+     /\ front' = f
+     /\ ioNotified' = (ioNotified \/ (front = <<>> /\ Left # {}))
+     /\ IF nPosted = nFinished
+          THEN /\ opc' = "returned" /\ UNCHANGED <<pc, nw, dirty, lookNow>>
+          ELSE /\ opc' = "wait_empty" /\ pc' = Set(pc, 0, "top") /\ nw' = 1
+               /\ dirty' = [w \in Workers |-> [o \in Workers |-> FALSE]]
+               /\ lookNow' = [w \in Workers |-> FALSE]
+  /\ home' = [w \in Workers |-> <<>>]
+  /\ exit' = FALSE
+  /\ UNCHANGED <<stopping, readySignal, lpc, posted, ran, nOutPosted, nPosted, nFinished>>
+  /\ UNCHANGED <<claimed, role, executing, wexec, cur, resWake, parked, untimed, timed,
+                 stamp, clock>>
+
+\* code: sched/task_scheduler.h Stop: stopping_.store(false, std::memory_order_relaxed);  // not started again: restartable
+StopReturn ==
+  /\ opc = "returned" /\ opc' = "done" /\ stopping' = FALSE
+  /\ UNCHANGED <<front, exit, ioNotified, readySignal, lpc, posted, ran, nOutPosted, nPosted,
+                 nFinished>>
+  /\ KeepWorkers
+
+\* The late poster: P, from another thread, at any time while Stop lasts (stopping_).
+LatePost ==
+  /\ lpc = "wait" /\ stopping /\ opc \notin {"returned", "done"}
+  /\ PushFront("p") /\ posted' = [posted EXCEPT !["p"] = 1] /\ nPosted' = nPosted + 1
+  /\ lpc' = "done"
+  /\ UNCHANGED <<exit, stopping, opc, ran, nOutPosted, nFinished>> /\ KeepWorkers
+
+Client == ClientPost \/ StopSet \/ StopWaitEmpty \/ StopExit \/ StopJoin \/ StopReturn
+Late == LatePost
+
+\* At rest (the harness is over): every counted post ran and the client is done; the
+\* "endless" harness never rests. Only then may nothing move (else: deadlock).
+AllRan == \A t \in Counted : ran[t] = posted[t]
+AtRest == Harness # "endless" /\ AllRan /\ opc = "done"
+
+Next == \/ \E w \in Workers : Worker(w)
+        \/ Client \/ Late
+        \/ (AtRest /\ UNCHANGED vars)
+
+Spec == Init /\ [][Next]_vars /\ \A w \in Workers : WF_vars(Worker(w))
+        /\ WF_vars(Client) /\ WF_vars(Late)
+
+----------------------------------------------------------------------------
+(* Properties.                                                                            *)
+
+\* Exactly once: a task is in at most one place (a queue, claimed, or taken and running);
+\* a counted post that has not run is in exactly one (nothing lost); none runs more often
+\* than posted. RP is always somewhere (it re-posts itself from every run).
+ExactlyOnce ==
+  /\ \A t \in Tasks : Held(t) <= 1
+  /\ \A t \in Counted : ran[t] <= posted[t] /\ (ran[t] < posted[t] <=> Held(t) = 1)
+  /\ (Harness = "endless" => Held("rp") = 1)
+
+\* No lost wakeup: never does a task wait in a queue while every worker is asleep with no
+\* timeout and no wake pending for it, or blocked in a task (once every worker has left at
+\* Stop's exit, the owner's join drains and starts a fresh worker: StopDrains, StopReturns).
+Stuck(w) == \/ pc[w] = "park_sleep" /\ ~timed[w] /\ ~readySignal
+            \/ pc[w] = "role_sleep" /\ ~timed[w] /\ ~ioNotified
+            \/ pc[w] = "blocked" /\ ~LongMayReturn(ran)
+WorkWaiting == front # <<>> \/ \E w \in Workers : home[w] # <<>> \/ claimed[w] # <<>>
+NoLostWakeup ==
+  WorkWaiting => \/ \E w \in Workers : pc[w] # "off" /\ ~Stuck(w)
+                 \/ \A w \in Workers : pc[w] = "off"
+
+\* Stop returned: every post made before or during it ran, every queue is empty and every
+\* worker has left.
+StopDrains ==
+  opc \in {"returned", "done"} =>
+    /\ AllRan /\ front = <<>> /\ role = NoWorker
+    /\ \A w \in Workers : pc[w] = "off" /\ home[w] = <<>> /\ claimed[w] = <<>>
+
+\* Liveness.
+OutsidePostsStart == <>(\A o \in OutSet : ran[o] = 1)
+EveryPostRuns == <>(AllRan /\ \A t \in Counted : posted[t] >= 1)
+StopReturns == <>(opc = "done")
+=============================================================================
