@@ -2,11 +2,11 @@
 (***************************************************************************)
 (* PostOrder::kHome (sched/internal/home_queues.h): the parts of the home  *)
 (* queues that tla/spin/home_queues.pml (the order rule: stamps, looks,    *)
-(* published heads) does not model: how outside posts get in, who takes   *)
+(* published heads) does not model: how outside posts get in, who takes    *)
 (* the sched-role, how idle workers find work and who wakes them, and      *)
 (* Stop. TaskScheduler.tla is the default order's (kBatched) model.        *)
 (*                                                                         *)
-(* What is modelled (each a step of one worker, the code's function names *)
+(* What is modelled (each a step of one worker, the code's function names  *)
 (* in the action names):                                                   *)
 (*   - The sched-role (Schedule, sched/internal/sched_role.h) receives     *)
 (*     outside posts from the front queue (FIFO) into the holder's own     *)
@@ -18,22 +18,22 @@
 (*     while a worker executes (RecheckWhileOthersExecute), else untimed.  *)
 (*   - The worker loop (WorkerMain, sched/internal/worker_loop.h): the     *)
 (*     role after every execution batch, with several workers only with    *)
-(*     no claimed task, a lone worker also with claimed tasks (wants_role);*)
+(*     no claimed task, a lone worker also with claimed ones (wants_role); *)
 (*     ExecuteBatch: at most ExecBatch starts, the first counted in        *)
 (*     executing_ and followed by WakeUntimedSleepers; NextHomeTask:       *)
 (*     claimed tasks first; a lone worker claims up to ClaimCap of its     *)
-(*     own queue at once; with several workers the look (TakeOldTask),    *)
+(*     own queue at once; with several workers the look (TakeOldTask),     *)
 (*     its own head, or with its own queue empty TakeOneFromOthers (a      *)
 (*     queue holding two or more).                                         *)
 (*   - Park (sched/internal/idle.h): register in parked_, re-check (own    *)
-(*     queue, role and front queue, ClaimOneFromOthers with lone_if_stuck),*)
+(*     queue, role, front queue, ClaimOneFromOthers with lone_if_stuck),   *)
 (*     then RecheckWhileOthersExecute and sleep on the ready event.        *)
-(*   - HomePush wakes a parked worker when the queue holds more than one  *)
-(*     task (a relaxed load of parked_: the model lets it miss).          *)
+(*   - HomePush wakes a parked worker when the queue holds more than one   *)
+(*     task (a relaxed load of parked_: the model lets it miss).           *)
 (*   - Stop (sched/task_scheduler.h): stopping_, WaitEmpty, exit_, a       *)
-(*     worker that sees exit_ runs its claimed tasks and leaves (the home *)
+(*     worker that sees exit_ runs its claimed tasks and leaves (the home  *)
 (*     queues stay as they are), join, DrainHomesToFront (every queue,     *)
-(*     merged by stamp, into the front queue), and while not empty one    *)
+(*     merged by stamp, into the front queue), and while not empty one     *)
 (*     fresh worker and again.                                             *)
 (*                                                                         *)
 (* Abstractions (README, "HomeScheduler.tla"): a push, a pop, a take, a    *)
@@ -41,56 +41,57 @@
 (* lock-free steps are tla/spin/home_ring.pml's; the front queue's are     *)
 (* MpscQueue.tla's); the Dekker pairs of this mode (executing_ against     *)
 (* untimed_sleepers_; Unlock against Park's look at the role) are split    *)
-(* into their separate loads and stores. The look (TakeOldTask) is        *)
+(* into their separate loads and stores. The look (TakeOldTask) is         *)
 (* over-approximated: it MAY take the head of any other non-empty queue    *)
 (* while its own queue is not empty (the stamp rule picks among these;     *)
 (* home_queues.pml checks that rule), so no stamps are needed outside the  *)
 (* Stop harness. Stamps come from one counter (kStampBlock = 1), kept only *)
 (* in the Stop harness, the only place that reads them (the merge). The    *)
 (* lone_if_stuck test (ClaimedCount against seen_claimed) is kept as a     *)
-(* flag per (looker, queue): "claimed from since the looker's last look". *)
+(* flag per (looker, queue): "claimed from since the looker's last look".  *)
 (* Timers, IO, the spin before sleeping and the chain wake's guess are not *)
 (* modelled (no timers are posted; a spin that finds work is the same as   *)
 (* no spin; the chain wake is kept as a wake that may be sent).            *)
 (*                                                                         *)
 (* Harnesses (CONSTANT Harness):                                           *)
 (*   "endless": worker 0's queue holds RP, a task that re-posts itself to  *)
-(*     run now from every run, for ever, and may first spawn ONE (a task  *)
+(*     run now from every run, for ever, and may first spawn ONE (a task   *)
 (*     that posts nothing) when none is queued: the harness, not the       *)
-(*     scheduler, picks, so starts and posts do not keep step and the     *)
-(*     queue may stay at two tasks at every batch end. With two workers,  *)
+(*     scheduler, picks, so starts and posts do not keep step and the      *)
+(*     queue may stay at two tasks at every batch end. With two workers,   *)
 (*     worker 1 runs Long, which blocks until every outside post has       *)
-(*     started. The client posts NOut outside posts at any time. Checked: *)
+(*     started. The client posts NOut outside posts at any time. Checked:  *)
 (*     OutsidePostsStart (liveness).                                       *)
-(*   "idle": two workers, the client posts Long, which posts X into its   *)
-(*     worker's home queue (a lone task) and blocks until X has started:  *)
-(*     only the other worker, idle, can take X (lone_if_stuck), and only  *)
+(*   "idle": two workers, the client posts Long, which posts X into its    *)
+(*     worker's home queue (a lone task) and blocks until X has started:   *)
+(*     only the other worker, idle, can take X (lone_if_stuck), and only   *)
 (*     while it does not sleep untimed. Checked: NoLostWakeup, deadlock    *)
 (*     freedom, EveryPostRuns.                                             *)
 (*   "stop": the owner posts A (its run posts B to run now: into its       *)
-(*     worker's home queue) and calls Stop; a third thread posts P (whose *)
-(*     run posts Q) at any time while Stop lasts, also after WaitEmpty     *)
-(*     returned: P and Q may be left in a home queue across the exit.      *)
-(*     Checked: StopDrains, StopReturns.                                   *)
+(*     worker's home queue) and calls Stop; a third thread posts P (whose  *)
+(*     run posts Q; with LateChildren = 2, Q and Q2) at any time while     *)
+(*     Stop lasts, also after WaitEmpty returned and after exit_: they may *)
+(*     be left in a home queue across the exit, or claimed by a lone       *)
+(*     worker that sees exit_. Checked: StopDrains, StopReturns.           *)
 (* Every harness: ExactlyOnce (each task in at most one place, no post     *)
-(* lost, no run without a post).                                           *)
+(* lost, no run without a post) and TypeOK.                                *)
 (*                                                                         *)
 (* Fairness: weak fairness of each worker's steps, of the client and of    *)
 (* the owner; none on which way the harness's re-poster goes (spawn ONE    *)
-(* or not) or which task a look takes: those are choices inside a step,   *)
+(* or not) or which task a look takes: those are choices inside a step,    *)
 (* and the properties must hold whatever they pick. A timed sleep ends by  *)
 (* a step of its worker that is enabled as long as it sleeps timed         *)
 (* (kLocalBatchRecheck passes).                                            *)
 (*                                                                         *)
 (* Seeded bugs (each a CONSTANT, on in its own .cfg):                      *)
-(*   BugLoneWorkerNoRoleWithClaims: wants_role without the lone worker's  *)
-(*     exception (the bug fixed in the role rule: a lone worker left with *)
+(*   BugLoneWorkerNoRoleWithClaims: wants_role without the lone worker's   *)
+(*     exception (the bug fixed in the role rule: a lone worker left with  *)
 (*     one claimed task at every batch end never takes the role).          *)
-(*   BugNoReceiveMinimum: FrontPopLimit without the execute_batch_size    *)
+(*   BugNoReceiveMinimum: FrontPopLimit without the execute_batch_size     *)
 (*     minimum (a holder whose queue is at Batch receives nothing).        *)
-(*   BugNoWakeUntimed: ExecuteBatch's first start does not wake untimed   *)
+(*   BugNoWakeUntimed: ExecuteBatch's first start does not wake untimed    *)
 (*     sleepers.                                                           *)
-(*   BugDrainFirstQueueOnly: Stop drains only worker 0's home queue.      *)
+(*   BugDrainFirstQueueOnly: Stop drains only worker 0's home queue.       *)
 (*                                                                         *)
 (* Each step that mirrors a line of the code carries a `code:` comment     *)
 (* (checked by //tools/model_refs:model_refs_test).                        *)
@@ -103,10 +104,12 @@ CONSTANTS NW,            \* workers started (1 or 2)
           ClaimCap,      \* kClaimCapacity: a lone worker's claim, at least 1
           NOut,          \* outside posts of the "endless" harness (1..3)
           Harness,       \* "endless", "idle" or "stop"
+          LateChildren,  \* the "stop" harness: how many tasks P posts when it runs (1 or 2)
           BugLoneWorkerNoRoleWithClaims, BugNoReceiveMinimum, BugNoWakeUntimed,
           BugDrainFirstQueueOnly
 
 ASSUME NW \in {1, 2} /\ ExecBatch >= 1 /\ Batch >= 1 /\ ClaimCap >= 1 /\ NOut \in 1..3
+ASSUME LateChildren \in {1, 2}
 ASSUME Harness \in {"endless", "idle", "stop"} /\ (Harness = "idle" => NW = 2)
 ASSUME \A b \in {BugLoneWorkerNoRoleWithClaims, BugNoReceiveMinimum, BugNoWakeUntimed,
                  BugDrainFirstQueueOnly} : b \in BOOLEAN
@@ -124,14 +127,15 @@ Outs == SubSeq(<<"o1", "o2", "o3">>, 1, NOut)
 OutSet == Range(Outs)
 Counted == CASE Harness = "endless" -> OutSet \cup (IF NW = 2 THEN {"long"} ELSE {})
              [] Harness = "idle" -> {"long", "x"}
-             [] Harness = "stop" -> {"a", "b", "p", "q"}
+             [] Harness = "stop" -> {"a", "b", "p", "q"} \cup
+                                      (IF LateChildren = 2 THEN {"q2"} ELSE {})
 Tasks == Counted \cup (IF Harness = "endless" THEN {"rp", "one"} ELSE {})
 \* What a task's run posts to run now (into its worker's home queue, PostMarked's kHome
 \* branch), besides RP's own re-post.
-Child(t) == CASE t = "long" /\ Harness = "idle" -> "x"
-              [] t = "a" -> "b"
-              [] t = "p" -> "q"
-              [] OTHER -> None
+Children(t) == CASE t = "long" /\ Harness = "idle" -> <<"x">>
+                 [] t = "a" -> <<"b">>
+                 [] t = "p" -> IF LateChildren = 2 THEN <<"q", "q2">> ELSE <<"q">>
+                 [] OTHER -> <<>>
 \* Long blocks (inside its run) until this holds.
 LongMayReturn(r) == IF Harness = "idle" THEN r["x"] >= 1 ELSE \A o \in OutSet : r[o] >= 1
 
@@ -525,10 +529,11 @@ Run(w) ==
                HomePushMany(w, IF spawn THEN <<"one", "rp">> ELSE <<"rp">>)
             /\ Finish(w, t)
             /\ UNCHANGED <<posted, nPosted>>
-     ELSE IF Child(t) # None
-       THEN /\ HomePushMany(w, <<Child(t)>>)
-            /\ posted' = [posted EXCEPT ![Child(t)] = @ + 1]
-            /\ nPosted' = IF Harness = "stop" THEN nPosted + 1 ELSE nPosted
+     ELSE IF Children(t) # <<>>
+       THEN /\ HomePushMany(w, Children(t))
+            /\ posted' = [x \in Counted |-> IF x \in Range(Children(t)) THEN posted[x] + 1
+                                                                      ELSE posted[x]]
+            /\ nPosted' = IF Harness = "stop" THEN nPosted + Len(Children(t)) ELSE nPosted
             /\ IF t = "long" THEN Goto(w, "blocked") /\ UNCHANGED <<wexec, cur, ran>>
                              ELSE Finish(w, t)
      ELSE IF t = "long"
@@ -715,6 +720,24 @@ Spec == Init /\ [][Next]_vars /\ \A w \in Workers : WF_vars(Worker(w))
 
 ----------------------------------------------------------------------------
 (* Properties.                                                                            *)
+
+\* The model's own consistency: the types, executing_ counts the workers inside an execution
+\* batch (from their count to the batch's end), the role holder is in Schedule, a lone
+\* worker's claims stay below ClaimCap, the sleepers are registered.
+RoleLabels == {"sched", "role_rc1", "role_rc2", "role_sleep", "unlock", "unlock_exit"}
+TypeOK ==
+  /\ Range(front) \subseteq Tasks /\ role \in Workers \cup {NoWorker}
+  /\ parked \subseteq Workers /\ untimed \subseteq Workers
+  /\ \A w \in Workers :
+       /\ Range(home[w]) \subseteq Tasks /\ Range(claimed[w]) \subseteq Tasks
+       /\ cur[w] \in Tasks \cup {None} /\ wexec[w] \in 0..ExecBatch
+       /\ Len(claimed[w]) < Max(ClaimCap, 2)
+       /\ (pc[w] \in {"park_sleep", "role_sleep"} /\ ~timed[w]) => w \in untimed
+       /\ pc[w] = "park_sleep" => w \in parked
+  /\ executing = Cardinality({w \in Workers : wexec[w] > 0 \/ pc[w] \in {"wake_untimed", "run",
+                                                                         "blocked"}})
+  /\ role # NoWorker => pc[role] \in RoleLabels
+  /\ \A w \in Workers : pc[w] \in RoleLabels => role = w
 
 \* Exactly once: a task is in at most one place (a queue, claimed, or taken and running);
 \* a counted post that has not run is in exactly one (nothing lost); none runs more often
