@@ -20,7 +20,9 @@
 (*     role after every execution batch, with several workers only with    *)
 (*     no claimed task, a lone worker also with claimed ones (wants_role); *)
 (*     ExecuteBatch: at most ExecBatch starts, the first counted in        *)
-(*     executing_ and followed by WakeUntimedSleepers; NextHomeTask:       *)
+(*     executing_ and followed by WakeUntimedSleepers if the worker's own  *)
+(*     queue still holds a task, and a post a task makes into its own      *)
+(*     queue followed by WakeUntimedSleepers (PostMarked); NextHomeTask:   *)
 (*     claimed tasks first; a lone worker claims up to ClaimCap of its     *)
 (*     own queue at once; with several workers the look (TakeOldTask),     *)
 (*     its own head, or with its own queue empty TakeOneFromOthers (a      *)
@@ -65,8 +67,11 @@
 (*   "idle": two workers, the client posts Long, which posts X into its    *)
 (*     worker's home queue (a lone task) and blocks until X has started:   *)
 (*     only the other worker, idle, can take X (lone_if_stuck), and only   *)
-(*     while it does not sleep untimed. Checked: NoLostWakeup, deadlock    *)
-(*     freedom, EveryPostRuns.                                             *)
+(*     while it does not sleep untimed. With IdlePair, the client posts    *)
+(*     Long and then X itself, and Long posts nothing: a role pass may     *)
+(*     receive both into one queue, and Long's worker then starts Long     *)
+(*     with X behind it. Checked: NoLostWakeup, deadlock freedom,          *)
+(*     EveryPostRuns.                                                      *)
 (*   "stop": the owner posts A (its run posts B to run now: into its       *)
 (*     worker's home queue) and calls Stop; a third thread posts P (whose  *)
 (*     run posts Q; with LateChildren = 2, Q and Q2) at any time while     *)
@@ -89,8 +94,10 @@
 (*     one claimed task at every batch end never takes the role).          *)
 (*   BugNoReceiveMinimum: FrontPopLimit without the execute_batch_size     *)
 (*     minimum (a holder whose queue is at Batch receives nothing).        *)
-(*   BugNoWakeUntimed: ExecuteBatch's first start does not wake untimed    *)
-(*     sleepers.                                                           *)
+(*   BugNoWakeUntimed: nothing wakes untimed sleepers (neither a batch's   *)
+(*     first start nor a post into the poster's own queue).                *)
+(*   BugNoWakeAtBatchStart: only the posts wake them, a batch's first      *)
+(*     start with a task left in its worker's queue does not.              *)
 (*   BugDrainFirstQueueOnly: Stop drains only worker 0's home queue.       *)
 (*                                                                         *)
 (* Each step that mirrors a line of the code carries a `code:` comment     *)
@@ -104,15 +111,16 @@ CONSTANTS NW,            \* workers started (1 or 2)
           ClaimCap,      \* kClaimCapacity: a lone worker's claim, at least 1
           NOut,          \* outside posts of the "endless" harness (1..3)
           Harness,       \* "endless", "idle" or "stop"
+          IdlePair,      \* the "idle" harness: the client posts Long and X (else Long posts X)
           LateChildren,  \* the "stop" harness: how many tasks P posts when it runs (1 or 2)
           BugLoneWorkerNoRoleWithClaims, BugNoReceiveMinimum, BugNoWakeUntimed,
-          BugDrainFirstQueueOnly
+          BugNoWakeAtBatchStart, BugDrainFirstQueueOnly
 
 ASSUME NW \in {1, 2} /\ ExecBatch >= 1 /\ Batch >= 1 /\ ClaimCap >= 1 /\ NOut \in 1..3
 ASSUME LateChildren \in {1, 2}
 ASSUME Harness \in {"endless", "idle", "stop"} /\ (Harness = "idle" => NW = 2)
-ASSUME \A b \in {BugLoneWorkerNoRoleWithClaims, BugNoReceiveMinimum, BugNoWakeUntimed,
-                 BugDrainFirstQueueOnly} : b \in BOOLEAN
+ASSUME \A b \in {IdlePair, BugLoneWorkerNoRoleWithClaims, BugNoReceiveMinimum,
+                 BugNoWakeUntimed, BugNoWakeAtBatchStart, BugDrainFirstQueueOnly} : b \in BOOLEAN
 
 Workers == 0..(NW - 1)
 None == "none"      \* no task
@@ -132,7 +140,7 @@ Counted == CASE Harness = "endless" -> OutSet \cup (IF NW = 2 THEN {"long"} ELSE
 Tasks == Counted \cup (IF Harness = "endless" THEN {"rp", "one"} ELSE {})
 \* What a task's run posts to run now (into its worker's home queue, PostMarked's kHome
 \* branch), besides RP's own re-post.
-Children(t) == CASE t = "long" /\ Harness = "idle" -> <<"x">>
+Children(t) == CASE t = "long" /\ Harness = "idle" /\ ~IdlePair -> <<"x">>
                  [] t = "a" -> <<"b">>
                  [] t = "p" -> IF LateChildren = 2 THEN <<"q", "q2">> ELSE <<"q">>
                  [] OTHER -> <<>>
@@ -487,13 +495,16 @@ BatchEnd(w) ==
                  readySignal, ioNotified, dirty, nw, exit, stopping, opc, lpc, posted, ran,
                  nOutPosted, stamp, clock, nPosted>>
 
-\* The batch's first start: count in executing_ (seq_cst), then WakeUntimedSleepers
-\* (seq_cst load of untimed_sleepers_; Send and Notify). BugNoWakeUntimed: no wake.
+\* The batch's first start: count in executing_ (seq_cst), then, if a task is left in
+\* its own queue behind the one taken, WakeUntimedSleepers (seq_cst load of
+\* untimed_sleepers_; Send and Notify). BugNoWakeUntimed, BugNoWakeAtBatchStart: no wake.
 \* code: sched/internal/worker_loop.h ExecuteBatch: executing_.fetch_add(1, std::memory_order_seq_cst);
+\* code: sched/internal/worker_loop.h ExecuteBatch: if (worker->home->SeemsNonEmpty()) WakeUntimedSleepers();
 CountExecuting(w) ==
   /\ pc[w] = "count"
   /\ executing' = executing + 1
-  /\ Goto(w, IF BugNoWakeUntimed THEN "run" ELSE "wake_untimed")
+  /\ Goto(w, IF BugNoWakeUntimed \/ BugNoWakeAtBatchStart \/ home[w] = <<>> THEN "run"
+             ELSE "wake_untimed")
   /\ UNCHANGED <<home, claimed, front, role, wexec, cur, lookNow, resWake, parked, untimed,
                  timed, readySignal, ioNotified, dirty, nw, exit, stopping, opc, lpc, posted,
                  ran, nOutPosted, stamp, clock, nPosted, nFinished>>
@@ -511,31 +522,40 @@ WakeUntimed(w) ==
 
 \* The task runs (the chain wake folded in: with a worker parked and its own queue not
 \* empty, it may wake one). Its run-now posts go to the tail of this worker's queue
-\* (PostMarked's kHome branch; counted as posts before they are pushed): RP re-posts itself
-\* and may first spawn ONE; A, P and Long post their child; Long then blocks.
+\* (PostMarked's kHome branch; counted as posts before they are pushed), followed by
+\* WakeUntimedSleepers (PostWake, a step of its own): RP re-posts itself and may first
+\* spawn ONE; A, P and Long post their child; Long then blocks.
 \* code: sched/task_scheduler.h PostMarked: if (home_queues_ && task->Deadline() < TaskDeadline{} && !task->WaitsThroughStop()) {
 \* code: sched/task_scheduler.h PostMarked: HomePush(worker, task);
 \* code: sched/internal/worker_loop.h ExecuteBatch: if (parked_.load(std::memory_order_relaxed) > 0 && ReadySeemsNonEmpty(worker)) {
-Finish(w, t) ==
+FinishTo(w, t, l) ==
   /\ wexec' = Set(wexec, w, wexec[w] + 1)
   /\ cur' = Set(cur, w, None)
   /\ ran' = IF t \in Counted THEN [ran EXCEPT ![t] = @ + 1] ELSE ran
-  /\ Goto(w, "exec")
+  /\ Goto(w, l)
+Finish(w, t) == FinishTo(w, t, "exec")
+\* After the posts: WakeUntimedSleepers (PostWake; BugNoWakeUntimed: none), then Long
+\* blocks; any other task's run ends (counted here, before the wake step: the ghost `ran`
+\* only marks that it ran, and RP's re-post must not sit beside a running RP).
+AfterPosts(w, t) ==
+  IF t = "long"
+    THEN Goto(w, IF BugNoWakeUntimed THEN "blocked" ELSE "post_wake")
+         /\ UNCHANGED <<wexec, cur, ran>>
+    ELSE FinishTo(w, t, IF BugNoWakeUntimed THEN "exec" ELSE "post_wake")
 Run(w) ==
   /\ pc[w] = "run"
   /\ LET t == cur[w] IN
      IF t = "rp"
        THEN /\ \E spawn \in (IF Held("one") > 0 THEN {FALSE} ELSE {FALSE, TRUE}) :
                HomePushMany(w, IF spawn THEN <<"one", "rp">> ELSE <<"rp">>)
-            /\ Finish(w, t)
+            /\ AfterPosts(w, t)
             /\ UNCHANGED <<posted, nPosted>>
      ELSE IF Children(t) # <<>>
        THEN /\ HomePushMany(w, Children(t))
             /\ posted' = [x \in Counted |-> IF x \in Range(Children(t)) THEN posted[x] + 1
                                                                       ELSE posted[x]]
             /\ nPosted' = IF Harness = "stop" THEN nPosted + Len(Children(t)) ELSE nPosted
-            /\ IF t = "long" THEN Goto(w, "blocked") /\ UNCHANGED <<wexec, cur, ran>>
-                             ELSE Finish(w, t)
+            /\ AfterPosts(w, t)
      ELSE IF t = "long"
        THEN Goto(w, "blocked") /\ UNCHANGED <<wexec, cur, ran, home, readySignal, posted,
                                               nPosted, stamp, clock>>
@@ -546,6 +566,16 @@ Run(w) ==
           /\ UNCHANGED <<home, posted, nPosted, stamp, clock>>
   /\ UNCHANGED <<claimed, front, role, executing, lookNow, resWake, parked, untimed, timed,
                  ioNotified, dirty, nw, exit, stopping, opc, lpc, nOutPosted, nFinished>>
+
+\* code: sched/task_scheduler.h PostMarked: WakeUntimedSleepers();
+PostWake(w) ==
+  /\ pc[w] = "post_wake"
+  /\ IF untimed # {} THEN readySignal' = TRUE /\ ioNotified' = TRUE
+                     ELSE UNCHANGED <<readySignal, ioNotified>>
+  /\ Goto(w, IF cur[w] = "long" THEN "blocked" ELSE "exec")
+  /\ UNCHANGED <<home, claimed, front, role, executing, wexec, cur, lookNow, resWake, parked,
+                 untimed, timed, dirty, nw, exit, stopping, opc, lpc, posted, ran, nOutPosted,
+                 stamp, clock, nPosted, nFinished>>
 
 \* Long returns once LongMayReturn holds (it waits inside its run; its worker executes).
 Unblock(w) ==
@@ -605,6 +635,7 @@ Worker(w) ==
   \/ SchedPass(w) \/ Recheck1(w, "role") \/ Recheck2(w, "role") \/ RoleWait(w)
   \/ Unlock(w) \/ UnlockWake(w)
   \/ NextTask(w) \/ BatchEnd(w) \/ CountExecuting(w) \/ WakeUntimed(w) \/ Run(w)
+  \/ PostWake(w)
   \/ Unblock(w)
   \/ ParkRegister(w) \/ ParkCheck(w) \/ Recheck1(w, "park") \/ Recheck2(w, "park")
   \/ ParkSleep(w)
@@ -615,7 +646,8 @@ Worker(w) ==
 KeepWorkers == UNCHANGED <<pc, home, claimed, role, executing, wexec, cur, lookNow, resWake,
                            parked, untimed, timed, dirty, nw, stamp, clock>>
 
-\* "endless": the outside posts, in order, at any time. "idle": Long. "stop": A, then Stop.
+\* "endless": the outside posts, in order, at any time. "idle": Long (with IdlePair, then
+\* X). "stop": A, then Stop.
 ClientPost ==
   /\ opc = "post"
   /\ CASE Harness = "endless" ->
@@ -625,8 +657,10 @@ ClientPost ==
             /\ opc' = IF nOutPosted + 1 = NOut THEN "done" ELSE "post"
             /\ UNCHANGED nPosted
        [] Harness = "idle" ->
-            /\ PushFront("long") /\ posted' = [posted EXCEPT !["long"] = 1]
-            /\ opc' = "done" /\ UNCHANGED <<nOutPosted, nPosted>>
+            /\ LET t == IF posted["long"] = 0 THEN "long" ELSE "x" IN
+               /\ PushFront(t) /\ posted' = [posted EXCEPT ![t] = 1]
+               /\ opc' = IF IdlePair /\ t = "long" THEN "post" ELSE "done"
+            /\ UNCHANGED <<nOutPosted, nPosted>>
        [] Harness = "stop" ->
             /\ PushFront("a") /\ posted' = [posted EXCEPT !["a"] = 1]
             /\ nPosted' = nPosted + 1
@@ -734,8 +768,9 @@ TypeOK ==
        /\ Len(claimed[w]) < Max(ClaimCap, 2)
        /\ (pc[w] \in {"park_sleep", "role_sleep"} /\ ~timed[w]) => w \in untimed
        /\ pc[w] = "park_sleep" => w \in parked
-  /\ executing = Cardinality({w \in Workers : wexec[w] > 0 \/ pc[w] \in {"wake_untimed", "run",
-                                                                         "blocked"}})
+  /\ executing = Cardinality({w \in Workers :
+                               \/ wexec[w] > 0
+                               \/ pc[w] \in {"wake_untimed", "run", "post_wake", "blocked"}})
   /\ role # NoWorker => pc[role] \in RoleLabels
   /\ \A w \in Workers : pc[w] \in RoleLabels => role = w
 
