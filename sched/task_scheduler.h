@@ -34,8 +34,11 @@
 //     through the sched-role (from outside the scheduler, with a deadline, a wakeup) takes
 //     its place when the role receives it, which busy workers do after each execution
 //     batch (front-queue posts in FIFO order, as many as keep the holder's queue at
-//     batch_size and at least execute_batch_size per pass); its order relative to a task's
-//     run-now posts is not kept.
+//     batch_size and at least execute_batch_size per pass); an execution batch ends after
+//     execute_batch_size starts or, with the role free, after about a millisecond
+//     (kHomeBatchBudget: a batch of long tasks keeps outside posts, timers and IO waiting
+//     for one such budget or one task, not for execute_batch_size tasks). Its order
+//     relative to a task's run-now posts is not kept.
 //     With one worker tasks also finish in start order; with
 //     several, each worker starts its tasks in FIFO order. (Under kHome: its own queue's.) Tasks that wait in the wait
 //     queue become ready in deadline order; a task whose deadline has already
@@ -372,6 +375,12 @@ class BasicTaskScheduler {
   // How often a parked worker looks again for local batches to take over while another
   // worker executes (see Park).
   static constexpr std::chrono::milliseconds kLocalBatchRecheck{1};
+  // PostOrder::kHome: an execution batch also ends, with the role free, once it has run
+  // for this many CycleCount units (sync/primitives.h: 0.4-2 ms of a 1-5 GHz time-stamp
+  // counter, 2 ms of the steady clock elsewhere), looked at after its 1st, 4th, 16th...
+  // start: a worker takes the role after each execution batch, and a batch of long tasks
+  // must not keep outside posts, timers and IO from it for execute_batch_size task-lengths.
+  static constexpr std::uint64_t kHomeBatchBudget = 2'000'000;
   // PostOrder::kHome: stamps a worker reserves from the global clock at a time, and how
   // many tasks one TakeFront moves when the queues are drained at Stop.
   static constexpr std::uint64_t kStampBlock = kHomeStampBlock;

@@ -471,9 +471,12 @@ NextTask(w) ==
                  ioNotified, nw, exit, stopping, opc, lpc, posted, ran, nOutPosted, stamp,
                  clock, nPosted, nFinished>>
 
-\* Nothing found (or ExecBatch started): the batch ends. Having started some: executing_
-\* down, the finished count (CountFinished), back to the loop's top. Started none: the
-\* role is free: the top (to take it); else Park.
+\* Nothing found (or ExecBatch started): the batch ends; also after any start while the
+\* role is free (the time budget, kHomeBatchBudget, and a due timer, TimerDue: both read
+\* the clock, which the model leaves out, so either may end any batch). Having started
+\* some: executing_ down, the finished count (CountFinished), back to the loop's top.
+\* Started none: the role is free: the top (to take it); else Park.
+\* code: sched/internal/worker_loop.h ExecuteBatch: CycleCount() - batch_start >= kHomeBatchBudget && !role_.IsLocked()) {
 \* code: sched/internal/worker_loop.h ExecuteBatch: executing_.fetch_sub(1, std::memory_order_relaxed);
 \* code: sched/internal/worker_loop.h WorkerMain: if (!role_.IsLocked()) continue;  // the role is free: go and take it
 \* code: sched/internal/worker_loop.h WorkerMain: woke_from_park = Park(worker);
@@ -483,7 +486,7 @@ NothingToTake(w) ==
      ELSE home[w] = <<>> /\ ~\E o \in Workers : Takeable(w, o, FALSE) /\ o < nw
 BatchEnd(w) ==
   /\ pc[w] = "exec"
-  /\ wexec[w] = ExecBatch \/ NothingToTake(w)
+  /\ wexec[w] = ExecBatch \/ NothingToTake(w) \/ (wexec[w] > 0 /\ role = NoWorker)
   /\ IF wexec[w] > 0
        THEN /\ executing' = executing - 1
             /\ nFinished' = IF Harness = "stop" THEN nFinished + wexec[w] ELSE nFinished

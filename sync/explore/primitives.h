@@ -366,6 +366,9 @@ inline void CpuRelax(
   if (auto* runtime = explore::internal::ActiveRuntime()) runtime->Relax(where);
 }
 
+// The model has no cycles: a time budget (sync/primitives.h) never runs out in it.
+inline std::uint64_t CycleCount() { return 0; }
+
 }  // namespace fairsched
 
 // The futex, the clock and threads (FutexWait, FutexWake, SteadyClock, Thread, YieldThread).
