@@ -470,15 +470,16 @@ TEST(HomeQueueTest, APostIntoAnEmptyQueueIsSeenWhileItsWorkerBlocks) {
 
 // PostOrder::kHome: a worker that sleeps with no timeout (it parked while no worker
 // executed) must hear of a post a task makes into its own worker's queue, since that worker
-// may then block in the task. Two idle workers (one parked, one asleep in the role); an
+// may then block in the task. Idle workers (parked, or asleep in the role); an
 // outside post A reaches the role holder alone (a lone task wakes nobody), A posts X into
 // its own queue and waits for X without returning. Nothing else wakes the parked worker: X
 // starts only if the post woke it (it then sleeps timed and takes X, a lone task whose
-// owner is stuck, at its second look). Five rounds, each from an idle scheduler.
-// (Without the wake after the post, X waited the full 2 s in 4 of the 5 rounds.)
-TEST(HomeQueueTest, APostFromATaskWakesAWorkerThatSleepsWithNoTimeout) {
+// owner is stuck, at its second look). Five rounds, each from an idle scheduler; on three
+// workers the wake reaches one of the two sleepers. (Without the wake after the post, X
+// waited the full 2 s in 4 of the 5 rounds on two workers, in all 5 on three.)
+void APostFromATaskWakesAWorkerThatSleepsWithNoTimeout(int workers) {
   TaskScheduler sched(OptionsFor(PostOrder::kHome));
-  sched.Start(2);
+  sched.Start(workers);
   constexpr int kRounds = 5;
   int in_time = 0;
   for (int round = 0; round < kRounds; ++round) {
@@ -496,7 +497,15 @@ TEST(HomeQueueTest, APostFromATaskWakesAWorkerThatSleepsWithNoTimeout) {
   }
   sched.Stop();
   EXPECT_EQ(in_time, kRounds) << "X waited 2 s behind its blocked poster while the other "
-                                 "worker slept";
+                                 "workers slept ("
+                              << workers << " workers)";
+}
+
+TEST(HomeQueueTest, APostFromATaskWakesAWorkerThatSleepsWithNoTimeoutOnTwoWorkers) {
+  APostFromATaskWakesAWorkerThatSleepsWithNoTimeout(2);
+}
+TEST(HomeQueueTest, APostFromATaskWakesAWorkerThatSleepsWithNoTimeoutOnThreeWorkers) {
+  APostFromATaskWakesAWorkerThatSleepsWithNoTimeout(3);
 }
 
 // The same with a flood of outside posts keeping the other worker busy instead of a
