@@ -148,16 +148,25 @@ void StopAndRestart() {
 // free, but the explorer takes a thread that yields twice with nobody else moving in
 // between for a spin loop that cannot progress, and times the watchdog out: a false
 // report. The scenario uses no yields.)
+//
+// Under PostOrder::kHome (`order`) the same posts go into the role holder's own queue
+// (B into its poster's), and a worker that sees exit_ runs only what it claimed: what is
+// left in the queues Stop drains after the workers left (DrainHomesToFront). With
+// `workers` 2 the other worker may be inside an execution batch across the exit, taking
+// from the holder's queue (a look, or an idle take) while the holder leaves, and either
+// worker may be the holder that received A and C: Stop must drain every queue, whoever
+// holds what.
 enum class StopRace { kHeldPost, kClaimed };
 
 template <typename Scheduler = TaskScheduler>
-void StopRacesPost(StopRace race) {
+void StopRacesPost(StopRace race, PostOrder order = PostOrder::kBatched, int workers = 1) {
   TaskSchedulerOptions options = ExploreSchedulerOptions();
   options.execute_batch_size = 1;
+  options.post_order = order;
   CountingTask tasks[2];  // kHeldPost: B, C; kClaimed: the two posts
   constexpr int kCount = 2;
   Scheduler scheduler(options);
-  scheduler.Start(1);
+  scheduler.Start(workers);
   Mutex mu;
   ConditionVariable stop_returned_cv;
   bool stop_returned = false;  // under mu

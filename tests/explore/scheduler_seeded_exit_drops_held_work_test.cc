@@ -60,5 +60,20 @@ TEST(SchedulerSeededTest, ExitDropsClaimedTasks) {
                                 "exit_drops_held_work (claimed, random)", kClaimedLost);
 }
 
+// Under PostOrder::kHome a lone worker claims what it takes from its own queue, and a
+// worker that leaves at exit_ with claimed tasks drops them the same way (its home queue
+// is drained by Stop; its claims are not).
+void ClaimedUnderHomeQueues() {
+  testing::StopRacesPost<>(StopRace::kClaimed, PostOrder::kHome, 1);
+}
+
+TEST(SchedulerSeededTest, ExitDropsClaimedTasksUnderHomeQueues) {
+  testing::ExpectSeededBugFound(TwoPreemptions(), &ClaimedUnderHomeQueues,
+                                "exit_drops_held_work (claimed, home queues)", kClaimedLost);
+  testing::ExpectSeededBugFound(RandomSchedules(), &ClaimedUnderHomeQueues,
+                                "exit_drops_held_work (claimed, home queues, random)",
+                                kClaimedLost);
+}
+
 }  // namespace
 }  // namespace fairsched

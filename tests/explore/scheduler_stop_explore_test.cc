@@ -8,7 +8,7 @@
 // well (they find a copy that leaves the local batch behind within a few hundred:
 // scheduler_seeded_exit_drops_local_batch_test). The counts are printed
 // (sync/explore/README.md quotes them). FAIRSCHED_EXPLORE_DEEP=1: 20,000 random schedules
-// each.
+// each. The same races under PostOrder::kHome, on one worker and on two (see there).
 #include "gtest/gtest.h"
 #include "sched/task_scheduler.h"
 #include "sync/primitives.h"
@@ -23,10 +23,10 @@ namespace {
 using testing::ExpectPass;
 using testing::StopRace;
 
-void ExpectRandomPass(void (*scenario)(), const char* name) {
+void ExpectRandomPass(void (*scenario)(), const char* name, int schedules = 1000) {
   explore::Options options;
   options.strategy = explore::Options::Strategy::kRandom;
-  options.max_executions = testing::DeepExploration() ? 20000 : 1000;
+  options.max_executions = testing::DeepExploration() ? 20000 : schedules;
   const explore::Result result = explore::Explore(options, scenario);
   testing::PrintCounts(name, result);
   EXPECT_FALSE(result.failed) << result.Report();
@@ -44,6 +44,42 @@ TEST(SchedulerStopExploreTest, StopRacesHeldPost) {
 TEST(SchedulerStopExploreTest, StopRacesClaimedTasks) {
   ExpectPass(&Claimed, 2, "scheduler: 1 worker, Stop racing 2 posts claimed together");
   ExpectRandomPass(&Claimed, "same, random schedules");
+}
+
+// PostOrder::kHome: B goes into its poster's home queue, C into the role holder's; a worker
+// that sees exit_ leaves them there, and Stop drains every queue after the workers left.
+void HeldPostHome(int workers) {
+  testing::StopRacesPost<>(StopRace::kHeldPost, PostOrder::kHome, workers);
+}
+void HeldPostHomeOneWorker() { HeldPostHome(1); }
+void HeldPostHomeTwoWorkers() { HeldPostHome(2); }
+void ClaimedHomeOneWorker() {
+  testing::StopRacesPost<>(StopRace::kClaimed, PostOrder::kHome, 1);
+}
+
+TEST(SchedulerStopExploreTest, StopRacesHeldPostUnderHomeQueues) {
+  ExpectPass(&HeldPostHomeOneWorker, 2,
+             "scheduler, home queues: 1 worker, Stop racing a one-shot that posts and a post");
+  ExpectRandomPass(&HeldPostHomeOneWorker, "same, random schedules");
+}
+
+TEST(SchedulerStopExploreTest, StopRacesClaimedTasksUnderHomeQueues) {
+  ExpectPass(&ClaimedHomeOneWorker, 2,
+             "scheduler, home queues: 1 worker, Stop racing 2 posts claimed together");
+  ExpectRandomPass(&ClaimedHomeOneWorker, "same, random schedules");
+}
+
+// Two workers: the other worker may run on across the exit (inside an execution batch,
+// taking from the holder's queue) or leave first, and either may hold the role that
+// received A and C. Every schedule with one preemption, and 3,000 random ones: a post left
+// in the second worker's queue needs two preemptions, and the search with two does not
+// finish within 100,000 schedules (2 minutes); random schedules find the seeded copy that
+// drains only the first queue within a few hundred
+// (scheduler_seeded_home_drain_first_queue_only_test).
+TEST(SchedulerStopExploreTest, StopRacesHeldPostUnderHomeQueuesOnTwoWorkers) {
+  ExpectPass(&HeldPostHomeTwoWorkers, 1,
+             "scheduler, home queues: 2 workers, Stop racing a one-shot that posts and a post");
+  ExpectRandomPass(&HeldPostHomeTwoWorkers, "same, random schedules", 3000);
 }
 
 }  // namespace

@@ -111,6 +111,17 @@ BUGS = {
         "    }\n",
         "    if (exit_.load(std::memory_order_acquire)) break;\n",
     ),
+    # sched/internal/home_queues.h DrainHomesToFront: Stop drains only the first worker's
+    # home queue after the workers left, so a post left in another worker's queue across the
+    # exit is retired with that worker (PostOrder::kHome).
+    "home_drain_first_queue_only": (
+        "sched/internal/home_queues.h",
+        "  for (const auto& worker : workers_) {\n"
+        "    Task* tasks[kTakeCapacity];\n",
+        "  for (const auto& worker : workers_) {\n"
+        "    if (worker != workers_.front()) break;  // seeded: the first queue only\n"
+        "    Task* tasks[kTakeCapacity];\n",
+    ),
     # sched/internal/worker_loop.h WorkerMain: on exit_ a worker runs its claimed tasks but
     # does not publish its local batch.
     "exit_drops_local_batch": (
