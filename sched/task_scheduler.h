@@ -28,8 +28,9 @@
 //     the other workers run, also when its own worker blocks (with home_skew_ceiling set:
 //     that ceiling in place of home_skew at worst, home_skew while that worker's own queue
 //     holds at most home_skew x kHomeBacklogDivisor / workers tasks). In time: a lone task
-//     whose worker blocks waits for an idle worker's second timed look (about 2 ms); at
-//     Stop. Two
+//     that the sched-role made ready (received from outside, woken, a due timer) is taken
+//     by an idle worker at once; a lone run-now post whose worker blocks waits for an idle
+//     worker's second timed look (about 2 ms); at Stop. Two
 //     run-now posts of one task are taken in the order they were made. A post that goes
 //     through the sched-role (from outside the scheduler, with a deadline, a wakeup) takes
 //     its place when the role receives it, which busy workers do after each execution
@@ -417,6 +418,12 @@ class BasicTaskScheduler {
     // Its queue's head stamp as of its last look, for the others' looks (PublishHead); on
     // its own line, which its owner writes once per execution batch.
     alignas(kCacheLineSize) Atomic<std::uint64_t> published_head{kNoHead};
+    // One past the stamp, and the queue's tail count, of the last task the sched-role made
+    // ready into this queue while this worker held it (MakeReady): a lone task at or below
+    // them was made ready by the role, not posted by this worker's own task, and an idle
+    // worker takes it at once (TakeOneFromOthers). Written by the owner, on the same line.
+    Atomic<std::uint64_t> received_stamp_end{0};
+    Atomic<std::uint64_t> received_count_end{0};
     // With one worker only: ready tasks it took from the ready queue in one step, or its
     // own local batch taken to run in place, not started yet,
     // claimed[claimed_head .. claimed_end) (modulo kClaimCapacity). This thread only.
@@ -562,7 +569,7 @@ class BasicTaskScheduler {
 
   // --- Home queues (PostOrder::kHome): sched/internal/home_queues.h. ---
   std::uint64_t NextStamp(Worker* worker);
-  void HomePush(Worker* worker, Task* task);
+  std::uint64_t HomePush(Worker* worker, Task* task);
   void PublishHead(Worker* worker);
   std::uint64_t SkewOf(const Worker* worker) const;
   Task* TakeOldTask(Worker* self);

@@ -47,8 +47,9 @@ enum class PostOrder : std::uint8_t {
   // queue is short). The rule: at the start of each execution batch, and again after each
   // task it took this way, a worker takes from another worker's queue any head task more
   // than its skew in stamps older than its own head; an idle worker takes one task of a
-  // queue that holds two or more, or a lone task whose owner has not moved on since its
-  // previous look. See "Order" in sched/task_scheduler.h.
+  // queue that holds two or more, a lone task the sched-role made ready, or a lone task
+  // whose owner has not moved on since its previous look. See "Order" in
+  // sched/task_scheduler.h.
   kHome,
 };
 

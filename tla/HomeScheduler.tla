@@ -26,7 +26,7 @@
 (*     claimed tasks first; a lone worker claims up to ClaimCap of its     *)
 (*     own queue at once; with several workers the look (TakeOldTask),     *)
 (*     its own head, or with its own queue empty TakeOneFromOthers (a      *)
-(*     queue holding two or more).                                         *)
+(*     queue holding two or more, or a lone task the role made ready).     *)
 (*   - Park (sched/internal/idle.h): register in parked_, re-check (own    *)
 (*     queue, role, front queue, ClaimOneFromOthers with lone_if_stuck),   *)
 (*     then RecheckWhileOthersExecute and sleep on the ready event.        *)
@@ -70,8 +70,11 @@
 (*     while it does not sleep untimed. With IdlePair, the client posts    *)
 (*     Long and then X itself, and Long posts nothing: a role pass may     *)
 (*     receive both into one queue, and Long's worker then starts Long     *)
-(*     with X behind it. Checked: NoLostWakeup, deadlock freedom,          *)
-(*     EveryPostRuns.                                                      *)
+(*     with X behind it (received: the idle worker takes it at once).      *)
+(*     With IdleSeeder, the client posts S, whose run posts Long and X     *)
+(*     into its worker's queue: its next execution batch starts Long with  *)
+(*     X, an own post, left behind it. Checked: NoLostWakeup, deadlock     *)
+(*     freedom, EveryPostRuns.                                             *)
 (*   "stop": the owner posts A (its run posts B to run now: into its       *)
 (*     worker's home queue) and calls Stop; a third thread posts P (whose  *)
 (*     run posts Q; with LateChildren = 2, Q and Q2) at any time while     *)
@@ -112,6 +115,7 @@ CONSTANTS NW,            \* workers started (1 or 2)
           NOut,          \* outside posts of the "endless" harness (1..3)
           Harness,       \* "endless", "idle" or "stop"
           IdlePair,      \* the "idle" harness: the client posts Long and X (else Long posts X)
+          IdleSeeder,    \* the "idle" harness: the client posts S, whose run posts Long and X
           LateChildren,  \* the "stop" harness: how many tasks P posts when it runs (1 or 2)
           BugLoneWorkerNoRoleWithClaims, BugNoReceiveMinimum, BugNoWakeUntimed,
           BugNoWakeAtBatchStart, BugDrainFirstQueueOnly
@@ -119,7 +123,8 @@ CONSTANTS NW,            \* workers started (1 or 2)
 ASSUME NW \in {1, 2} /\ ExecBatch >= 1 /\ Batch >= 1 /\ ClaimCap >= 1 /\ NOut \in 1..3
 ASSUME LateChildren \in {1, 2}
 ASSUME Harness \in {"endless", "idle", "stop"} /\ (Harness = "idle" => NW = 2)
-ASSUME \A b \in {IdlePair, BugLoneWorkerNoRoleWithClaims, BugNoReceiveMinimum,
+ASSUME ~(IdlePair /\ IdleSeeder)
+ASSUME \A b \in {IdlePair, IdleSeeder, BugLoneWorkerNoRoleWithClaims, BugNoReceiveMinimum,
                  BugNoWakeUntimed, BugNoWakeAtBatchStart, BugDrainFirstQueueOnly} : b \in BOOLEAN
 
 Workers == 0..(NW - 1)
@@ -134,13 +139,14 @@ Range(s) == {s[i] : i \in DOMAIN s}
 Outs == SubSeq(<<"o1", "o2", "o3">>, 1, NOut)
 OutSet == Range(Outs)
 Counted == CASE Harness = "endless" -> OutSet \cup (IF NW = 2 THEN {"long"} ELSE {})
-             [] Harness = "idle" -> {"long", "x"}
+             [] Harness = "idle" -> {"long", "x"} \cup (IF IdleSeeder THEN {"s"} ELSE {})
              [] Harness = "stop" -> {"a", "b", "p", "q"} \cup
                                       (IF LateChildren = 2 THEN {"q2"} ELSE {})
 Tasks == Counted \cup (IF Harness = "endless" THEN {"rp", "one"} ELSE {})
 \* What a task's run posts to run now (into its worker's home queue, PostMarked's kHome
 \* branch), besides RP's own re-post.
-Children(t) == CASE t = "long" /\ Harness = "idle" /\ ~IdlePair -> <<"x">>
+Children(t) == CASE t = "long" /\ Harness = "idle" /\ ~IdlePair /\ ~IdleSeeder -> <<"x">>
+                 [] t = "s" -> <<"long", "x">>
                  [] t = "a" -> <<"b">>
                  [] t = "p" -> IF LateChildren = 2 THEN <<"q", "q2">> ELSE <<"q">>
                  [] OTHER -> <<>>
@@ -174,11 +180,13 @@ VARIABLES
   posted, ran, \* ghost: [Counted -> Nat]
   nOutPosted,  \* the endless harness: outside posts made so far
   stamp, clock, \* stop harness: each queued task's stamp; the order clock
+  recv,        \* [Tasks -> BOOLEAN]: the task's queue entry was made ready by the role
+               \*   (MakeReady), not posted by its worker's own task (PostMarked)
   nPosted, nFinished \* stop harness: PostCounters' sums (finished counted at batch end)
 
 vars == <<pc, home, claimed, front, role, executing, wexec, cur, lookNow, resWake, parked,
           untimed, timed, readySignal, ioNotified, dirty, nw, exit, stopping, opc, lpc,
-          posted, ran, nOutPosted, stamp, clock, nPosted, nFinished>>
+          posted, ran, nOutPosted, stamp, clock, recv, nPosted, nFinished>>
 
 LongWorker == 1    \* the endless harness with two workers: Long runs there from the start
 
@@ -206,6 +214,7 @@ Init ==
   /\ ran = [t \in Counted |-> 0]
   /\ nOutPosted = 0
   /\ stamp = [t \in Tasks |-> 0] /\ clock = 0
+  /\ recv = [t \in Tasks |-> FALSE]
   /\ nPosted = 0 /\ nFinished = 0
 
 Set(f, x, v) == [f EXCEPT ![x] = v]
@@ -230,8 +239,9 @@ NextStamp == IF Harness = "stop" THEN clock + 1 ELSE 0
 (* covers that): the model lets it send or not when some worker is registered.           *)
 \* code: sched/internal/home_queues.h HomePush: worker->home->Push(task, stamp);
 \* code: sched/internal/home_queues.h HomePush: if (size > 1 && parked_.load(std::memory_order_relaxed) > 0) ready_event_.Send();
-HomePushMany(w, ts) ==
+HomePushMany(w, ts, fromRole) ==
   /\ home' = Set(home, w, home[w] \o ts)
+  /\ recv' = [t \in Tasks |-> IF t \in Range(ts) THEN fromRole ELSE recv[t]]
   /\ IF Harness = "stop" /\ ts # <<>>
        THEN /\ stamp' = [t \in Tasks |-> IF \E i \in DOMAIN ts : ts[i] = t
                                             THEN clock + CHOOSE i \in DOMAIN ts : ts[i] = t
@@ -268,7 +278,7 @@ TopExit(w) ==
             /\ UNCHANGED <<readySignal, ioNotified>>
   /\ UNCHANGED <<home, claimed, front, role, executing, wexec, cur, resWake, parked,
                  untimed, timed, dirty, nw, exit, stopping, opc, lpc, posted, ran,
-                 nOutPosted, stamp, clock, nPosted, nFinished>>
+                 nOutPosted, stamp, clock, recv, nPosted, nFinished>>
 
 \* The role after every execution batch: with several workers only with nothing claimed,
 \* a lone worker also with claimed tasks (BugLoneWorkerNoRoleWithClaims: never with them).
@@ -285,7 +295,7 @@ TopRole(w) ==
        ELSE Goto(w, "exec") /\ lookNow' = Set(lookNow, w, nw > 1) /\ UNCHANGED role
   /\ UNCHANGED <<home, claimed, front, executing, wexec, cur, resWake, parked, untimed,
                  timed, readySignal, ioNotified, dirty, nw, exit, stopping, opc, lpc, posted,
-                 ran, nOutPosted, stamp, clock, nPosted, nFinished>>
+                 ran, nOutPosted, stamp, clock, recv, nPosted, nFinished>>
 
 ----------------------------------------------------------------------------
 (* The sched-role (Schedule).                                                             *)
@@ -304,15 +314,21 @@ KeepSchedRest == UNCHANGED <<executing, wexec, cur, lookNow, parked, untimed, ti
                              nFinished>>
 
 \* ClaimOneFromOthers / TakeOneFromOthers(lone_if_stuck = TRUE): another queue that holds
-\* two or more, or a lone task whose queue nobody claimed from since w's last look at it;
-\* every look refreshes w's record. Took one: claimed, go to `found`; else to `none`.
+\* two or more, or a lone task the role made ready (received: the take's stamp limit, the
+\* end of the owner's received stamps, admits only such a head), or, with lone_if_stuck, a
+\* lone task whose queue nobody claimed from since w's last look at it; every such look
+\* refreshes w's record. Took one: claimed, go to `found`; else to `none`.
 \* (The order of the others is the code's index order; with two workers there is one.)
 \* code: sched/internal/home_queues.h TakeOneFromOthers: stuck = size == 1 && self->seen_claimed[i] == claimed;
 \* code: sched/internal/home_queues.h TakeOneFromOthers: self->seen_claimed[i] = claimed;
-\* code: sched/internal/home_queues.h TakeOneFromOthers: if (size < 2 && !stuck) continue;
+\* code: sched/internal/home_queues.h TakeOneFromOthers: if (size == 0) continue;
+\* code: sched/internal/home_queues.h TakeOneFromOthers: : other->received_stamp_end.load(std::memory_order_relaxed);
 \* code: sched/internal/home_queues.h ClaimOneFromOthers: self->claimed[0] = task;
 Takeable(w, o, loneIfStuck) ==
-  o # w /\ o < nw /\ (Len(home[o]) >= 2 \/ (loneIfStuck /\ Len(home[o]) = 1 /\ ~dirty[w][o]))
+  o # w /\ o < nw /\
+  \/ Len(home[o]) >= 2
+  \/ Len(home[o]) = 1 /\ recv[Head(home[o])]
+  \/ loneIfStuck /\ Len(home[o]) = 1 /\ ~dirty[w][o]
 ClaimOne(w, found, none) ==
   IF \E o \in Workers : Takeable(w, o, TRUE) /\ o < nw
     THEN LET o == CHOOSE o \in Workers : Takeable(w, o, TRUE) /\ o < nw IN
@@ -334,27 +350,28 @@ ClaimOne(w, found, none) ==
 \* code: sched/internal/sched_role.h Schedule: if (exit_.load(std::memory_order_acquire)) {
 \* code: sched/internal/sched_role.h Schedule: for (const std::size_t limit = FrontPopLimit(worker); popped < limit; ++popped) {
 \* code: sched/internal/sched_role.h MakeReady: HomePush(role_worker_, task);
+\* code: sched/internal/sched_role.h MakeReady: role_worker_->received_stamp_end.store(stamp + 1, std::memory_order_relaxed);
 \* code: sched/internal/sched_role.h Schedule: (home_queues_ ? worker->home->SeemsNonEmpty() : ready_.Count() > 0)) {
 \* code: sched/internal/sched_role.h Schedule: if (ClaimOneFromOthers(worker)) return result;
 SchedPass(w) ==
   /\ pc[w] = "sched"
   /\ IF exit
        THEN /\ Goto(w, "unlock_exit") /\ resWake' = Set(resWake, w, FALSE)
-            /\ UNCHANGED <<home, claimed, front, readySignal, ioNotified, dirty, stamp, clock>>
+            /\ UNCHANGED <<home, claimed, front, readySignal, ioNotified, dirty, stamp, clock, recv>>
        ELSE LET k == Min(FrontPopLimit(w), Len(front)) IN
             IF k > 0
               THEN /\ front' = SubSeq(front, k + 1, Len(front))
-                   /\ HomePushMany(w, SubSeq(front, 1, k))
+                   /\ HomePushMany(w, SubSeq(front, 1, k), TRUE)
                    /\ resWake' = Set(resWake, w, k > 1 \/ Len(front) > k)
                    /\ Goto(w, "unlock")
                    /\ UNCHANGED <<claimed, ioNotified, dirty>>
             ELSE IF claimed[w] # <<>> \/ home[w] # <<>>
               THEN /\ Goto(w, "unlock") /\ resWake' = Set(resWake, w, front # <<>>)
                    /\ UNCHANGED <<home, claimed, front, readySignal, ioNotified, dirty, stamp,
-                                  clock>>
+                                  clock, recv>>
               ELSE /\ ClaimOne(w, "unlock", "role_rc1")
                    /\ resWake' = Set(resWake, w, FALSE)
-                   /\ UNCHANGED <<front, readySignal, ioNotified, stamp, clock>>
+                   /\ UNCHANGED <<front, readySignal, ioNotified, stamp, clock, recv>>
   /\ UNCHANGED role /\ KeepSchedRest
 
 \* RecheckWhileOthersExecute (the idle holder's and Park's): a worker executes: a timed
@@ -369,7 +386,7 @@ Recheck1(w, p) ==
        ELSE untimed' = untimed \cup {w} /\ Goto(w, p \o "_rc2") /\ UNCHANGED timed
   /\ UNCHANGED <<home, claimed, front, role, executing, wexec, cur, lookNow, resWake, parked,
                  readySignal, ioNotified, dirty, nw, exit, stopping, opc, lpc, posted, ran,
-                 nOutPosted, stamp, clock, nPosted, nFinished>>
+                 nOutPosted, stamp, clock, recv, nPosted, nFinished>>
 
 \* code: sched/internal/idle.h RecheckWhileOthersExecute: if (executing_.load(std::memory_order_seq_cst) == 0) return false;
 \* code: sched/internal/idle.h RecheckWhileOthersExecute: untimed_sleepers_.fetch_sub(1, std::memory_order_relaxed);
@@ -381,7 +398,7 @@ Recheck2(w, p) ==
   /\ Goto(w, p \o "_sleep")
   /\ UNCHANGED <<home, claimed, front, role, executing, wexec, cur, lookNow, resWake, parked,
                  readySignal, ioNotified, dirty, nw, exit, stopping, opc, lpc, posted, ran,
-                 nOutPosted, stamp, clock, nPosted, nFinished>>
+                 nOutPosted, stamp, clock, recv, nPosted, nFinished>>
 
 \* The holder's sleep in the backend (io_.WaitUntil): ends on a Notify, or, timed, after
 \* kLocalBatchRecheck; then deregisters if untimed and goes round Schedule's loop.
@@ -395,7 +412,7 @@ RoleWait(w) ==
   /\ Goto(w, "sched")
   /\ UNCHANGED <<home, claimed, front, role, executing, wexec, cur, lookNow, resWake, parked,
                  readySignal, dirty, nw, exit, stopping, opc, lpc, posted, ran, nOutPosted,
-                 stamp, clock, nPosted, nFinished>>
+                 stamp, clock, recv, nPosted, nFinished>>
 
 \* Unlock (seq_cst), then the seq_cst look at the front queue and WakeOne when the pass
 \* made more than one task ready or left a backlog.
@@ -407,7 +424,7 @@ Unlock(w) ==
   /\ Goto(w, IF pc[w] = "unlock" THEN "unlock_wake" ELSE "top")
   /\ UNCHANGED <<home, claimed, front, executing, wexec, cur, lookNow, resWake, parked,
                  untimed, timed, readySignal, ioNotified, dirty, nw, exit, stopping, opc, lpc,
-                 posted, ran, nOutPosted, stamp, clock, nPosted, nFinished>>
+                 posted, ran, nOutPosted, stamp, clock, recv, nPosted, nFinished>>
 
 \* code: sched/internal/worker_loop.h WorkerMain: const bool more_to_schedule = result.backlog || !front_.IsEmpty(std::memory_order_seq_cst);
 \* code: sched/internal/idle.h WakeOne: if (parked_.load(std::memory_order_seq_cst) == 0) return;
@@ -418,7 +435,7 @@ UnlockWake(w) ==
   /\ Goto(w, "exec") /\ lookNow' = Set(lookNow, w, nw > 1)
   /\ UNCHANGED <<home, claimed, front, role, executing, wexec, cur, parked, untimed, timed,
                  ioNotified, dirty, nw, exit, stopping, opc, lpc, posted, ran, nOutPosted,
-                 stamp, clock, nPosted, nFinished>>
+                 stamp, clock, recv, nPosted, nFinished>>
 
 ----------------------------------------------------------------------------
 (* ExecuteBatch and NextHomeTask.                                                         *)
@@ -469,7 +486,7 @@ NextTask(w) ==
         /\ UNCHANGED claimed
   /\ UNCHANGED <<front, role, executing, wexec, resWake, parked, untimed, timed, readySignal,
                  ioNotified, nw, exit, stopping, opc, lpc, posted, ran, nOutPosted, stamp,
-                 clock, nPosted, nFinished>>
+                 clock, recv, nPosted, nFinished>>
 
 \* Nothing found (or ExecBatch started): the batch ends; also after any start while the
 \* role is free (the time budget, kHomeBatchBudget, and a due timer, TimerDue: both read
@@ -496,7 +513,7 @@ BatchEnd(w) ==
   /\ wexec' = Set(wexec, w, 0) /\ lookNow' = Set(lookNow, w, FALSE)
   /\ UNCHANGED <<home, claimed, front, role, cur, resWake, parked, untimed, timed,
                  readySignal, ioNotified, dirty, nw, exit, stopping, opc, lpc, posted, ran,
-                 nOutPosted, stamp, clock, nPosted>>
+                 nOutPosted, stamp, clock, recv, nPosted>>
 
 \* The batch's first start: count in executing_ (seq_cst), then, if a task is left in
 \* its own queue behind the one taken, WakeUntimedSleepers (seq_cst load of
@@ -510,7 +527,7 @@ CountExecuting(w) ==
              ELSE "wake_untimed")
   /\ UNCHANGED <<home, claimed, front, role, wexec, cur, lookNow, resWake, parked, untimed,
                  timed, readySignal, ioNotified, dirty, nw, exit, stopping, opc, lpc, posted,
-                 ran, nOutPosted, stamp, clock, nPosted, nFinished>>
+                 ran, nOutPosted, stamp, clock, recv, nPosted, nFinished>>
 
 \* code: sched/internal/idle.h WakeUntimedSleepers: if (untimed_sleepers_.load(std::memory_order_seq_cst) == 0) return;
 \* code: sched/internal/idle.h WakeUntimedSleepers: io_.Notify();  // the role holder sleeps in the backend
@@ -521,7 +538,7 @@ WakeUntimed(w) ==
   /\ Goto(w, "run")
   /\ UNCHANGED <<home, claimed, front, role, executing, wexec, cur, lookNow, resWake, parked,
                  untimed, timed, dirty, nw, exit, stopping, opc, lpc, posted, ran, nOutPosted,
-                 stamp, clock, nPosted, nFinished>>
+                 stamp, clock, recv, nPosted, nFinished>>
 
 \* The task runs (the chain wake folded in: with a worker parked and its own queue not
 \* empty, it may wake one). Its run-now posts go to the tail of this worker's queue
@@ -550,23 +567,23 @@ Run(w) ==
   /\ LET t == cur[w] IN
      IF t = "rp"
        THEN /\ \E spawn \in (IF Held("one") > 0 THEN {FALSE} ELSE {FALSE, TRUE}) :
-               HomePushMany(w, IF spawn THEN <<"one", "rp">> ELSE <<"rp">>)
+               HomePushMany(w, IF spawn THEN <<"one", "rp">> ELSE <<"rp">>, FALSE)
             /\ AfterPosts(w, t)
             /\ UNCHANGED <<posted, nPosted>>
      ELSE IF Children(t) # <<>>
-       THEN /\ HomePushMany(w, Children(t))
+       THEN /\ HomePushMany(w, Children(t), FALSE)
             /\ posted' = [x \in Counted |-> IF x \in Range(Children(t)) THEN posted[x] + 1
                                                                       ELSE posted[x]]
             /\ nPosted' = IF Harness = "stop" THEN nPosted + Len(Children(t)) ELSE nPosted
             /\ AfterPosts(w, t)
      ELSE IF t = "long"
        THEN Goto(w, "blocked") /\ UNCHANGED <<wexec, cur, ran, home, readySignal, posted,
-                                              nPosted, stamp, clock>>
+                                              nPosted, stamp, clock, recv>>
      ELSE \* a task that posts nothing; the chain wake may send
           /\ Finish(w, t)
           /\ IF parked # {} /\ home[w] # <<>> THEN readySignal' \in {readySignal, TRUE}
                                               ELSE UNCHANGED readySignal
-          /\ UNCHANGED <<home, posted, nPosted, stamp, clock>>
+          /\ UNCHANGED <<home, posted, nPosted, stamp, clock, recv>>
   /\ UNCHANGED <<claimed, front, role, executing, lookNow, resWake, parked, untimed, timed,
                  ioNotified, dirty, nw, exit, stopping, opc, lpc, nOutPosted, nFinished>>
 
@@ -578,7 +595,7 @@ PostWake(w) ==
   /\ Goto(w, IF cur[w] = "long" THEN "blocked" ELSE "exec")
   /\ UNCHANGED <<home, claimed, front, role, executing, wexec, cur, lookNow, resWake, parked,
                  untimed, timed, dirty, nw, exit, stopping, opc, lpc, posted, ran, nOutPosted,
-                 stamp, clock, nPosted, nFinished>>
+                 stamp, clock, recv, nPosted, nFinished>>
 
 \* Long returns once LongMayReturn holds (it waits inside its run; its worker executes).
 Unblock(w) ==
@@ -587,7 +604,7 @@ Unblock(w) ==
   /\ Finish(w, "long")
   /\ UNCHANGED <<home, claimed, front, role, executing, lookNow, resWake, parked, untimed,
                  timed, readySignal, ioNotified, dirty, nw, exit, stopping, opc, lpc, posted,
-                 nOutPosted, stamp, clock, nPosted, nFinished>>
+                 nOutPosted, stamp, clock, recv, nPosted, nFinished>>
 
 ----------------------------------------------------------------------------
 (* Park.                                                                                  *)
@@ -599,7 +616,7 @@ ParkRegister(w) ==
   /\ Goto(w, "park_check")
   /\ UNCHANGED <<home, claimed, front, role, executing, wexec, cur, lookNow, resWake,
                  untimed, timed, readySignal, ioNotified, dirty, nw, exit, stopping, opc, lpc,
-                 posted, ran, nOutPosted, stamp, clock, nPosted, nFinished>>
+                 posted, ran, nOutPosted, stamp, clock, recv, nPosted, nFinished>>
 
 \* The re-check, one step: exit_, its own queue, the front queue unless the role is held,
 \* ClaimOneFromOthers (lone_if_stuck). Anything found: deregister and back to the top.
@@ -616,7 +633,7 @@ ParkCheck(w) ==
             /\ parked' = IF pc'[w] = "top" THEN parked \ {w} ELSE parked
   /\ UNCHANGED <<front, role, executing, wexec, cur, lookNow, resWake, untimed, timed,
                  readySignal, ioNotified, nw, exit, stopping, opc, lpc, posted, ran,
-                 nOutPosted, stamp, clock, nPosted, nFinished>>
+                 nOutPosted, stamp, clock, recv, nPosted, nFinished>>
 
 \* ready_event_.ReceiveUntil: ends when the event is set (consuming it), or, timed, after
 \* kLocalBatchRecheck; deregisters (untimed_sleepers_ if untimed, then parked_).
@@ -631,7 +648,7 @@ ParkSleep(w) ==
   /\ Goto(w, "top")
   /\ UNCHANGED <<home, claimed, front, role, executing, wexec, cur, lookNow, resWake,
                  ioNotified, dirty, nw, exit, stopping, opc, lpc, posted, ran, nOutPosted,
-                 stamp, clock, nPosted, nFinished>>
+                 stamp, clock, recv, nPosted, nFinished>>
 
 Worker(w) ==
   \/ TopExit(w) \/ TopRole(w)
@@ -647,7 +664,7 @@ Worker(w) ==
 (* The client and the owner.                                                              *)
 
 KeepWorkers == UNCHANGED <<pc, home, claimed, role, executing, wexec, cur, lookNow, resWake,
-                           parked, untimed, timed, dirty, nw, stamp, clock>>
+                           parked, untimed, timed, dirty, nw, stamp, clock, recv>>
 
 \* "endless": the outside posts, in order, at any time. "idle": Long (with IdlePair, then
 \* X). "stop": A, then Stop.
@@ -660,7 +677,7 @@ ClientPost ==
             /\ opc' = IF nOutPosted + 1 = NOut THEN "done" ELSE "post"
             /\ UNCHANGED nPosted
        [] Harness = "idle" ->
-            /\ LET t == IF posted["long"] = 0 THEN "long" ELSE "x" IN
+            /\ LET t == IF IdleSeeder THEN "s" ELSE IF posted["long"] = 0 THEN "long" ELSE "x" IN
                /\ PushFront(t) /\ posted' = [posted EXCEPT ![t] = 1]
                /\ opc' = IF IdlePair /\ t = "long" THEN "post" ELSE "done"
             /\ UNCHANGED <<nOutPosted, nPosted>>
@@ -724,7 +741,7 @@ StopJoin ==
   /\ exit' = FALSE
   /\ UNCHANGED <<stopping, readySignal, lpc, posted, ran, nOutPosted, nPosted, nFinished>>
   /\ UNCHANGED <<claimed, role, executing, wexec, cur, resWake, parked, untimed, timed,
-                 stamp, clock>>
+                 stamp, clock, recv>>
 
 \* code: sched/task_scheduler.h Stop: stopping_.store(false, std::memory_order_relaxed);  // not started again: restartable
 StopReturn ==
@@ -764,7 +781,7 @@ Spec == Init /\ [][Next]_vars /\ \A w \in Workers : WF_vars(Worker(w))
 RoleLabels == {"sched", "role_rc1", "role_rc2", "role_sleep", "unlock", "unlock_exit"}
 TypeOK ==
   /\ Range(front) \subseteq Tasks /\ role \in Workers \cup {NoWorker}
-  /\ parked \subseteq Workers /\ untimed \subseteq Workers
+  /\ parked \subseteq Workers /\ untimed \subseteq Workers /\ recv \in [Tasks -> BOOLEAN]
   /\ \A w \in Workers :
        /\ Range(home[w]) \subseteq Tasks /\ Range(claimed[w]) \subseteq Tasks
        /\ cur[w] \in Tasks \cup {None} /\ wexec[w] \in 0..ExecBatch

@@ -20,8 +20,9 @@
 // starts) takes X or an older task, and it looks again after each such task until none is
 // left; the skew lets at most S later stamps start first, and the blocks the other
 // workers reserved before X's can hold at most kStampBlock - 1 more each. An idle worker
-// takes at once from a queue that holds two or more tasks, and a lone task once its owner
-// has not claimed anything between two of its looks (1 ms apart while it sleeps, see
+// takes at once from a queue that holds two or more tasks or a lone task the sched-role
+// made ready (received, woken, due), and a lone run-now post once its owner has not
+// claimed anything between two of its looks (1 ms apart while it sleeps, see
 // RecheckWhileOthersExecute).
 //
 // Included at the end of sched/task_scheduler.h; it includes that header itself.
@@ -47,13 +48,13 @@ inline std::uint64_t BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Ne
 }
 
 // Owner (this worker's thread): `task` (made ready: its flags are set) at the tail of its
-// queue. Wakes a parked worker when the queue holds more than the one task this worker will
-// run next, so a lone coroutine's Yield stays on its core. Relaxed load of parked_, no
-// fence: a parker that registers just after it re-checks within kLocalBatchRecheck while any
-// worker executes (tla/spin/home_ring.pml's timed re-check).
+// queue; returns its stamp. Wakes a parked worker when the queue holds more than the one
+// task this worker will run next, so a lone coroutine's Yield stays on its core. Relaxed
+// load of parked_, no fence: a parker that registers just after it re-checks within
+// kLocalBatchRecheck while any worker executes (tla/spin/home_ring.pml's timed re-check).
 template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
-inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::HomePush(Worker* worker,
-                                                                              Task* task) {
+inline std::uint64_t BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::HomePush(
+    Worker* worker, Task* task) {
   const std::uint64_t stamp = NextStamp(worker);
   worker->home->Push(task, stamp);
   const std::uint64_t size = worker->home->SizeHint();
@@ -61,6 +62,7 @@ inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::HomePush(Wo
   // its task does not hide its posts from the others' looks (PublishHead).
   if (size == 1) worker->published_head.store(stamp, std::memory_order_relaxed);
   if (size > 1 && parked_.load(std::memory_order_relaxed) > 0) ready_event_.Send();
+  return stamp;
 }
 
 // Owner: publishes its queue's head stamp (kNoHead when empty) for the others' looks, which
@@ -117,15 +119,18 @@ inline Task* BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::TakeOldTas
 }
 
 // A worker whose own queue is empty: takes one task from the head of another worker's
-// queue that holds two or more, and, when `lone_if_stuck`, also a lone task whose owner has
-// claimed nothing since this worker's previous such look (it runs a long task, blocks or
-// was descheduled). Returns it, or nullptr. The caller runs it before anything else: a task
-// taken and then kept waiting would let its poster's later posts, still in the owner's
-// queue, start first (per-poster order). One at a time, so that nothing taken can wait
-// behind a long task of the taker's. `lone_if_stuck` only where looks are far apart (Park,
-// the idle role holder: their re-checks come every kLocalBatchRecheck while any worker
-// executes): looks a few nanoseconds apart would see a yielding coroutine's owner as stuck
-// and move it from core to core.
+// queue that holds two or more, or a lone task there that the sched-role made ready (a post
+// received from the front queue, a woken or due task: it has no core to stay on), and,
+// when `lone_if_stuck`, also a lone task whose owner has claimed nothing since this
+// worker's previous such look (it runs a long task, blocks or was descheduled). Returns it,
+// or nullptr. The caller runs it before anything else: a task taken and then kept waiting
+// would let its poster's later posts, still in the owner's queue, start first (per-poster
+// order). One at a time, so that nothing taken can wait behind a long task of the taker's.
+// A lone task the owner's own task posted (a Yield's continuation) is taken only when the
+// owner is stuck, and `lone_if_stuck` only where looks are far apart (Park, the idle role
+// holder: their re-checks come every kLocalBatchRecheck while any worker executes): looks a
+// few nanoseconds apart would see a yielding coroutine's owner as stuck and move it from
+// core to core.
 template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
 inline Task* BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::TakeOneFromOthers(
     Worker* self, bool lone_if_stuck) {
@@ -133,15 +138,25 @@ inline Task* BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::TakeOneFro
     Worker* const other = workers_[i].get();
     if (other == self) continue;
     const std::uint64_t size = other->home->SizeHint();
+    if (size == 0) continue;
     bool stuck = false;
     if (lone_if_stuck) {
       const std::uint64_t claimed = other->home->ClaimedCount();
       stuck = size == 1 && self->seen_claimed[i] == claimed;
       self->seen_claimed[i] = claimed;
     }
-    if (size < 2 && !stuck) continue;
+    // A lone task: only one the role made ready, unless its owner is stuck. The take's
+    // stamp limit decides, not the size read above: it claims the head only if its stamp
+    // is below the end of the owner's received stamps, so an own post never qualifies
+    // (stamps grow along a queue; a head below the last received stamp with anything
+    // behind it is not lone, and taking a queue's head is allowed then too). Relaxed: a
+    // stale end is an older, smaller one, which only leaves a received task for the
+    // owner or a later look.
+    const std::uint64_t below = size >= 2 || stuck
+                                    ? HomeRing<Task>::kAnyStamp
+                                    : other->received_stamp_end.load(std::memory_order_relaxed);
     Task* task = nullptr;
-    if (other->home->TakeFront(HomeRing<Task>::kAnyStamp, 1, /*half=*/false, &task) == 1) {
+    if (other->home->TakeFront(below, 1, /*half=*/false, &task) == 1) {
       self->stats.idle_take_overs.Add();
       return task;
     }
@@ -228,12 +243,21 @@ inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::DrainHomesT
 }
 
 // Whether a spinning worker sees work in another worker's queue that it would take at
-// once (TakeOneFromOthers without a lone task): two or more tasks. A hint.
+// once (TakeOneFromOthers without a stuck owner): two or more tasks, or a lone one the role
+// made ready (its place in the queue, ClaimedCount, is below the owner's count of tasks up
+// to its last received one). A hint, but not a loose one: one that stays true while
+// TakeOneFromOthers finds nothing would keep the worker spinning instead of parking.
 template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
 inline bool BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::OtherHomesHaveWork(
     const Worker* self) const {
   for (const auto& other : workers_) {
-    if (other.get() != self && other->home->SizeHint() > 1) return true;
+    if (other.get() == self) continue;
+    const std::uint64_t size = other->home->SizeHint();
+    if (size > 1) return true;
+    if (size == 1 && other->home->ClaimedCount() <
+                         other->received_count_end.load(std::memory_order_relaxed)) {
+      return true;
+    }
   }
   return false;
 }

@@ -285,7 +285,16 @@ inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::MakeReady(T
   // pair with Park is the same as for the ready queue: the holder's Unlock comes before its
   // WakeOne).
   if (home_queues_) {
-    HomePush(role_worker_, task);
+    const std::uint64_t stamp = HomePush(role_worker_, task);
+    if (worker_count_ == 1) return;  // nobody else reads them
+    // Relaxed, on the holder's own line: read by the others' looks as a bound they check
+    // against the queue itself (TakeOneFromOthers, OtherHomesHaveWork), never to find a
+    // task through. The count is the queue's tail or, if a taker moved the head between
+    // the two reads, a little less, which only makes the spinners' hint say no.
+    role_worker_->received_stamp_end.store(stamp + 1, std::memory_order_relaxed);
+    role_worker_->received_count_end.store(
+        role_worker_->home->ClaimedCount() + role_worker_->home->SizeHint(),
+        std::memory_order_relaxed);
     return;
   }
   ready_.PushPending(task);

@@ -66,10 +66,12 @@ struct WaitsFor {
 // B is the parker's. The race: the parker registers in parked_ just after the holder's
 // WakeOne read it (one preemption); then only Park's re-check of the ready queue keeps it
 // awake. Without it, it sleeps until its kLocalBatchRecheck timeout.
-inline void ReadiedPairNeedsTheParker() {
+inline void ReadiedPairNeedsTheParkerUnder(PostOrder order) {
   MustStartInTime b("B");
   WaitsFor a(b.started);
-  TaskScheduler scheduler(ExploreSchedulerOptions());
+  TaskSchedulerOptions options = ExploreSchedulerOptions();
+  options.post_order = order;
+  TaskScheduler scheduler(options);
   scheduler.Start(2);
   explore::Thread poster([&] {
     scheduler.Post(&a.task);
@@ -79,10 +81,20 @@ inline void ReadiedPairNeedsTheParker() {
   a.WaitDone();
   scheduler.Stop();
 }
+inline void ReadiedPairNeedsTheParker() { ReadiedPairNeedsTheParkerUnder(PostOrder::kBatched); }
+
+// The pair under PostOrder::kHome: when the holder receives A and B in one pass, both go
+// into its own queue, it runs A, and B is left alone there. A lone task the sched-role
+// made ready (received, woken, a due timer) has no core to stay on, so an idle worker takes
+// it at once; only a lone task its owner's own task posted (a Yield's continuation) waits
+// for the owner to be seen stuck at a timed re-check. B must start at logical time 0.
+inline void ReadiedPairNeedsTheParkerUnderHomeQueues() {
+  ReadiedPairNeedsTheParkerUnder(PostOrder::kHome);
+}
 
 // The same race under PostOrder::kHome: the holder readies A, B and C into its own home
 // queue and runs A, which spins until B has started. B and C wait in the holder's queue,
-// two tasks, which a parker takes at once (a lone one only at its timed re-check): the
+// two tasks, which a parker takes at once (as it takes a lone task the role made ready): the
 // parker that registers just after the holder's WakeOne read must see them in its re-check
 // (ClaimOneFromOthers) and take B.
 inline void ReadiedTrioNeedsTheParkerUnderHomeQueues() {
