@@ -19,6 +19,17 @@ namespace {
 using testing::ExpectPass;
 using testing::PrintCounts;
 
+// 3,000 random schedules under the C++20 model (a fixed seed), all of which must pass.
+void ExpectPassUnderCpp20(void (*scenario)(), const char* name) {
+  explore::Options options;
+  options.memory_model = explore::Options::MemoryModel::kCpp20;
+  options.strategy = explore::Options::Strategy::kRandom;
+  options.max_executions = 3000;
+  const explore::Result result = explore::Explore(options, scenario);
+  PrintCounts(name, result);
+  EXPECT_FALSE(result.failed) << result.Report();
+}
+
 TEST(SchedulerWakeExploreTest, ReadiedPairNeedsTheParker) {
   ExpectPass(&testing::ReadiedPairNeedsTheParker, 1,
              "scheduler: 2 workers, A waits for B, B needs the parked worker");
@@ -34,14 +45,9 @@ TEST(SchedulerWakeExploreTest, ReadiedPairNeedsTheParker) {
 // shipped code pass. (The depth-first search with no preemption, 413 schedules, does not
 // reach the race; with one it does not finish.)
 TEST(SchedulerWakeExploreTest, ReadiedPairNeedsTheParkerUnderCpp20) {
-  explore::Options options;
-  options.memory_model = explore::Options::MemoryModel::kCpp20;
-  options.strategy = explore::Options::Strategy::kRandom;
-  options.max_executions = 3000;
-  const explore::Result result = explore::Explore(options, &testing::ReadiedPairNeedsTheParker);
-  PrintCounts("scheduler, C++20 model: 2 workers, A waits for B, B needs the parked worker",
-              result);
-  EXPECT_FALSE(result.failed) << result.Report();
+  ExpectPassUnderCpp20(&testing::ReadiedPairNeedsTheParker,
+                       "scheduler, C++20 model: 2 workers, A waits for B, B needs the parked "
+                       "worker");
 }
 
 TEST(SchedulerWakeExploreTest, ReadiedPairNeedsTheParkerUnderHomeQueues) {
@@ -55,14 +61,8 @@ TEST(SchedulerWakeExploreTest, ReadiedPairNeedsTheParkerUnderHomeQueues) {
 // seq_cst Unlock, and the parker's relaxed loads of both come after its seq_cst look at the
 // role, so a parker that misses the holder's WakeOne sees B as a received task.
 TEST(SchedulerWakeExploreTest, ReadiedPairNeedsTheParkerUnderHomeQueuesUnderCpp20) {
-  explore::Options options;
-  options.memory_model = explore::Options::MemoryModel::kCpp20;
-  options.strategy = explore::Options::Strategy::kRandom;
-  options.max_executions = 3000;
-  const explore::Result result =
-      explore::Explore(options, &testing::ReadiedPairNeedsTheParkerUnderHomeQueues);
-  PrintCounts("scheduler, home queues, C++20 model: 2 workers, B alone behind A", result);
-  EXPECT_FALSE(result.failed) << result.Report();
+  ExpectPassUnderCpp20(&testing::ReadiedPairNeedsTheParkerUnderHomeQueues,
+                       "scheduler, home queues, C++20 model: 2 workers, B alone behind A");
 }
 
 TEST(SchedulerWakeExploreTest, ReadiedTrioNeedsTheParkerUnderHomeQueues) {
