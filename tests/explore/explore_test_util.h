@@ -42,6 +42,18 @@ inline void ExpectPass(void (*scenario)(), int bound, const char* name) {
   EXPECT_TRUE(result.complete) << result.Report();
 }
 
+// Explores `scenario` in 3,000 random schedules (a fixed seed) under the C++20 memory model
+// and expects none to fail.
+inline void ExpectPassUnderCpp20(void (*scenario)(), const char* name) {
+  explore::Options options;
+  options.memory_model = explore::Options::MemoryModel::kCpp20;
+  options.strategy = explore::Options::Strategy::kRandom;
+  options.max_executions = 3000;
+  const explore::Result result = explore::Explore(options, scenario);
+  PrintCounts(name, result);
+  EXPECT_FALSE(result.failed) << result.Report();
+}
+
 }  // namespace fairsched::testing
 
 #endif  // FAIRSCHED_TESTS_EXPLORE_EXPLORE_TEST_UTIL_H_

@@ -17,18 +17,8 @@ namespace fairsched {
 namespace {
 
 using testing::ExpectPass;
+using testing::ExpectPassUnderCpp20;
 using testing::PrintCounts;
-
-// 3,000 random schedules under the C++20 model (a fixed seed), all of which must pass.
-void ExpectPassUnderCpp20(void (*scenario)(), const char* name) {
-  explore::Options options;
-  options.memory_model = explore::Options::MemoryModel::kCpp20;
-  options.strategy = explore::Options::Strategy::kRandom;
-  options.max_executions = 3000;
-  const explore::Result result = explore::Explore(options, scenario);
-  PrintCounts(name, result);
-  EXPECT_FALSE(result.failed) << result.Report();
-}
 
 TEST(SchedulerWakeExploreTest, ReadiedPairNeedsTheParker) {
   ExpectPass(&testing::ReadiedPairNeedsTheParker, 1,
@@ -48,26 +38,6 @@ TEST(SchedulerWakeExploreTest, ReadiedPairNeedsTheParkerUnderCpp20) {
   ExpectPassUnderCpp20(&testing::ReadiedPairNeedsTheParker,
                        "scheduler, C++20 model: 2 workers, A waits for B, B needs the parked "
                        "worker");
-}
-
-TEST(SchedulerWakeExploreTest, ReadiedPairNeedsTheParkerUnderHomeQueues) {
-  ExpectPass(&testing::ReadiedPairNeedsTheParkerUnderHomeQueues, 1,
-             "scheduler, home queues: 2 workers, A waits for B, B alone behind A in the "
-             "holder's queue");
-}
-
-// The pair under kHome and the C++20 model (3,000 random schedules): the holder's relaxed
-// store of received_stamp_end, like its release push into its queue, comes before its
-// seq_cst Unlock, and the parker's relaxed loads of both come after its seq_cst look at the
-// role, so a parker that misses the holder's WakeOne sees B as a received task.
-TEST(SchedulerWakeExploreTest, ReadiedPairNeedsTheParkerUnderHomeQueuesUnderCpp20) {
-  ExpectPassUnderCpp20(&testing::ReadiedPairNeedsTheParkerUnderHomeQueues,
-                       "scheduler, home queues, C++20 model: 2 workers, B alone behind A");
-}
-
-TEST(SchedulerWakeExploreTest, ReadiedTrioNeedsTheParkerUnderHomeQueues) {
-  ExpectPass(&testing::ReadiedTrioNeedsTheParkerUnderHomeQueues, 1,
-             "scheduler, home queues: 2 workers, A waits for B, B needs the parked worker");
 }
 
 TEST(SchedulerWakeExploreTest, HeldPostWithTheRoleHeld) {
