@@ -321,7 +321,7 @@ KeepSchedRest == UNCHANGED <<executing, wexec, cur, lookNow, parked, untimed, ti
 \* (The order of the others is the code's index order; with two workers there is one.)
 \* code: sched/internal/home_queues.h TakeOneFromOthers: stuck = size == 1 && self->seen_claimed[i] == claimed;
 \* code: sched/internal/home_queues.h TakeOneFromOthers: self->seen_claimed[i] = claimed;
-\* code: sched/internal/home_queues.h TakeOneFromOthers: if (size == 0) continue;
+\* code: sched/internal/home_queues.h TakeOneFromOthers: const std::uint64_t below = size >= 2 || stuck
 \* code: sched/internal/home_queues.h TakeOneFromOthers: : other->received_stamp_end.load(std::memory_order_relaxed);
 \* code: sched/internal/home_queues.h ClaimOneFromOthers: self->claimed[0] = task;
 Takeable(w, o, loneIfStuck) ==

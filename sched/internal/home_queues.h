@@ -138,7 +138,6 @@ inline Task* BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::TakeOneFro
     Worker* const other = workers_[i].get();
     if (other == self) continue;
     const std::uint64_t size = other->home->SizeHint();
-    if (size == 0) continue;
     bool stuck = false;
     if (lone_if_stuck) {
       const std::uint64_t claimed = other->home->ClaimedCount();
