@@ -8,8 +8,10 @@
 // queue is empty (an abort, which would end the search instead of failing one schedule);
 // without it the lost post is what a release build sees, and the scenario's watchdog
 // reports it: Stop never returns. The explorer must report exactly that, on two workers
-// (StopRacesPost in scheduler_scenarios.h), both in the search with one preemption and in
-// random schedules. On one worker there is only the first queue: the bug cannot show.
+// (StopRacesPost in scheduler_scenarios.h), both in the search with two preemptions (sleep
+// sets on) and in random schedules (seed 1); which of B and C is lost depends on the
+// schedule each search reaches first. On one worker there is only the first queue: the bug
+// cannot show.
 // First: replaces the shipped sched/internal/home_queues.h.
 #include "tests/explore/seeded/home_drain_first_queue_only/home_queues.h"
 
@@ -26,32 +28,25 @@ void HeldPostOnTwoWorkers() {
   testing::StopRacesPost<>(StopRace::kHeldPost, PostOrder::kHome, 2);
 }
 
-// Which of B and C is lost depends on the schedule; the message names the count.
-bool IsStopHang(const std::string& failure) {
-  return failure.rfind(
-             "check failed: Stop did not return: its WaitEmpty was never woken, with every "
-             "worker asleep, after ",
-             0) == 0;
-}
-
-void ExpectStopHangFound(const explore::Options& options, const char* name) {
-  const explore::Result result = explore::Explore(options, &HeldPostOnTwoWorkers);
-  testing::PrintCounts(name, result);
-  ASSERT_TRUE(result.failed) << name << " not found: " << result.Report();
-  const std::string failure = testing::FailureWithoutLocation(result.failure);
-  EXPECT_TRUE(IsStopHang(failure)) << name << ": " << result.Report();
-  std::printf("seeded %s found after %llu schedules: %s\n", name,
-              static_cast<unsigned long long>(result.executions), failure.c_str());
-}
+// The two-preemption search first reaches a schedule that loses one of B and C, the random
+// one a schedule that loses both.
+constexpr char kOneLost[] =
+    "check failed: Stop did not return: its WaitEmpty was never woken, with every worker "
+    "asleep, after 1 of 2 runs";
+constexpr char kBothLost[] =
+    "check failed: Stop did not return: its WaitEmpty was never woken, with every worker "
+    "asleep, after 0 of 2 runs";
 
 TEST(SchedulerSeededTest, HomeDrainFirstQueueOnly) {
   explore::Options two_preemptions;
   two_preemptions.preemption_bound = 2;
-  ExpectStopHangFound(two_preemptions, "home_drain_first_queue_only (two preemptions)");
+  testing::ExpectSeededBugFound(two_preemptions, &HeldPostOnTwoWorkers,
+                                "home_drain_first_queue_only (two preemptions)", kOneLost);
   explore::Options random;
   random.strategy = explore::Options::Strategy::kRandom;
   random.max_executions = 2000;
-  ExpectStopHangFound(random, "home_drain_first_queue_only (random)");
+  testing::ExpectSeededBugFound(random, &HeldPostOnTwoWorkers,
+                                "home_drain_first_queue_only (random)", kBothLost);
 }
 
 }  // namespace
