@@ -103,7 +103,7 @@ for ((r = 1; r <= reps; ++r)); do
   run "go_yield_r$r" "$go_yield" --out="$tmp/go_yield_r$r.json"
   if [[ ${SKIP_SCHED:-0} != 1 ]]; then
     FAIRSCHED_BENCH_REPETITIONS=1 gbench "sched_bench_r$r" "$bin/bench/sched/sched_bench" \
-      '^(w2/workers:[12]/(fairsched|fairsched_strict|fairsched_oneshot|trivial_sched|tbb_arena|asio_pool)/|w1/workers:[12]/fairsched/|loop/w2)'
+      '^(w2/workers:[12]/(fairsched|fairsched_strict|fairsched_home|fairsched_oneshot|trivial_sched|tbb_arena|asio_pool)/|w1/workers:[12]/(fairsched|fairsched_home)/|loop/w2)'
     [[ -n "$before" ]] && FAIRSCHED_BENCH_REPETITIONS=1 gbench "sched_bench_before_r$r" \
       "$before_bin/bench/sched/sched_bench" '^w[12]/workers:[12]/fairsched/'
   fi

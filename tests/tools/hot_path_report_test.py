@@ -60,6 +60,7 @@ class RenderTest(unittest.TestCase):
             write(self.dir, f"yield_bench_r{rnd}", [
                 bench(YIELD.format("fairsched"), items_per_second=fair),
                 bench(YIELD.format("fairsched_strict"), items_per_second=fair / 2),
+                bench(YIELD.format("fairsched_home_ceiling4k"), items_per_second=fair / 5),
                 bench(YIELD.format("textbook_pool"), items_per_second=textbook),
                 bench(YIELD.format("local_queue"), items_per_second=100e6),
             ])
@@ -68,6 +69,8 @@ class RenderTest(unittest.TestCase):
             write(self.dir, f"tokio_yield_r{rnd}", [bench(TOKIO, items_per_second=tokio)])
             write(self.dir, f"sched_bench_r{rnd}", [
                 bench("w2/workers:1/fairsched/iterations:1/repeats:1/real_time", items_per_second=40e6),
+                bench("w2/workers:1/fairsched_home/iterations:1/repeats:1/real_time",
+                      items_per_second=10e6),
                 bench("w2/workers:1/trivial_sched/iterations:1/repeats:1/real_time",
                       items_per_second=20e6),
                 bench("loop/w2/iterations:1/repeats:1/real_time", items_per_second=200e6),
@@ -88,7 +91,7 @@ class RenderTest(unittest.TestCase):
         text, summary, loads = report.render(self.dir)
         # Medians over rounds with ranges, in M steps/s.
         self.assertIn("| 100,000 x 100, 1 | 25.0 (20.0-30.0) | 6.2 (5.0-7.5) | 12.5 (10.0-15.0) | "
-                      "15.0 (10.0-20.0) |", text)
+                      "5.0 (4.0-6.0) | 15.0 (10.0-20.0) |", text)
         # The strict-order build, round by round: 2.00x in both rounds.
         self.assertIn("| 4.00x (4.00-4.00) | 2.00x (2.00-2.00) |", text)
         # Ratios round by round, not ratios of medians (25/15 would be 1.67).
@@ -111,6 +114,13 @@ class RenderTest(unittest.TestCase):
                       "2.00x (2.00-2.00) | yes |", text)
         self.assertIn("| re-post (sched_bench w2), 2 worker(s): not slower than before | n/a | n/a |",
                       text)
+        # kHome in the same rounds, read against the same goals: a fifth of the default's
+        # yield (0.35x Tokio: 6/20 and 4/10), half of before's re-posts.
+        self.assertIn("| yield 100,000 coroutines, 1 worker(s): ahead of Tokio | 1.75x (1.50-2.00) | yes | "
+                      "0.35x (0.30-0.40) | no |", text)
+        self.assertIn("| re-post (sched_bench w2), 1 worker(s): not slower than before | "
+                      "2.00x (2.00-2.00) | yes | 0.50x (0.50-0.50) | no |", text)
+        self.assertIn("| 0.35x (0.30-0.40) | 5% (4-6%) | 0.20x (0.20-0.20) |", text)
 
     def run_report(self, *args):
         """hot_path_report's main() on this test's raw files with `args`."""
@@ -132,6 +142,8 @@ class RenderTest(unittest.TestCase):
         self.assertTrue(text.startswith("intro\n<!-- hot_path:begin -->\nCoroutine yield"))
         self.assertIn("2.00x the textbook pool", text)
         self.assertIn("all rows, misses and profiles: `hot_path.md`", text)  # not absolute
+        self.assertIn("under `PostOrder::kHome` (per-worker home queues), same rounds: 0.35x Tokio "
+                      "at 100,000 coroutines, 1 worker.", text)
         self.assertIn("against `PostOrder::kStrict` (throughput ratio): 2.00x for yield, "
                       "100,000 coroutines at 1 worker", text)
         self.assertTrue(text.endswith("<!-- hot_path:end -->\nrest\n"))

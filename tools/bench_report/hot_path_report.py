@@ -184,7 +184,10 @@ def render(raw):
       f"{len(rounds)} rounds with the min-max range;")
     w("ratios are computed round by round (median, range). \"before\" is the revision named")
     w("below, built from the same benchmark sources; \"fairsched_strict\" is the current code")
-    w("with `PostOrder::kStrict` (no local batches).")
+    w("with `PostOrder::kStrict` (no local batches); \"fairsched_home_ceiling4k\", \"fairsched_home\"")
+    w("(sched_bench) and \"coro_home\" are the current code with `PostOrder::kHome` (per-worker")
+    w("home queues, `home_skew_ceiling` 4,096), the other order offered; the goals table reads")
+    w("both orders.")
     w("")
     lines, loads = machine_lines(raw, contexts)
     for line in lines:
@@ -194,8 +197,8 @@ def render(raw):
     # ------------------------------------------------------------------ yield
     w("## Coroutine yield (yield_bench, Tokio, Go): million steps/s")
     w("")
-    contestants = ["fairsched", "fairsched_before", "fairsched_strict", "textbook_pool", "asio",
-                   "tokio", "go", "local_queue"]
+    contestants = ["fairsched", "fairsched_before", "fairsched_strict", "fairsched_home_ceiling4k",
+                   "textbook_pool", "asio", "tokio", "go", "local_queue"]
     shapes = sorted({args for (fam, _, args) in runs if fam == "yield"},
                     key=lambda a: (dict(a)["workers"], -int(dict(a)["coroutines"])))
     w("| coroutines x steps, workers | " + " | ".join(contestants) + " |")
@@ -207,22 +210,32 @@ def render(raw):
           + " | ".join(cells) + " |")
     w("")
     w("| coroutines x steps, workers | vs textbook_pool (goal >= 1.5x) | vs asio | vs tokio "
-      "| vs go | % of local_queue (goal >= 25%, 1 worker) | vs before | vs strict |")
-    w("|---|---|---|---|---|---|---|---|")
+      "| vs go | % of local_queue (goal >= 85%, 1 worker) | vs before | vs strict "
+      "| kHome vs tokio | kHome % of local_queue | kHome vs default |")
+    w("|---|---|---|---|---|---|---|---|---|---|---|")
     yield_goal = {}
+    home_yield_goal = {}
     for args in shapes:
         a = dict(args)
         me = ("yield", "fairsched", a, ips)
         r = {c: t.ratio(me, ("yield", c, a, ips)) for c in contestants[1:]}
-        limit = None
+        home = ("yield", "fairsched_home_ceiling4k", a, ips)
+        home_r = {c: t.ratio(home, ("yield", c, a, ips)) for c in ("tokio", "fairsched")}
+        limit = home_limit = None
         if a["workers"] == "1":
             limit = t.ratio(me, ("yield", "local_queue", {**a}, ips))
+            home_limit = t.ratio(home, ("yield", "local_queue", {**a}, ips))
         w(f"| {int(a['coroutines']):,} x {int(a['steps']):,}, {a['workers']} | "
           f"{fmt_ratio(r['textbook_pool'])} | {fmt_ratio(r['asio'])} | {fmt_ratio(r['tokio'])} | "
           f"{fmt_ratio(r['go'])} | {fmt_ratio(limit, pct=True) if limit else '-'} | "
-          f"{fmt_ratio(r['fairsched_before'])} | {fmt_ratio(r['fairsched_strict'])} |")
+          f"{fmt_ratio(r['fairsched_before'])} | {fmt_ratio(r['fairsched_strict'])} | "
+          f"{fmt_ratio(home_r['tokio'])} | "
+          f"{fmt_ratio(home_limit, pct=True) if home_limit else '-'} | "
+          f"{fmt_ratio(home_r['fairsched'])} |")
         yield_goal[(a["coroutines"], a["workers"])] = (r, limit)
+        home_yield_goal[(a["coroutines"], a["workers"])] = (home_r, home_limit)
     summary["yield"] = yield_goal
+    summary["home_yield"] = home_yield_goal
     w("")
 
     # ------------------------------------------------------------------ re-post
@@ -231,8 +244,8 @@ def render(raw):
     w("1,000,000 jobs posted from outside, each re-posting itself until it has run 10 times.")
     w("`loop/w2` is one thread calling the same callbacks from an array (the limit).")
     w("")
-    rp = ["fairsched", "fairsched_before", "fairsched_strict", "fairsched_oneshot", "trivial_sched",
-          "tbb_arena", "asio_pool"]
+    rp = ["fairsched", "fairsched_before", "fairsched_strict", "fairsched_home", "fairsched_oneshot",
+          "trivial_sched", "tbb_arena", "asio_pool"]
     w("| workers | " + " | ".join(rp) + " | loop/w2 (limit) |")
     w("|---" * (len(rp) + 2) + "|")
     loop = t.values("loop/w2", "", {}, ips)
@@ -243,8 +256,8 @@ def render(raw):
         w(f"| {workers} | " + " | ".join(cells) + f" | {fmt_range(loop, 1e-6)} |")
     w("")
     w("| workers | vs trivial_sched (textbook pool, goal >= 1.5x) | vs tbb_arena | vs asio_pool "
-      "| % of the loop | vs before | vs strict |")
-    w("|---|---|---|---|---|---|---|")
+      "| % of the loop | vs before | vs strict | kHome vs before |")
+    w("|---|---|---|---|---|---|---|---|")
     for workers in ("1", "2"):
         a = {"workers": workers}
         me = ("w2", "fairsched", a, ips)
@@ -252,7 +265,8 @@ def render(raw):
         limit = t.ratio(me, ("loop/w2", "", {}, ips))
         w(f"| {workers} | {fmt_ratio(r['trivial_sched'])} | {fmt_ratio(r['tbb_arena'])} | "
           f"{fmt_ratio(r['asio_pool'])} | {fmt_ratio(limit, pct=True)} | "
-          f"{fmt_ratio(r['fairsched_before'])} | {fmt_ratio(r['fairsched_strict'])} |")
+          f"{fmt_ratio(r['fairsched_before'])} | {fmt_ratio(r['fairsched_strict'])} | "
+          f"{fmt_ratio(t.ratio(('w2', 'fairsched_home', a, ips), ('w2', 'fairsched_before', a, ips)))} |")
         repost_goal[workers] = r
     summary["repost"] = repost_goal
     w("")
@@ -260,7 +274,7 @@ def render(raw):
     # ------------------------------------------------------------------ spawn
     w("## Spawn + run to completion, nobody joining (coro_bench spawn_complete): ns per spawn")
     w("")
-    sp = ["coro", "coro_before", "callback_task", "asio", "boost_fiber"]
+    sp = ["coro", "coro_before", "coro_home", "callback_task", "asio", "boost_fiber"]
     w("| workers | " + " | ".join(sp) + " |")
     w("|---" * (len(sp) + 1) + "|")
     for workers in ("1", "2"):
@@ -294,7 +308,7 @@ def render(raw):
     # ------------------------------------------------------------------ hand-offs
     w("## Hand-offs: ns per round trip or per owner switch")
     w("")
-    rt = ["coro", "coro_before", "callback_task", "asio", "boost_fiber"]
+    rt = ["coro", "coro_before", "coro_home", "callback_task", "asio", "boost_fiber"]
     w("| row | " + " | ".join(rt) + " |")
     w("|---" * (len(rt) + 1) + "|")
     handoff = {}
@@ -338,29 +352,36 @@ def render(raw):
     # ------------------------------------------------------------------ goals
     w("## Goals of the fair hot path (computed from the medians above)")
     w("")
-    w("| goal | measured (median) | met |")
-    w("|---|---|---|")
+    w("Each goal read for the default order (`kBatched`) and for `kHome` in the same rounds.")
+    w("")
+    w("| goal | default: measured (median) | met | kHome: measured (median) | met |")
+    w("|---|---|---|---|---|")
+
+    def goal_row(text, default, home, goal, pct=False):
+        w(f"| {text} | {fmt_ratio(default, pct=pct) if default else 'n/a'} | "
+          f"{goal_mark(default, goal)} | {fmt_ratio(home, pct=pct) if home else 'n/a'} | "
+          f"{goal_mark(home, goal)} |")
+
     for (coroutines, workers), (r, limit) in sorted(
             yield_goal.items(), key=lambda kv: (kv[0][1], -int(kv[0][0]))):
-        tokio = r.get("tokio")
-        w(f"| yield {int(coroutines):,} coroutines, {workers} worker(s): ahead of Tokio | "
-          f"{fmt_ratio(tokio)} | {goal_mark(tokio, 1.0)} |")
+        home_r, home_limit = home_yield_goal[(coroutines, workers)]
+        goal_row(f"yield {int(coroutines):,} coroutines, {workers} worker(s): ahead of Tokio",
+                 r.get("tokio"), home_r.get("tokio"), 1.0)
         if workers == "1" and coroutines == "100000":
-            w(f"| yield {int(coroutines):,} coroutines, 1 worker: >= 85% of a plain local queue | "
-              f"{fmt_ratio(limit, pct=True) if limit else 'n/a'} | {goal_mark(limit, 0.85)} |")
-    trip = handoff.get("yield_round_trip", {}).get("coro")
-    w(f"| single-coroutine yield round trip <= 30 ns | "
-      f"{'n/a' if trip is None else f'{trip:.0f} ns'} | "
-      f"{'n/a' if trip is None else ('yes' if trip <= 30 else 'no')} |")
-    for workers in ("1", "2"):
-        before = repost_goal.get(workers, {}).get("fairsched_before")
-        w(f"| re-post (sched_bench w2), {workers} worker(s): not slower than before | "
-          f"{fmt_ratio(before)} | {goal_mark(before, 1.0)} |")
-    for workers in ("1", "2"):
-        a = {"workers": workers}
-        before = t.ratio(("w1", "fairsched", a, ips), ("w1", "fairsched_before", a, ips))
-        w(f"| outside one-shot posts (sched_bench w1), {workers} worker(s): not slower than "
-          f"before | {fmt_ratio(before)} | {goal_mark(before, 1.0)} |")
+            goal_row(f"yield {int(coroutines):,} coroutines, 1 worker: >= 85% of a plain local "
+                     "queue", limit, home_limit, 0.85, pct=True)
+    trips = [handoff.get("yield_round_trip", {}).get(c) for c in ("coro", "coro_home")]
+    w("| single-coroutine yield round trip <= 30 ns | " + " | ".join(
+        "n/a | n/a" if trip is None else f"{trip:.0f} ns | {'yes' if trip <= 30 else 'no'}"
+        for trip in trips) + " |")
+    for family, what, mine in (("w2", "re-post (sched_bench w2)", "fairsched"),
+                               ("w1", "outside one-shot posts (sched_bench w1)", "fairsched")):
+        for workers in ("1", "2"):
+            a = {"workers": workers}
+            before = (family, "fairsched_before", a, ips)
+            goal_row(f"{what}, {workers} worker(s): not slower than before",
+                     t.ratio((family, mine, a, ips), before),
+                     t.ratio((family, "fairsched_home", a, ips), before), 1.0)
     w("")
     w("A ratio goal is met when the median of the per-round ratios reaches it; \"no\" with a")
     w("range that crosses the goal means the rounds disagree.")
@@ -457,6 +478,13 @@ def readme_block(summary, loads, report_path):
     if strict:
         lines.append("The default batched order against `PostOrder::kStrict` (throughput ratio): "
                      + "; ".join(strict) + ".")
+    home = [f"{r['tokio'][0]:.2f}x Tokio at {int(c):,} coroutines, {w} worker{'s' if w != '1' else ''}"
+            for (c, w), (r, _) in sorted(summary.get("home_yield", {}).items(),
+                                          key=lambda kv: (kv[0][1], -int(kv[0][0])))
+            if r.get("tokio")]
+    if home:
+        lines.append("Coroutine yield under `PostOrder::kHome` (per-worker home queues), same rounds: "
+                     + "; ".join(home) + ".")
     if summary.get("spawn_ns") and summary.get("memory"):
         lines.append(f"Spawn + complete at 1 worker: {summary['spawn_ns']:.0f} ns; "
                      f"{summary['memory']:.0f} bytes per suspended coroutine.")
