@@ -6,7 +6,8 @@
 #
 # Usage (from the workspace root):
 #   bench/coro/profile_hot_path.sh OUT_DIR [BEFORE_TREE]
-# Writes OUT_DIR/profile_<row>[_before].txt: `perf report` by symbol (self time, entries
+# Writes OUT_DIR/profile_<row>[_before].txt (and profile_yield[_w2]_home.txt, the yield rows
+# under PostOrder::kHome): `perf report` by symbol (self time, entries
 # above 1%). The virtual machines these run on expose no hardware counters, so the event is
 # the cpu-clock timer (samples of where the CPU is, not cycles or cache misses). Needs `perf`
 # (Debian: linux-perf) and kernel.perf_event_paranoid <= 1 or root.
@@ -63,6 +64,12 @@ for tree in "${trees[@]}"; do
     --benchmark_filter='^w2/workers:2/fairsched/'
   profile "profile_spawn$suffix" "$dir/bench/coro/coro_bench" \
     --benchmark_filter='spawn_complete/coro/workers:1/' --benchmark_min_time=3
+done
+# The same two yield rows under PostOrder::kHome (home_skew_ceiling 4,096), current tree only.
+for workers in 1 2; do
+  profile "profile_yield$([[ $workers == 2 ]] && echo _w2)_home" "$bin/bench/coro/yield_bench" \
+    --benchmark_filter="yield/fairsched_home_ceiling4k/coroutines:100000/steps:100/workers:$workers/" \
+    --benchmark_min_time=3
 done
 rmdir "$tmp"
 echo "profiles: $out/profile_*.txt"

@@ -49,6 +49,9 @@ class ParseNameTest(unittest.TestCase):
             report.short_symbol("fairsched::BasicTaskScheduler<fairsched::McspQueue<fairsched::Task>,"
                                 " X>::ExecuteBatch(fairsched::Worker*)"),
             "BasicTaskScheduler::ExecuteBatch")
+        # perf's empty source columns after a symbol are dropped.
+        self.assertEqual(report.short_symbol("fairsched::Task::InlineHandler<X>  -      -     "),
+                         "Task::InlineHandler")
 
 
 class RenderTest(unittest.TestCase):
@@ -86,6 +89,8 @@ class RenderTest(unittest.TestCase):
         with open(os.path.join(self.dir, "profile_yield.txt"), "w") as f:
             f.write("# header\n    40.00%  [.] fairsched::Foo<int>::Run(int)\n"
                     "     2.50%  [k] do_syscall_64\n")
+        with open(os.path.join(self.dir, "profile_yield_home.txt"), "w") as f:
+            f.write("# header\n    15.00%  [.] fairsched::Bar::HomePush()\n")
 
     def test_tables_and_ratios(self):
         text, summary, loads = report.render(self.dir)
@@ -105,6 +110,9 @@ class RenderTest(unittest.TestCase):
         self.assertEqual(summary["memory"], 224.0)
         self.assertEqual(loads, [0.25, 0.75])
         self.assertIn("| Foo::Run | 40.0 |", text)
+        # The kHome profile beside the default's, row by row.
+        self.assertIn("| yield: default order | % | yield: kHome | % |\n|---|---|---|---|\n"
+                      "| Foo::Run | 40.0 | Bar::HomePush | 15.0 |", text)
         # The goals, from the same per-round ratios: ahead of Tokio (1.75x), 25% of the
         # plain queue (goal 85%), re-post 2.00x before.
         self.assertIn("| yield 100,000 coroutines, 1 worker(s): ahead of Tokio | 1.75x (1.50-2.00) | yes |",

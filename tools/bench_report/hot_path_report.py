@@ -396,7 +396,8 @@ def render(raw):
         w("From `profile_*.txt` (bench/coro/profile_hot_path.sh): yield = 100,000 x 100 at one")
         w("worker, yield_w2 = the same at two workers (samples of both workers together),")
         w("repost = sched_bench w2 at one worker, repost_w2 = the same at two workers,")
-        w("spawn = spawn_complete at one worker.")
+        w("spawn = spawn_complete at one worker. The last tables, where recorded, put the yield")
+        w("rows of the default order next to the same rows under `PostOrder::kHome`.")
         w("Function names are shortened (namespaces and template arguments dropped).")
         w("")
         for row, after, before in profiles:
@@ -407,6 +408,18 @@ def render(raw):
                 a = after[i] if i < len(after) else ("", None)
                 w(f"| {b[0]} | {'' if b[1] is None else f'{b[1]:.1f}'} | {a[0]} | "
                   f"{'' if a[1] is None else f'{a[1]:.1f}'} |")
+            w("")
+        for row in ("yield", "yield_w2"):
+            default, home = load_profile(raw, f"profile_{row}"), load_profile(raw, f"profile_{row}_home")
+            if not home:
+                continue
+            w(f"| {row}: default order | % | {row}: kHome | % |")
+            w("|---|---|---|---|")
+            for i in range(max(len(default), len(home))):
+                d = default[i] if i < len(default) else ("", None)
+                h = home[i] if i < len(home) else ("", None)
+                w(f"| {d[0]} | {'' if d[1] is None else f'{d[1]:.1f}'} | {h[0]} | "
+                  f"{'' if h[1] is None else f'{h[1]:.1f}'} |")
             w("")
     return "\n".join(out) + "\n", summary, loads
 
@@ -420,7 +433,8 @@ def goal_mark(ratio, goal):
 
 def short_symbol(symbol):
     """fairsched::BasicTaskScheduler<...>::ExecuteBatch(...) -> BasicTaskScheduler::ExecuteBatch."""
-    text = symbol
+    # perf leaves "-  -" columns (no source line) after some symbols.
+    text = re.sub(r"(\s+-)+\s*$", "", symbol)
     while True:  # drop template arguments and parameter lists, innermost first
         stripped = re.sub(r"<[^<>]*>|\([^()]*\)", "", text)
         if stripped == text:
