@@ -400,27 +400,24 @@ def render(raw):
         w("rows of the default order next to the same rows under `PostOrder::kHome`.")
         w("Function names are shortened (namespaces and template arguments dropped).")
         w("")
+        def side_by_side(left_title, left, right_title, right):
+            w(f"| {left_title} | % | {right_title} | % |")
+            w("|---|---|---|---|")
+            for i in range(max(len(left), len(right))):
+                cells = []
+                for side in (left, right):
+                    name, pct = side[i] if i < len(side) else ("", None)
+                    cells += [name, "" if pct is None else f"{pct:.1f}"]
+                w("| " + " | ".join(cells) + " |")
+            w("")
+
         for row, after, before in profiles:
-            w(f"| {row}: before | % | {row}: after | % |")
-            w("|---|---|---|---|")
-            for i in range(max(len(after), len(before))):
-                b = before[i] if i < len(before) else ("", None)
-                a = after[i] if i < len(after) else ("", None)
-                w(f"| {b[0]} | {'' if b[1] is None else f'{b[1]:.1f}'} | {a[0]} | "
-                  f"{'' if a[1] is None else f'{a[1]:.1f}'} |")
-            w("")
+            side_by_side(f"{row}: before", before, f"{row}: after", after)
         for row in ("yield", "yield_w2"):
-            default, home = load_profile(raw, f"profile_{row}"), load_profile(raw, f"profile_{row}_home")
-            if not home:
-                continue
-            w(f"| {row}: default order | % | {row}: kHome | % |")
-            w("|---|---|---|---|")
-            for i in range(max(len(default), len(home))):
-                d = default[i] if i < len(default) else ("", None)
-                h = home[i] if i < len(home) else ("", None)
-                w(f"| {d[0]} | {'' if d[1] is None else f'{d[1]:.1f}'} | {h[0]} | "
-                  f"{'' if h[1] is None else f'{h[1]:.1f}'} |")
-            w("")
+            home = load_profile(raw, f"profile_{row}_home")
+            if home:
+                side_by_side(f"{row}: default order", load_profile(raw, f"profile_{row}"),
+                             f"{row}: kHome", home)
     return "\n".join(out) + "\n", summary, loads
 
 
