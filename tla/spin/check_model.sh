@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # check_model.sh: runs one exhaustive Spin check of a Promela model and judges the result.
 #
-# Usage: check_model.sh MODEL.pml MODE EXPECT [-DNAME ...]
+# Usage: check_model.sh MODEL.pml MODE EXPECT [--optimize] [-DNAME ...]
 #   MODE     safety      assertions, invalid end states (deadlocks)  (pan compiled -DSAFETY)
 #            live:NAME   the model's LTL formula NAME under weak fairness (pan -a -f)
 #   EXPECT   pass        0 errors and a complete search
@@ -12,6 +12,7 @@
 #                        as pan prints it). Nothing else counts: not another error, not a
 #                        substring, not the replay's text (which also prints assertions
 #                        that passed).
+#   --optimize  compile pan at -O1 instead of -O0 (for the searches that run for seconds)
 #   -DNAME   preprocessor switches for the model (the seeded bugs, BUG_...)
 #
 # The search is always exhaustive: no bitstate hashing, no hash compaction, and a run whose
@@ -27,7 +28,11 @@ model=$(realpath "$1")
 mode=$2
 expect=$3
 shift 3
-defines=("$@")
+optimize=0
+defines=()
+for arg in "$@"; do
+  if [[ $arg == --optimize ]]; then optimize=1; else defines+=("$arg"); fi
+done
 
 for tool in spin gcc; do
   if ! command -v "$tool" >/dev/null 2>&1; then
@@ -45,11 +50,13 @@ echo "check_model: $(basename "$model") mode=$mode expect=$expect ${defines[*]:-
 spin "${defines[@]}" -a model.pml >spin.log 2>&1 || { cat spin.log; echo "spin -a failed"; exit 1; }
 
 # Large enough depth and memory for every model here; a run that hits the depth limit is
-# rejected below instead of silently truncating the search. -O1, not -O2: the scheduler
-# model's pan.c (370 KB) took 4.9 s of CPU to compile at -O1 against 6.8 s at -O2, and its
-# 3.6-million-state safety run 2.5 s against 3.0 s (measured on the 2-core machine): with
-# 80-odd checks in CI, compiling is most of the time.
-cflags=(-O1 -w -DMEMLIM=2048 -DVECTORSZ=4096 -DNFAIR=8)
+# rejected below instead of silently truncating the search. Compiling is most of the time:
+# of 89 checks, 70 searched for under a second, and the scheduler model's pan.c (370 KB)
+# takes 3.4 s of CPU to compile at -O1 against 0.95 s at -O0 (6.8 s at -O2), while its
+# largest search ran 18.8 s at -O1 against 45.5 s at -O0 (measured on the 2-core machine).
+# So -O0, and -O1 (--optimize, spin_check's `optimize`) for the searches that take seconds.
+cflags=(-O0 -w -DMEMLIM=2048 -DVECTORSZ=4096 -DNFAIR=8)
+if ((optimize)); then cflags[0]=-O1; fi
 pan_args=(-m1000000 -c1)
 case "$mode" in
   safety) cflags+=(-DSAFETY -DNOCLAIM) ;;

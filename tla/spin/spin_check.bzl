@@ -1,6 +1,7 @@
 """spin_check: one exhaustive Spin run of a Promela model as a Bazel test (see check_model.sh)."""
 
-def spin_check(name, model, mode = "safety", expect = "pass", defines = [], size = "small", manual = False):
+def spin_check(name, model, mode = "safety", expect = "pass", defines = [], size = "small", manual = False,
+               optimize = False):
     """Declares a sh_test that model-checks `model` with Spin.
 
     Args:
@@ -14,6 +15,8 @@ def spin_check(name, model, mode = "safety", expect = "pass", defines = [], size
       defines: preprocessor switches, e.g. ["-DBUG_NO_NOTIFY"].
       size: Bazel test size.
       manual: if True, only run when named explicitly (not by //...).
+      optimize: compile pan at -O1 instead of -O0: for a search that runs longer than about
+        1.5 s at -O1, where the slower search costs more than the faster compile saves.
     """
     native.sh_test(
         name = name,
@@ -21,6 +24,7 @@ def spin_check(name, model, mode = "safety", expect = "pass", defines = [], size
         srcs = ["check_model.sh"],
         data = [model],
         # Bazel splits `args` like a shell: quote the expectation, it may contain spaces.
-        args = ["$(location %s)" % model, mode, "'%s'" % expect] + defines,
+        args = ["$(location %s)" % model, mode, "'%s'" % expect] +
+               (["--optimize"] if optimize else []) + defines,
         tags = ["spin"] + (["manual"] if manual else []),
     )
