@@ -523,7 +523,7 @@ TEST(HomeQueueTest, APostFromATaskWakesAWorkerThatSleepsWithNoTimeoutOnThreeWork
 // of few; the Windows run saw a distance of 147 against the bound of 111). On three
 // workers the flood keeps both others busy, each within the bound, so the held post may be
 // overtaken twice the bound in all; under kHome the flood's posts reach whichever worker
-// holds the role, so a lone one received into the long task's queue is taken by a busy
+// holds the role, so a lone one received into the long task's queue may be taken by a busy
 // worker whose own queue ran empty, racing the third worker's takes.
 void HeldPostStartsBesideAnOutsideFlood(PostOrder order, int workers = 2) {
   TaskScheduler sched(OptionsFor(order));
