@@ -144,6 +144,9 @@ inline Task* BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::TakeOneFro
       stuck = size == 1 && self->seen_claimed[i] == claimed;
       self->seen_claimed[i] = claimed;
     }
+    // Nothing to take (the record above is refreshed all the same): no TakeFront, which
+    // would read the owner's head, tail and ring again only to find them equal.
+    if (size == 0) continue;
     // A lone task: only one the role made ready, unless its owner is stuck. The take's
     // stamp limit decides, not the size read above: it claims the head only if its stamp
     // is below the end of the owner's received stamps, so an own post never qualifies
