@@ -55,6 +55,30 @@ TEST(TaskPoolTest, WorkerCacheIsBoundedAndFeedsOtherThreads) {
   TaskPool::Release(worker);
 }
 
+// A worker hands over the tasks it was given back longest ago and keeps the recent ones
+// (still in its core's cache) for its own tasks' posts; the thread that takes the batch gets
+// exactly those, the last of them first.
+TEST(TaskPoolTest, WorkerHandsOverItsOldestTasks) {
+  TaskPool pool;
+  TaskPool::Cache worker;
+  std::vector<Task*> tasks;
+  for (std::size_t i = 0; i <= 2 * TaskPool::kBatch; ++i) tasks.push_back(pool.Take(worker));
+  for (Task* task : tasks) pool.Give(worker, task);  // the last Give hands a batch over
+  EXPECT_EQ(worker.size(), TaskPool::kBatch + 1);
+  TaskPool::Cache poster;
+  std::vector<Task*> taken;
+  for (std::size_t i = 0; i < TaskPool::kBatch; ++i) taken.push_back(pool.Take(poster));
+  EXPECT_EQ(pool.Allocations(), tasks.size());  // all of them from the shared batch
+  for (std::size_t i = 0; i < TaskPool::kBatch; ++i) {
+    EXPECT_EQ(taken[i], tasks[TaskPool::kBatch - 1 - i]) << i;
+  }
+  EXPECT_EQ(pool.Take(worker), tasks.back());  // the worker's most recent
+  pool.Give(worker, tasks.back());
+  for (Task* task : taken) pool.Give(poster, task);
+  TaskPool::Release(poster);
+  TaskPool::Release(worker);
+}
+
 TEST(TaskPoolTest, FullSharedTierFreesInsteadOfGrowing) {
   TaskPool pool;
   TaskPool::Cache cache;
