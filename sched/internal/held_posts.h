@@ -176,12 +176,11 @@ inline bool BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::ClaimLocalI
   if (worker->local.SizeForOwner() > kClaimCapacity || !front_.IsEmpty() || TimerDue()) {
     return false;
   }
-  Task* batch[kLocalBatchCapacity];
-  const std::uint32_t count = worker->local.TakeAlone(batch);
-  // Empty claimed ring (the caller checked): its indexes start again at 0.
+  // Empty claimed ring (the caller checked): its indexes start again at 0, and the batch
+  // (at most kClaimCapacity, checked above) is taken straight into it.
+  const std::uint32_t count = worker->local.TakeAlone(worker->claimed);
   for (std::uint32_t i = 0; i < count; ++i) {
-    internal::TraceStep(internal::SchedStep::kClaimLocal, batch[i]);
-    worker->claimed[i] = batch[i];
+    internal::TraceStep(internal::SchedStep::kClaimLocal, worker->claimed[i]);
   }
   worker->claimed_head = 0;
   worker->claimed_end = count;

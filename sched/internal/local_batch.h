@@ -87,8 +87,8 @@ class LocalBatch {
   }
 
   // Owner, when no other thread can reach this batch (its scheduler has one worker): takes
-  // every waiting item, oldest first, into `out` (room for Capacity). No claim: nobody else
-  // publishes or looks.
+  // every waiting item, oldest first, into `out` (room for SizeForOwner() items). No claim:
+  // nobody else publishes or looks.
   std::uint32_t TakeAlone(T** out) {
     const std::uint32_t head = head_.load(std::memory_order_relaxed);  // ours alone
     const std::uint32_t count = end_ - head;
