@@ -1363,7 +1363,7 @@ execute_batch:
         :: len(batch_q[me]) > 0 && len(claimed_q[me]) == 0 && len(ready) == 0 &&
            WORKER_COUNT == 1 && len(front) == 0 ->
            atomic {
-             /* code: sched/internal/held_posts.h ClaimLocalInPlace: const std::uint32_t count = worker->local.TakeAlone(batch); */
+             /* code: sched/internal/held_posts.h ClaimLocalInPlace: const std::uint32_t count = worker->local.TakeAlone(worker->claimed); */
              assert(!taking[me]);
              do
              :: batch_q[me]?[u] -> batch_q[me]?u; in_batch_q[u] = false; in_ready[u] = true;
