@@ -7,6 +7,7 @@
 #include <chrono>
 #include <memory>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -231,18 +232,27 @@ LatePostResult PostPastDeadlineWhileRoleHolds(HoldingScheduler& sched, int worke
 // the task must still go ahead of the run-now posts made after it, on 1, 2 and 3 workers
 // with the other workers busy re-posting.
 TEST(TimerTest, DeadlinePassedAfterThePassReadTheClockIsReadyInPostOrder) {
+  // Ahead of all 20 in the ready queue. A worker that pops it and is then descheduled lets
+  // the others start some or even most of the 20 first (seen: 2 under TSan; 17 under Wine,
+  // 3 workers on 2 cores); one that waits in the wait queue for the next pass sees all of
+  // them start first, in every attempt. So each worker count gets up to kAttempts fresh
+  // schedulers, and one of them must start the post ahead of most of the 20.
+  constexpr int kAttempts = 3;
   for (int workers = 1; workers <= 3; ++workers) {
-    HoldingScheduler sched;
-    sched.Start(workers);
-    const LatePostResult result = PostPastDeadlineWhileRoleHolds(sched, workers, /*stop=*/false);
-    // Ahead of all 20 in the ready queue. A worker that pops it and is then descheduled lets
-    // the others start some of the 20 first (seen: 2 under TSan), never most of them; one
-    // that waits in the wait queue for the next pass sees all of them start first.
-    EXPECT_LT(result.overtaken_by, 10)
-        << workers << " workers: the past-deadline post waited behind " << result.overtaken_by
-        << " of 20 later run-now posts";
-    EXPECT_TRUE(result.expired);
-    sched.Stop();
+    std::string overtaken;
+    int last = -1;
+    for (int attempt = 0; attempt < kAttempts && (last < 0 || last >= 10); ++attempt) {
+      HoldingScheduler sched;
+      sched.Start(workers);
+      const LatePostResult result =
+          PostPastDeadlineWhileRoleHolds(sched, workers, /*stop=*/false);
+      EXPECT_TRUE(result.expired);
+      sched.Stop();
+      last = result.overtaken_by;
+      overtaken += (overtaken.empty() ? "" : ", ") + std::to_string(last);
+    }
+    EXPECT_LT(last, 10) << workers << " workers: the past-deadline post waited behind "
+                        << overtaken << " of 20 later run-now posts (one attempt each)";
   }
 }
 
