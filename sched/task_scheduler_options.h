@@ -72,6 +72,15 @@ struct TaskSchedulerOptions {
   // watches its IO backend (IoBackend::EventsReady), so IO that completes during the spin
   // ends it at once instead of waiting for it.
   std::chrono::nanoseconds spin_before_park = std::chrono::microseconds(20);
+  // After that spin, how many times an idle worker gives its core away (sched_yield) and
+  // looks for work again before it parks. Where other threads wait for a core (a load
+  // generator or other processes on a small machine), the work that would wake it often
+  // arrives while they run, and it then finds that work without a futex wait and wake; on
+  // a machine with idle cores each yield returns at once and costs one short syscall. Only
+  // workers outside the sched-role yield (the idle role holder sleeps in its IO backend).
+  // 0 parks right after the spin. Clamped to [0, 64]. Measured on the echo server:
+  // bench/results/json/echo_per_request_cost/notes.md.
+  int yields_before_park = 3;
   // Post-to-start latency sampling (LatencyHistogram()): every posting thread stamps one in
   // this many of its posts that run at once (no deadline), rounded up to a power of two;
   // 1 stamps every such post, 0 turns the histogram off. A stamp costs the poster one
@@ -110,6 +119,7 @@ inline TaskSchedulerOptions SanitizedOptions(TaskSchedulerOptions options) {
   options.execute_batch_size = std::max<std::size_t>(options.execute_batch_size, 1);
   options.spin_before_park = std::clamp<std::chrono::nanoseconds>(
       options.spin_before_park, std::chrono::nanoseconds::zero(), std::chrono::milliseconds(1));
+  options.yields_before_park = std::clamp(options.yields_before_park, 0, 64);
   options.home_skew = std::clamp<std::uint64_t>(options.home_skew, 1, std::uint64_t{1} << 30);
   options.home_skew_ceiling = std::clamp<std::uint64_t>(options.home_skew_ceiling,
                                                         options.home_skew, std::uint64_t{1} << 30);

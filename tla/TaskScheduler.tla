@@ -1126,7 +1126,8 @@ ExitSend(w) ==
 (* Park. *)
 
 \* code: sched/internal/idle.h Park: if (SpinFor(options_.spin_before_park, [&] { return WorkVisible(worker); })) return false;
-ParkSpin(w) ==                 \* SpinFor(WorkVisible) may find work and return early
+ParkSpin(w) ==                 \* SpinFor, then the yields (yields_before_park): each look
+                               \* (WorkVisible) may find work and return early
   /\ wpc[w] = "park_spin"
   /\ \/ /\ ready # <<>> \/ (~role /\ front # <<>>)
         /\ Goto(w, "top")

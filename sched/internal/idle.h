@@ -102,6 +102,15 @@ inline bool BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::ReadySeemsN
 template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
 inline bool BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Park(Worker* worker) {
   if (SpinFor(options_.spin_before_park, [&] { return WorkVisible(worker); })) return false;
+  // Then give the core away a few times (yields_before_park), looking after each: on a
+  // machine whose cores are all busy, the thread that publishes our next work (the role
+  // holder woken by IO, a poster) may need this core to do it. Finding the work here
+  // saves the park and the publisher's wake (two futex calls); it is only a look, before
+  // the registration below, so nothing of the protocol changes.
+  for (int i = 0; i < options_.yields_before_park; ++i) {
+    YieldThread();
+    if (WorkVisible(worker)) return false;
+  }
   // Register first, then re-check everything that could need us. A publisher (role
   // holder, poster, chain waker) first makes its work visible and then reads parked_:
   // either our re-check sees its work (we do not sleep) or its read sees our registration

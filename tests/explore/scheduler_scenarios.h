@@ -14,6 +14,8 @@
 // happened by then.
 //
 // spin_before_park is 0: a spin is a loop on the clock, which the logical clock never moves.
+// yields_before_park is 0: its looks come before Park registers, like the spin's, and
+// would only multiply the interleavings without a new state of the protocol.
 #ifndef FAIRSCHED_TESTS_EXPLORE_SCHEDULER_SCENARIOS_H_
 #define FAIRSCHED_TESTS_EXPLORE_SCHEDULER_SCENARIOS_H_
 
@@ -29,6 +31,7 @@ namespace fairsched::testing {
 inline TaskSchedulerOptions ExploreSchedulerOptions() {
   TaskSchedulerOptions options;
   options.spin_before_park = std::chrono::nanoseconds::zero();
+  options.yields_before_park = 0;  // looks before the registration: no state of the protocol
   options.latency_sample_period = 0;  // no clock reads for the histogram
   options.ready_block_size = 4;
   return options;

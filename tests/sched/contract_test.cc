@@ -340,6 +340,56 @@ TEST(ContractTest, BurstWakesHelpers) {
 // Hole 6: a post that landed between WaitEmpty and the workers' exit was stranded, and a
 // release-build Start after Stop left `stopping_` set forever. Posts and wakeups race Stop
 // here (run under TSan in CI); nothing is lost, and the scheduler restarts cleanly.
+// yields_before_park: an idle worker that gives its core away before it parks finds the
+// work that the threads it let run publish meanwhile, instead of parking and being woken.
+// Rounds of two tasks, each of which keeps its worker until the other has started, so both
+// workers run one task in every round (as in BurstWakesHelpers); the test thread posts a
+// round once both tasks of the one before have finished. Without yields the worker that
+// finishes last finds nothing and parks before the next round comes; with them it usually
+// finds the next round first. Returns the parks of `rounds` rounds.
+std::uint64_t ParksOfPostRounds(int yields_before_park, int rounds) {
+  TaskScheduler sched(TaskSchedulerOptions{.spin_before_park = std::chrono::nanoseconds(0),
+                                           .yields_before_park = yields_before_park});
+  sched.Start(2);
+  std::atomic<int> started{0}, finished{0};
+  for (int round = 0; round < rounds; ++round) {
+    const int all_started = 2 * (round + 1);
+    for (int i = 0; i < 2; ++i) {
+      sched.PostOneShot([&started, &finished, all_started] {
+        started.fetch_add(1);
+        const auto give_up = std::chrono::steady_clock::now() + seconds(10);
+        while (started.load() < all_started && std::chrono::steady_clock::now() < give_up) {
+          std::this_thread::yield();
+        }
+        finished.fetch_add(1);
+      });
+    }
+    const auto give_up = std::chrono::steady_clock::now() + seconds(10);
+    while (finished.load() < all_started && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::yield();
+    }
+  }
+  EXPECT_TRUE(sched.WaitEmpty(seconds(30)));
+  EXPECT_EQ(finished.load(), 2 * rounds);
+  std::uint64_t parks = 0;
+  for (const WorkerStats& s : sched.Stats()) parks += s.parks;
+  return parks;
+}
+
+TEST(ContractTest, AnIdleWorkerThatYieldsFindsTheNextWorkWithoutParking) {
+  constexpr int kRounds = 400;
+  // Up to three attempts (a loaded machine can deschedule anything); one must show it.
+  std::uint64_t parks_without = 0, parks_with = 0;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    parks_without = ParksOfPostRounds(0, kRounds);
+    parks_with = ParksOfPostRounds(64, kRounds);
+    if (parks_without >= kRounds / 2 && parks_with * 4 <= parks_without) break;
+  }
+  EXPECT_GE(parks_without, kRounds / 2u) << "without yields the last worker should park";
+  EXPECT_LE(parks_with * 4, parks_without)
+      << parks_with << " parks with 64 yields before parking, " << parks_without << " without";
+}
+
 TEST(ContractStressTest, PostsAndWakeupsRacingStopAreNeverLost) {
   const int rounds = static_cast<int>(testing::StressIterations(50, 5));
   for (std::int64_t round = 0; round < rounds; ++round) {
@@ -420,6 +470,14 @@ TEST(ContractTest, DegenerateOptionsAreClamped) {
   EXPECT_EQ(sched.options().batch_size, 1u);
   EXPECT_EQ(sched.options().execute_batch_size, 1u);
   EXPECT_LE(sched.options().spin_before_park, milliseconds(1));
+  EXPECT_EQ(TaskScheduler(TaskSchedulerOptions{.yields_before_park = 1000})
+                .options()
+                .yields_before_park,
+            64);
+  EXPECT_EQ(TaskScheduler(TaskSchedulerOptions{.yields_before_park = -1})
+                .options()
+                .yields_before_park,
+            0);
   sched.Start(2);
   std::atomic<int> ran{0};
   for (int i = 0; i < 1000; ++i) sched.PostOneShot([&] { ran.fetch_add(1); });
