@@ -8,6 +8,9 @@ echo goals of issue 24 are met, computed from those ratios:
   - fairsched >= 1.5x Asio's requests/s in every cell (connections x size);
   - fairsched ahead of Tokio (ratio > 1) in every cell;
   - fairsched's io_uring server >= its epoll server at 1,000 connections.
+With the trivial version and Tokio in the run, also issue 33's goals for each fairsched
+server: >= 0.95x the trivial version's requests/s in every cell, and server CPU per request
+<= Tokio's in every cell (the median per-round ratio of the loadgen's server CPU figure).
 With before-epoll / before-io_uring in the run (an older echo_server build, echo_bench.sh's
 $ECHO_SERVER_BEFORE), also fairsched-X/before-X: the change's effect in the same rounds.
 With the trivial version in the run (trivial-epoll: one recv and one send per request on raw
@@ -32,6 +35,7 @@ PROTOCOLS = ["", "-framed"]  # a server name's suffix: plain echo, or the framed
 CELLS = [f"c{c}_s{s}" for c in (1, 64, 1000) for s in (64, 4096)]
 WIDE_CELLS = ["c1000_s64", "c1000_s4096"]  # the 1,000-connection cells
 ASIO_FACTOR = 1.5
+TRIVIAL_FACTOR = 0.95  # issue 33: the echo server against the trivial version
 
 
 def load(lines):
@@ -56,10 +60,11 @@ def cell(runs, key, fmt="{:.0f}"):
     return (fmt + " ({}-{})").format(med(values), fmt.format(min(values)), fmt.format(max(values)))
 
 
-def round_ratios(runs, a, b, label):
-    """rps(a) / rps(b) for every round (rep) in which both ran at this point."""
-    by_rep = {r["rep"]: float(r["rps"]) for r in runs[(b, label)]}
-    return [float(r["rps"]) / by_rep[r["rep"]] for r in runs[(a, label)]
+def round_ratios(runs, a, b, label, key="rps"):
+    """key(a) / key(b) (requests/s by default) for every round (rep) in which both ran at
+    this point."""
+    by_rep = {r["rep"]: float(r[key]) for r in runs[(b, label)]}
+    return [float(r[key]) / by_rep[r["rep"]] for r in runs[(a, label)]
             if by_rep.get(r["rep"])]
 
 
@@ -69,13 +74,14 @@ def ratio_cell(ratios):
     return f"{med(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f})"
 
 
-def goal(runs, a, b, labels, holds, wording):
+def goal(runs, a, b, labels, holds, wording, key="rps"):
     """One goal: ("met" | "not met" | "not measured", its Markdown line), judged on the
-    median per-round ratio a/b at each of `labels` (met if holds(median) at every one)."""
+    median per-round ratio a/b of `key` at each of `labels` (met if holds(median) at every
+    one)."""
     head = f"- {a} {wording}: "
     if not any(server == b for server, _ in runs):
         return "not measured", head + f"**not measured** (no {b} runs)"
-    medians = {label: med(round_ratios(runs, a, b, label)) for label in labels}
+    medians = {label: med(round_ratios(runs, a, b, label, key)) for label in labels}
     missing = [label for label, m in medians.items() if m != m]  # NaN: no shared round
     if missing:
         return "not measured", head + (f"**not measured** (no round with both in "
@@ -125,6 +131,22 @@ def protocol_section(runs, suffix):
                    "not measured" if "not measured" in verdicts else "met")
         out += ["", f"Goals (issue 24), judged on each cell's median per-round ratio: "
                     f"**{overall}**", ""] + [line for _, line in goals]
+        if TRIVIAL + suffix in present and "tokio" + suffix in present:
+            goals33 = []
+            for subject in subjects:
+                goals33.append(goal(runs, subject, TRIVIAL + suffix, CELLS,
+                                    lambda m: m >= TRIVIAL_FACTOR,
+                                    f">= {TRIVIAL_FACTOR}x {TRIVIAL + suffix} in every cell"))
+                goals33.append(goal(runs, subject, "tokio" + suffix, CELLS,
+                                    lambda m: m <= 1.0,
+                                    "server CPU per request <= Tokio's in every cell",
+                                    key="server_cpu_us_per_req"))
+            verdicts33 = {verdict for verdict, _ in goals33}
+            overall33 = ("not met" if "not met" in verdicts33 else
+                         "not measured" if "not measured" in verdicts33 else "met")
+            out += ["", "Goals (issue 33; its Tokio and io_uring goals are issue 24's above), "
+                        f"judged the same way: **{overall33}**", ""]
+            out += [line for _, line in goals33]
         if TRIVIAL + suffix in present:
             _, bound = goal(runs, TRIVIAL + suffix, "asio" + suffix, CELLS,
                             lambda m: m >= ASIO_FACTOR, f">= {ASIO_FACTOR}x Asio in every cell")

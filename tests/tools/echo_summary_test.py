@@ -131,6 +131,35 @@ class EchoSummaryTest(unittest.TestCase):
         self.assertLess(lines.index("- fairsched-epoll ahead of Tokio in every cell: **met** "
                                     "(lowest: c1_s64 1.09)"), lines.index(bound))
 
+    def test_issue_33_goals_against_the_trivial_version_and_tokios_cpu(self):
+        runs = []
+        for label in echo_summary.CELLS:
+            # fairsched-epoll: 0.96x the trivial server everywhere, but more CPU per request
+            # than Tokio at c64_s64; fairsched-io_uring: 0.94x the trivial server at c1_s64.
+            epoll_cpu = "2.00" if label == "c64_s64" else "1.00"
+            uring_rps = 94 if label == "c1_s64" else 100
+            runs += [run_line("fairsched-epoll", label, 1, 96).replace(
+                         "server_cpu_us_per_req=1.00", f"server_cpu_us_per_req={epoll_cpu}"),
+                     run_line("fairsched-io_uring", label, 1, uring_rps),
+                     run_line("tokio", label, 1, 90).replace(
+                         "server_cpu_us_per_req=1.00", "server_cpu_us_per_req=1.50"),
+                     run_line("trivial-epoll", label, 1, 100)]
+        lines = echo_summary.summary(echo_summary.load(runs))
+        self.assertIn("Goals (issue 33; its Tokio and io_uring goals are issue 24's above), "
+                      "judged the same way: **not met**", lines)
+        self.assertIn("- fairsched-epoll >= 0.95x trivial-epoll in every cell: **met** "
+                      "(lowest: c1_s64 0.96)", lines)
+        self.assertIn("- fairsched-epoll server CPU per request <= Tokio's in every cell: "
+                      "**not met** (c64_s64 1.33)", lines)
+        self.assertIn("- fairsched-io_uring >= 0.95x trivial-epoll in every cell: **not met** "
+                      "(c1_s64 0.94)", lines)
+        self.assertIn("- fairsched-io_uring server CPU per request <= Tokio's in every cell: "
+                      "**met** (lowest: c1_s64 0.67)", lines)
+        # Without Tokio in the run there is no issue-33 block.
+        no_tokio = [line for line in runs if "server=tokio " not in line]
+        self.assertFalse(any(line.startswith("Goals (issue 33")
+                             for line in echo_summary.summary(echo_summary.load(no_tokio))))
+
     def test_a_before_build_is_compared_with_the_current_one_in_the_same_rounds(self):
         runs = []
         for rep, (now, before) in enumerate(((110, 100), (150, 100), (90, 100)), start=1):
