@@ -337,9 +337,6 @@ TEST(ContractTest, BurstWakesHelpers) {
   for (const WorkerStats& s : sched.Stats()) EXPECT_GT(s.tasks_executed, 0u);
 }
 
-// Hole 6: a post that landed between WaitEmpty and the workers' exit was stranded, and a
-// release-build Start after Stop left `stopping_` set forever. Posts and wakeups race Stop
-// here (run under TSan in CI); nothing is lost, and the scheduler restarts cleanly.
 // yields_before_park: an idle worker that gives its core away before it parks finds the
 // work that the threads it let run publish meanwhile, instead of parking and being woken.
 // Rounds of two tasks, each of which keeps its worker until the other has started, so both
@@ -390,6 +387,9 @@ TEST(ContractTest, AnIdleWorkerThatYieldsFindsTheNextWorkWithoutParking) {
       << parks_with << " parks with 64 yields before parking, " << parks_without << " without";
 }
 
+// Hole 6: a post that landed between WaitEmpty and the workers' exit was stranded, and a
+// release-build Start after Stop left `stopping_` set forever. Posts and wakeups race Stop
+// here (run under TSan in CI); nothing is lost, and the scheduler restarts cleanly.
 TEST(ContractStressTest, PostsAndWakeupsRacingStopAreNeverLost) {
   const int rounds = static_cast<int>(testing::StressIterations(50, 5));
   for (std::int64_t round = 0; round < rounds; ++round) {
