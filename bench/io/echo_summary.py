@@ -94,6 +94,14 @@ def goal(runs, a, b, labels, holds, wording, key="rps"):
     return "met", head + f"**met** (lowest: {low} {medians[low]:.2f})"
 
 
+def overall(goals):
+    """The verdict of a list of goal() results: "not met" if any is, else "not measured" if
+    any is, else "met"."""
+    verdicts = {verdict for verdict, _ in goals}
+    return ("not met" if "not met" in verdicts else
+            "not measured" if "not measured" in verdicts else "met")
+
+
 def protocol_section(runs, suffix):
     """The requests/s tables and goals of one protocol (servers named with `suffix`)."""
     present = {server for server, _ in runs}
@@ -126,11 +134,8 @@ def protocol_section(runs, suffix):
             if uring + suffix in present or epoll + suffix in present:
                 goals.append(goal(runs, uring + suffix, epoll + suffix, WIDE_CELLS,
                                   lambda m: m >= 1.0, f">= {epoll + suffix} at 1,000 connections"))
-        verdicts = {verdict for verdict, _ in goals}
-        overall = ("not met" if "not met" in verdicts else
-                   "not measured" if "not measured" in verdicts else "met")
         out += ["", f"Goals (issue 24), judged on each cell's median per-round ratio: "
-                    f"**{overall}**", ""] + [line for _, line in goals]
+                    f"**{overall(goals)}**", ""] + [line for _, line in goals]
         if TRIVIAL + suffix in present and "tokio" + suffix in present:
             goals33 = []
             for subject in subjects:
@@ -141,11 +146,8 @@ def protocol_section(runs, suffix):
                                     lambda m: m <= 1.0,
                                     "server CPU per request <= Tokio's in every cell",
                                     key="server_cpu_us_per_req"))
-            verdicts33 = {verdict for verdict, _ in goals33}
-            overall33 = ("not met" if "not met" in verdicts33 else
-                         "not measured" if "not measured" in verdicts33 else "met")
             out += ["", "Goals (issue 33; its Tokio and io_uring goals are issue 24's above), "
-                        f"judged the same way: **{overall33}**", ""]
+                        f"judged the same way: **{overall(goals33)}**", ""]
             out += [line for _, line in goals33]
         if TRIVIAL + suffix in present:
             _, bound = goal(runs, TRIVIAL + suffix, "asio" + suffix, CELLS,
