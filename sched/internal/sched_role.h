@@ -173,7 +173,16 @@ inline auto BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Schedule(Wo
       MakeReady(task, /*expired=*/true);
       ++moved;
     }
-    if (PublishNearestDeadline(now)) result.retime_parkers = true;
+    if (PublishNearestDeadline(now)) {
+      result.retime_parkers = true;
+    } else if (wait_.NextDeadline() == kNoDeadline) {
+      // A deadline this role take published is gone again (its task was woken or ran out):
+      // nobody can sleep past a deadline that no longer exists, so nobody is re-timed. (On
+      // the one-connection echo each request published its read's deadline while the
+      // holder slept in WaitUntil, and the IO that woke the read removed it again: the
+      // wake-up that followed cost a futex call, a park and two context switches.)
+      result.retime_parkers = false;
+    }
     // IsEmpty is exact here (we are the front queue's consumer): false while tasks wait
     // or a push is in flight (exchanged, not yet linked: Pop cannot take it yet, and its
     // poster, whose Push returned false, sends no notify).

@@ -1,7 +1,7 @@
 // Tests for //sched:io_backend and for how the scheduler drives an IO backend: NoIoBackend
 // never loses a Notify and never returns early; the scheduler's role holder sleeps in
 // WaitUntil with exactly the nearest deadline (so nobody polls) and is woken by Notify when
-// a post finds the front queue empty.
+// a post finds the front queue empty, and wakes nobody for a deadline gone again.
 #include "sched/io_backend.h"
 
 #include <gtest/gtest.h>
@@ -141,6 +141,63 @@ TEST(IoBackendSchedulerTest, RoleHolderSpinWatchesTheBackend) {
   std::uint64_t spins = 0;
   for (const WorkerStats& s : sched.Stats()) spins += s.role_spins;
   EXPECT_GT(spins, 0u);
+}
+
+// A backend that, when armed, wakes one task from inside the role (as a socket's readiness
+// wakes the coroutine waiting for it): at the next Poll, and at the end of WaitUntil.
+class ArmedWakeBackend {
+ public:
+  static inline std::atomic<Task*> armed{nullptr};
+  void Poll(IoReadySink& sink) {
+    if (Task* task = armed.exchange(nullptr)) sink.Wake(task, IoWake::kWakeup);
+  }
+  void WaitUntil(TaskDeadline deadline, IoReadySink& sink) {
+    inner_.WaitUntil(deadline, sink);
+    Poll(sink);
+  }
+  void Notify() { inner_.Notify(); }
+  void CancelAll(IoReadySink& sink) { inner_.CancelAll(sink); }
+  bool EventsReady() { return armed.load() != nullptr; }
+
+ private:
+  NoIoBackend inner_;
+};
+static_assert(IoBackend<ArmedWakeBackend>);
+
+// Regression test: a role take that published a new nearest deadline woke a parked worker to
+// re-time its park when it released the role, even when that deadline was gone again by then.
+// On the one-connection echo, each request's read published its deadline while the holder
+// slept in WaitUntil, and the readiness that woke the read removed it: a wake-up (and the
+// woken worker's yields and park) per request, for a deadline that no longer existed. Here a
+// task waits with a far deadline each round and is woken from inside the role, as the echo's
+// read is; the holder then runs it itself and nobody else needs waking (before: one WakeOne
+// per round, 200 of 200).
+TEST(IoBackendSchedulerTest, ADeadlineGoneBeforeTheRoleIsReleasedWakesNobody) {
+  using Scheduler = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, ArmedWakeBackend>;
+  Scheduler sched(
+      TaskSchedulerOptions{.spin_before_park = std::chrono::nanoseconds(0), .yields_before_park = 0});
+  sched.Start(2);
+  constexpr int kRounds = 200;
+  std::atomic<int> runs{0};
+  Task task([&](Task* self) {
+    if (runs.fetch_add(1) + 1 < kRounds) sched.PostDelay(self, seconds(3600));
+  });
+  sched.Post(&task);
+  for (int round = 1; round < kRounds; ++round) {
+    const auto give_up = TaskClock::now() + seconds(20);
+    while (runs.load() < round && TaskClock::now() < give_up) std::this_thread::yield();
+    // Let the role holder receive the task and fall asleep in WaitUntil with its deadline.
+    std::this_thread::sleep_for(std::chrono::microseconds(300));
+    ArmedWakeBackend::armed = &task;
+    sched.io().Notify();
+  }
+  ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
+  EXPECT_EQ(runs.load(), kRounds);
+  std::uint64_t wakes = 0;
+  for (const WorkerStats& s : sched.Stats()) wakes += s.wakes_sent;
+  // A few may come from elsewhere (a descheduled thread); one per round is the bug.
+  EXPECT_LE(wakes, kRounds / 10u) << wakes << " wake-ups sent in " << kRounds << " rounds";
+  sched.Stop();
 }
 
 }  // namespace

@@ -997,7 +997,8 @@ inline WakeWaitingForStop() {
 #endif
 
 /* Runs with the role held; `retime` (result.retime_parkers) starts false and, like the
- * code's result, keeps its value across the passes of one call. */
+ * code's result, keeps its value across the passes of one call while a finite deadline
+ * waits. */
 inline Schedule() {
   do
   :: d_step { moved = 0; popped = 0 } ->
@@ -1073,7 +1074,10 @@ inline Schedule() {
      atomic {
        /* PublishNearestDeadline: a new finite nearest deadline asks for a retime wake. */
        /* code: sched/internal/sched_role.h PublishNearestDeadline: nearest_deadline_.store(next, std::memory_order_seq_cst); */
-       retime = retime || (!nearest && in_wait[TIMER] && deadline[TIMER] == FUTURE);
+       /* A retime asked for earlier in this call is dropped once no finite deadline
+        * waits any more (its task was woken or expired): nobody can sleep past it. */
+       /* code: sched/internal/sched_role.h Schedule: } else if (wait_.NextDeadline() == kNoDeadline) { */
+       retime = in_wait[TIMER] && deadline[TIMER] == FUTURE && (retime || !nearest);
        nearest = in_wait[TIMER] && deadline[TIMER] == FUTURE;
        /* code: sched/internal/sched_role.h Schedule: result.backlog = !front_.IsEmpty(); */
        backlog = (len(front) > 0)
