@@ -177,10 +177,9 @@ inline auto BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Schedule(Wo
       result.retime_parkers = true;
     } else if (wait_.NextDeadline() == kNoDeadline) {
       // A deadline this role take published is gone again (its task was woken or ran out):
-      // nobody can sleep past a deadline that no longer exists, so nobody is re-timed. (On
-      // the one-connection echo each request published its read's deadline while the
-      // holder slept in WaitUntil, and the IO that woke the read removed it again: the
-      // wake-up that followed cost a futex call, a park and two context switches.)
+      // nobody can sleep past a deadline that no longer exists, so nobody is re-timed. The
+      // common case: a socket read's deadline, published while the holder slept in
+      // WaitUntil and removed when the readiness woke the read.
       result.retime_parkers = false;
     }
     // IsEmpty is exact here (we are the front queue's consumer): false while tasks wait

@@ -171,7 +171,7 @@ static_assert(IoBackend<ArmedWakeBackend>);
 // woken worker's yields and park) per request, for a deadline that no longer existed. Here a
 // task waits with a far deadline each round and is woken from inside the role, as the echo's
 // read is; the holder then runs it itself and nobody else needs waking (before: one WakeOne
-// per round, 200 of 200).
+// per round, 199 of 200).
 TEST(IoBackendSchedulerTest, ADeadlineGoneBeforeTheRoleIsReleasedWakesNobody) {
   using Scheduler = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, ArmedWakeBackend>;
   Scheduler sched(
