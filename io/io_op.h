@@ -395,7 +395,8 @@ class IoOp {
   // OVERLAPPED request, which CancelIoEx names); sched-role only, not for users.
   void* backend_request = nullptr;
   // A multishot op the backend holds out of the kernel until it can re-arm it (IoUring: a
-  // RecvMultishot that ran out of ring buffers); sched-role only, not for users.
+  // RecvMultishot that ran out of ring buffers, or a multishot the kernel ended on
+  // completion-queue overflow); sched-role only, not for users.
   bool backend_parked = false;
 
  private:

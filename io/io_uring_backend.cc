@@ -28,7 +28,7 @@ namespace {
 constexpr std::uint64_t kWakeReadTag = 1;  // the eventfd read that Notify completes
 constexpr std::uint64_t kIgnoreTag = 2;    // cancel requests: their own CQEs carry nothing
 
-// CQEs handled per peek; the loop continues until the queue is empty.
+// CQEs handled per peek (Reap peeks again until the queue is empty or its limit is reached).
 constexpr unsigned kReapBatch = 64;
 
 unsigned ToPollMask(std::uint32_t interest) {
@@ -256,7 +256,9 @@ void IoUringBackend::Park(IoOp* op) {
   op->buffer_ring()->starved_.push_back(op);
 }
 
-bool IoUringBackend::EventsReady() { return io_uring_cq_ready(ring_.get()) > 0; }
+bool IoUringBackend::EventsReady() {
+  return io_uring_cq_ready(ring_.get()) > 0 || io_uring_cq_has_overflow(ring_.get());
+}
 
 void IoUringBackend::Poll(IoReadySink& sink) {
   Drain(sink);
@@ -392,9 +394,14 @@ void IoUringBackend::Arm(IoOp* op) {
 
 void IoUringBackend::Disarm(IoOp* op, IoReadySink& sink) {
   if (op->backend_parked) {
-    // Not in the kernel: nothing to cancel there.
-    std::vector<IoOp*>& starved = op->buffer_ring()->starved_;
-    starved.erase(std::find(starved.begin(), starved.end(), op));
+    // Not in the kernel (waiting for a re-arm, or starved of buffers): nothing to cancel
+    // there.
+    if (auto waiting = std::find(rearm_.begin(), rearm_.end(), op); waiting != rearm_.end()) {
+      rearm_.erase(waiting);
+    } else {
+      std::vector<IoOp*>& starved = op->buffer_ring()->starved_;
+      starved.erase(std::find(starved.begin(), starved.end(), op));
+    }
     op->backend_parked = false;
     registry_.Complete(op, -ECANCELED, sink);
     return;
@@ -427,10 +434,10 @@ void IoUringBackend::Handle(const io_uring_cqe& cqe, IoReadySink& sink) {
         // One edge of the multishot poll; it stays armed.
         registry_.Ready(op, FromPollMask(result), sink);
       } else if (result >= 0 && !internal::IoOpRegistry::CancelSeen(op)) {
-        // The kernel ended the multishot poll on its own (e.g. CQ overflow): report the
-        // edge and arm it again.
+        // The kernel ended the multishot poll on its own (CQ overflow): report the edge and
+        // arm it again once the completions have caught up (RearmLater).
         registry_.Ready(op, FromPollMask(result), sink);
-        Arm(op);
+        RearmLater(op);
       } else {
         registry_.Complete(op, result >= 0 ? -ECANCELED : result, sink);
       }
@@ -495,20 +502,46 @@ void IoUringBackend::HandleMultishot(IoOp* op, const io_uring_cqe& cqe, IoReadyS
   } else if (internal::IoOpRegistry::CancelSeen(op)) {
     registry_.Complete(op, -ECANCELED, sink);
   } else {
-    Arm(op);  // parks a starved op until ReleaseBuffer returns a buffer
+    RearmLater(op);  // Arm then parks a starved op until ReleaseBuffer returns a buffer
   }
 }
 
 void IoUringBackend::Reap(IoReadySink& sink) {
   io_uring_cqe* cqes[kReapBatch];
-  while (true) {
+  // At most one completion queue's worth per call, so the holder gets back to the tasks it
+  // made ready however fast completions come in; what is left waits in the queue, and the
+  // holder's next Poll or WaitUntil (which does not block then) takes it.
+  const unsigned limit = ring_->cq.ring_entries;
+  unsigned handled = 0;
+  while (handled < limit) {
     // Also flushes CQEs the kernel kept aside on overflow (it enters the kernel for that).
     const unsigned count = io_uring_peek_batch_cqe(ring_.get(), cqes, kReapBatch);
     if (count == 0) break;
     for (unsigned i = 0; i < count; ++i) Handle(*cqes[i], sink);
     io_uring_cq_advance(ring_.get(), count);
+    handled += count;
   }
-  SubmitPending();  // re-armed watches and the eventfd read
+  // Multishots the kernel ended on overflow go back into the kernel only once it holds no
+  // overflowed completion any more. Armed while it does, one that is ready at once (a
+  // writable socket's watch) could not post its first CQE either: the kernel would end it
+  // again, and with thousands of them the holder re-armed and reaped the same ops for ever
+  // (IoUringBackendTest.OnePollHandlesAtMostAQueueOfCompletionsAndOverflowedWatchesSettle).
+  // This way each round leaves at least a queue's worth of them armed and quiet. While any
+  // wait here, an overflow backlog does too, so the next wait returns at once.
+  if (!rearm_.empty() && !io_uring_cq_has_overflow(ring_.get())) {
+    std::vector<IoOp*> ended;
+    ended.swap(rearm_);
+    for (IoOp* op : ended) {
+      op->backend_parked = false;
+      Arm(op);
+    }
+  }
+  SubmitPending();  // re-armed ops and the eventfd read
+}
+
+void IoUringBackend::RearmLater(IoOp* op) {
+  op->backend_parked = true;
+  rearm_.push_back(op);
 }
 
 void IoUringBackend::SubmitPending() {

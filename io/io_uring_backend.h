@@ -34,12 +34,16 @@
 //     go in with the next submission). IORING_SETUP_CLAMP (a too-large size is clamped,
 //     not refused) everywhere. The real minimum is Linux 5.11 (IORING_FEAT_EXT_ARG).
 //   - Timeouts use the EXT_ARG wait (io_uring_submit_and_wait_timeout), not timeout SQEs.
+//   - One Poll or WaitUntil handles at most one completion queue's worth of CQEs (the rest
+//     stay for the next), so the holder returns to the tasks it made ready.
 // Multishot operations (io/io_op.h: AcceptMultishot, RecvMultishot): one SQE, many CQEs
 // (IORING_CQE_F_MORE). Each CQE becomes an intermediate completion (an IoEvent in the op's
 // queue and a Wakeup); the op's last CQE (no F_MORE) is turned into the one final completion,
 // or, where the op should go on, the op is armed again:
 //   - a CQE with a result but without F_MORE (the kernel ended the multishot on its own, e.g.
-//     on CQ overflow, or the single-shot fallback below) is delivered and the op re-armed;
+//     on CQ overflow, or the single-shot fallback below) is delivered and the op re-armed at
+//     the end of that Reap, and not before the kernel holds no overflowed CQE any more (an
+//     op armed into a backlog that is ready at once would be ended again, for ever);
 //   - RecvMultishot out of ring buffers (-ENOBUFS, or no buffer in the ring when it is
 //     armed) is PARKED: held by the backend, out of the kernel, and armed again by the role
 //     as soon as ReleaseBuffer hands a buffer back; a cancel of a parked op completes it;
@@ -184,6 +188,7 @@ class IoUringBackend : public internal::BackendFacade<IoUringBackend> {
   void Handle(const io_uring_cqe& cqe, IoReadySink& sink);
   void HandleMultishot(IoOp* op, const io_uring_cqe& cqe, IoReadySink& sink);
   void Park(IoOp* op);
+  void RearmLater(IoOp* op);
   void ReturnToKernel(IoBufferRing* ring, std::uint16_t id);
   void ReclaimReturnedBuffers();
   void ProbeMultishot();
@@ -205,6 +210,9 @@ class IoUringBackend : public internal::BackendFacade<IoUringBackend> {
   Mutex rings_mutex_;  // guards rings_ and next_group_ (creation vs the role's reclaim)
   std::vector<std::unique_ptr<IoBufferRing>> rings_;
   std::uint16_t next_group_ = 0;
+  // Role only: multishot ops the kernel ended on CQ overflow, out of the kernel until Reap
+  // arms them again (backend_parked is set while they wait here).
+  std::vector<IoOp*> rearm_;
   // Set by ReleaseBuffer after it marked a buffer returned; the role's cue to reclaim.
   Atomic<bool> returns_pending_{false};
   internal::RoleSleepGate gate_;

@@ -12,17 +12,19 @@
 // Contract. "Role" methods are called only by the sched-role holder, one thread at a time
 // (the thread changes from one role take to the next: a backend must not assume a fixed
 // thread); "any" methods are thread-safe.
-//   - Poll(sink) [role]: non-blocking. Delivers every IO event the backend can see without
-//     sleeping (and hands queued submissions to the kernel). Called at EVERY role take, so a
-//     loaded scheduler whose role holder never sleeps still services IO: a task whose fd
-//     became ready is made ready at the next role take. A worker takes the role only
-//     between two tasks, when it finds no ready task or a timer is due; posts reach the
-//     ready queue only through role takes (at most `batch_size` per take). So under load a
-//     role take comes once the ready tasks of the previous take have all started AND one
-//     worker has finished the task it was running: while every worker runs a long task, IO
-//     (like a timer) waits for one of them to return. Keep tasks short, or keep a worker to
-//     spare, where IO latency matters. Must be cheap when nothing is registered
-//     (NoIoBackend: nothing at all; it inlines away).
+//   - Poll(sink) [role]: non-blocking. Hands queued submissions to the kernel and delivers
+//     the IO events the backend can see without sleeping, up to a batch of its own size
+//     (epoll: 128 per call, io_uring: one completion queue), so that the holder gets back
+//     to its tasks; the rest stay visible to EventsReady and the next call. Called at EVERY
+//     role take, so a loaded scheduler whose role holder never sleeps still services IO: a
+//     task whose fd became ready is made ready at the next role take. A worker takes the
+//     role only between two tasks, when it finds no ready task or a timer is due; posts
+//     reach the ready queue only through role takes (at most `batch_size` per take). So
+//     under load a role take comes once the ready tasks of the previous take have all
+//     started AND one worker has finished the task it was running: while every worker runs
+//     a long task, IO (like a timer) waits for one of them to return. Keep tasks short, or
+//     keep a worker to spare, where IO latency matters. Must be cheap when nothing is
+//     registered (NoIoBackend: nothing at all; it inlines away).
 //   - WaitUntil(deadline, sink) [role]: blocks until Notify was called since the previous
 //     WaitUntil returned (a Notify is never lost: one that comes first makes it return at
 //     once), or an IO event arrives (delivered into `sink` before returning), or
