@@ -242,12 +242,16 @@ void IoUringBackend::ReclaimReturnedBuffers() {
       }
     }
     if (ring->available_ == 0 || ring->starved_.empty()) continue;
-    std::vector<IoOp*> starved;
-    starved.swap(ring->starved_);
-    for (IoOp* op : starved) {
-      op->backend_parked = false;
-      Arm(op);
-    }
+    ArmParked(ring->starved_);
+  }
+}
+
+void IoUringBackend::ArmParked(std::vector<IoOp*>& parked) {
+  std::vector<IoOp*> ops;
+  ops.swap(parked);  // first: Arm may park an op again (a RecvMultishot with no buffer)
+  for (IoOp* op : ops) {
+    op->backend_parked = false;
+    Arm(op);
   }
 }
 
@@ -528,14 +532,7 @@ void IoUringBackend::Reap(IoReadySink& sink) {
   // (IoUringBackendTest.OnePollHandlesAtMostAQueueOfCompletionsAndOverflowedWatchesSettle).
   // This way each round leaves at least a queue's worth of them armed and quiet. While any
   // wait here, an overflow backlog does too, so the next wait returns at once.
-  if (!rearm_.empty() && !io_uring_cq_has_overflow(ring_.get())) {
-    std::vector<IoOp*> ended;
-    ended.swap(rearm_);
-    for (IoOp* op : ended) {
-      op->backend_parked = false;
-      Arm(op);
-    }
-  }
+  if (!rearm_.empty() && !io_uring_cq_has_overflow(ring_.get())) ArmParked(rearm_);
   SubmitPending();  // re-armed ops and the eventfd read
 }
 

@@ -189,6 +189,8 @@ class IoUringBackend : public internal::BackendFacade<IoUringBackend> {
   void HandleMultishot(IoOp* op, const io_uring_cqe& cqe, IoReadySink& sink);
   void Park(IoOp* op);
   void RearmLater(IoOp* op);
+  // Arms every op of `parked` (ops held out of the kernel) again; `parked` is emptied.
+  void ArmParked(std::vector<IoOp*>& parked);
   void ReturnToKernel(IoBufferRing* ring, std::uint16_t id);
   void ReclaimReturnedBuffers();
   void ProbeMultishot();
