@@ -5,7 +5,7 @@ average before and after, req/s, latency percentiles, CPU time and run-queue wai
 store and client threads, the check) with sane values (arrivals near rate x duration,
 latencies ordered and far below a second, the check passed); the runs alternate designs;
 then tools/savegame/plot_open_loop.py draws the PNG and reports the highest rate each design
-holds (both low rates hold)."""
+holds (both low rates hold under the records' own 1 s bound; none holds under 1 us)."""
 
 import json
 import math
@@ -117,23 +117,38 @@ class OpenLoopSweepTest(unittest.TestCase):
         self.assertEqual(check["users_checked"], 50)
         self.assertEqual(check["conflicts"], 0)
 
-    def test_plot_reports_the_highest_rate_held(self):
+    def plot(self, p99_limit_ms):
+        """Runs the plot with a p99 limit; returns (its stdout, its summary)."""
         png = os.path.join(self.out, "open_loop.png")
         summary_path = os.path.join(self.out, "summary.json")
         plotted = subprocess.run([sys.executable, PLOT, self.out, "--png", png,
-                                  "--summary", summary_path],
+                                  "--summary", summary_path,
+                                  "--p99-limit-ms", str(p99_limit_ms)],
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.assertEqual(plotted.returncode, 0, plotted.stdout)
         with open(png, "rb") as f:
             self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
         with open(summary_path) as f:
-            summary = json.load(f)
+            return plotted.stdout, json.load(f)
+
+    def test_plot_reports_the_highest_rate_held(self):
+        # The limit is the records' own bound (every latency < 1 s, checked above): the
+        # default 100 ms is a statement about a quiet machine, and CI runs this beside
+        # other tests, where one stall can put a low rate's p99 over it.
+        stdout, summary = self.plot(1000)
         for design in ("fairsched", "updater"):
             self.assertEqual(summary[design]["highest_rate_held"], max(RATES))
             self.assertEqual([row["rate"] for row in summary[design]["rows"]], RATES)
-            self.assertIn("%s: highest offered rate held at p99 <= 100 ms (<= 1%% failed): "
-                          "%d req/s" % (design, max(RATES)), plotted.stdout)
+            self.assertIn("%s: highest offered rate held at p99 <= 1000 ms (<= 1%% failed): "
+                          "%d req/s" % (design, max(RATES)), stdout)
 
+    def test_plot_holds_no_rate_under_a_limit_no_run_meets(self):
+        stdout, summary = self.plot(0.001)
+        for design in ("fairsched", "updater"):
+            self.assertIsNone(summary[design]["highest_rate_held"])
+            self.assertFalse(any(row["held"] for row in summary[design]["rows"]))
+            self.assertIn("%s: highest offered rate held at p99 <= 0.001 ms (<= 1%% failed): "
+                          "none of the rates tried" % design, stdout)
 
 if __name__ == "__main__":
     unittest.main()
