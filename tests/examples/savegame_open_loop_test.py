@@ -150,5 +150,6 @@ class OpenLoopSweepTest(unittest.TestCase):
             self.assertIn("%s: highest offered rate held at p99 <= 0.001 ms (<= 1%% failed): "
                           "none of the rates tried" % design, stdout)
 
+
 if __name__ == "__main__":
     unittest.main()

@@ -268,12 +268,11 @@ TYPED_TEST(TcpTest, HalfClosedPeerGetsEveryAnswer) {
 // Write waits for space and its write deadline ends the connection. Each Write of the peer
 // waits at most 100 ms, so the peer notices the drop while its sends are blocked; a
 // timed-out send resumes the same frame where it stopped, so a slow server (a loaded
-// machine) never sees a split frame, which it would rightly drop as oversized instead.
-// (The peer used to shrink its receive buffer to 4 KiB after connecting, below the window
-// it had already advertised; in about 1 run in 1,000 the kernel then stalled the transfer
-// for longer than the test, with the peer's 4 MB send queue unsent and the server waiting
-// in a read: its echoes had fit its send buffer, so it never waited in a write.) Returns
-// the error that ended the sends (none when the server's counter showed the drop first).
+// machine) never sees a split frame, which it would rightly drop as oversized instead. The
+// peer leaves its receive buffer as it is: shrinking it after connecting, below the window
+// already advertised, stalled the transfer in about 1 run in 1,000 (the server then waited
+// in a read, never in a write). Returns the error that ended the sends (none when the
+// server's counter showed the drop first).
 template <typename Sched>
 coro::Lazy<IoError> NeverReadingPeer(Sched* scheduler, SocketAddress address,
                                      const EchoServer<Sched>* server) {
@@ -305,11 +304,14 @@ TYPED_TEST(TcpTest, PeerThatNeverReadsIsDroppedAfterTheWriteDeadline) {
   const IoError ended =
       coro::Spawn(this->peers(), NeverReadingPeer(&this->peers(), address, this->server_.get()))
           .Get();
-  EXPECT_TRUE(WaitUntilTrue([&] { return this->server_->Stats().dropped_slow_reader == 1; }))
-      << "the peer's sends ended with: " << (ended.ok() ? "(no error)" : ended.Message())
-      << "; the server counted closed_by_peer " << this->server_->Stats().closed_by_peer
-      << ", dropped_oversized " << this->server_->Stats().dropped_oversized << ", dropped_idle "
-      << this->server_->Stats().dropped_idle;
+  const bool dropped =
+      WaitUntilTrue([&] { return this->server_->Stats().dropped_slow_reader == 1; });
+  const examples::EchoServerStats stats = this->server_->Stats();
+  EXPECT_TRUE(dropped) << "the peer's sends ended with: "
+                       << (ended.ok() ? "(no error)" : ended.Message())
+                       << "; the server counted closed_by_peer " << stats.closed_by_peer
+                       << ", dropped_oversized " << stats.dropped_oversized << ", dropped_idle "
+                       << stats.dropped_idle;
   this->ExpectServerHealthy(address);
 }
 
