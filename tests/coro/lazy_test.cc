@@ -142,8 +142,17 @@ TEST(TaskTest, FramesComeFromTheRecyclingAllocator) {
   const FrameAllocatorStats before = FrameAllocator::ThisThreadFrameStats();
   RunSync(Add(1, 2));  // three frames: Add and two Constant
   const FrameAllocatorStats after = FrameAllocator::ThisThreadFrameStats();
-  EXPECT_EQ(after.allocations - before.allocations, 3u);
-  EXPECT_EQ(after.deallocations - before.deallocations, 3u);
+  const std::uint64_t allocated = after.allocations - before.allocations;
+#if defined(__clang__) && defined(__OPTIMIZE__)
+  // clang with optimisation (CI's TSan build is -O1) may place the frames of the two
+  // awaited Constant coroutines inside Add's frame (coroutine heap allocation elision): only
+  // Add's frame then comes from the allocator.
+  EXPECT_GE(allocated, 1u);
+  EXPECT_LE(allocated, 3u);
+#else
+  EXPECT_EQ(allocated, 3u);
+#endif
+  EXPECT_EQ(after.deallocations - before.deallocations, allocated);
 }
 
 #ifndef NDEBUG
