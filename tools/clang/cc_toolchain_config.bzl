@@ -11,7 +11,13 @@ library as the gcc build). The sanitizer and coverage flags are not here: .bazel
 (tests/fuzz/BUILD). No dynamic libraries: every executable links its objects statically.
 """
 
-load("@rules_cc//cc:cc_toolchain_config_lib.bzl", "tool_path")
+load(
+    "@rules_cc//cc:cc_toolchain_config_lib.bzl",
+    "feature",
+    "flag_group",
+    "flag_set",
+    "tool_path",
+)
 load("//tools/bazel:cc_toolchain_parts.bzl", "COMPILE_ACTIONS", "LINK_ACTIONS", "flags_feature")
 
 def _impl(ctx):
@@ -34,6 +40,26 @@ def _impl(ctx):
         # The compilation modes (`--config=fuzz` itself asks for -O1, see .bazelrc).
         flags_feature("dbg", COMPILE_ACTIONS, ["-g", "-O0"], enabled = False),
         flags_feature("opt", COMPILE_ACTIONS, ["-O2"], enabled = False),
+        # --copt and the targets' copts, declared here (Bazel would add this feature itself,
+        # after the ones above) so that the next feature comes after them.
+        feature(
+            name = "user_compile_flags",
+            enabled = True,
+            flag_sets = [flag_set(
+                actions = COMPILE_ACTIONS,
+                flag_groups = [flag_group(
+                    flags = ["%{user_compile_flags}"],
+                    iterate_over = "user_compile_flags",
+                    expand_if_available = "user_compile_flags",
+                )],
+            )],
+        ),
+        # UBSan's function check off, after every user flag (so `--config=ubsan` or
+        # `--config=asan` in any order cannot turn it back on): with it, clang 14 cannot
+        # assemble a coroutine's split functions ("Cannot represent a difference across
+        # sections"), at -O0 and -O1 alike. It is the one check of -fsanitize=undefined that
+        # clang builds leave out; gcc has no such check.
+        flags_feature("no_function_sanitizer", COMPILE_ACTIONS, ["-fno-sanitize=function"]),
     ]
     return cc_common.create_cc_toolchain_config_info(
         ctx = ctx,
