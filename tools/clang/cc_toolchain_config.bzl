@@ -6,9 +6,10 @@ uses, whose cache would otherwise be invalidated). The two configurations use on
 under two cpu names (`k8_clang`, `k8_fuzz`), so each keeps an output tree of its own.
 
 clang++-14 is the driver for every action; it uses gcc 12's libstdc++ (the same headers and
-library as the gcc build). The sanitizer and coverage flags are not here: .bazelrc's
-`--config=fuzz` adds them, and the fuzzer executables add `-fsanitize=fuzzer` themselves
-(tests/fuzz/BUILD). No dynamic libraries: every executable links its objects statically.
+library as the gcc build). The sanitizer and coverage flags are not here (.bazelrc's
+`--config=fuzz` and configs.bazelrc add them, and the fuzzer executables add
+`-fsanitize=fuzzer` themselves, tests/fuzz/BUILD), except the one that turns UBSan's
+function check off after them (see `no_function_sanitizer`). No dynamic libraries: every executable links its objects statically.
 """
 
 load(
