@@ -46,10 +46,10 @@
 
 #include "sync/per_thread.h"
 #include "sync/primitives.h"
+#include "sync/sanitizers.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(FAIRSCHED_ASAN)
 #include <sanitizer/asan_interface.h>
-#define FAIRSCHED_CORO_ASAN 1
 #endif
 
 namespace fairsched::coro {
@@ -312,12 +312,12 @@ class FrameAllocator {
   }
 
   static void Poison([[maybe_unused]] void* block, [[maybe_unused]] std::size_t size) {
-#if defined(FAIRSCHED_CORO_ASAN)
+#if defined(FAIRSCHED_ASAN)
     ASAN_POISON_MEMORY_REGION(block, size);
 #endif
   }
   static void Unpoison([[maybe_unused]] void* block, [[maybe_unused]] std::size_t size) {
-#if defined(FAIRSCHED_CORO_ASAN)
+#if defined(FAIRSCHED_ASAN)
     ASAN_UNPOISON_MEMORY_REGION(block, size);
 #endif
   }

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "sync/sanitizers.h"
+
 namespace fairsched::testing {
 
 // FAIRSCHED_STRESS_SCALE from the environment (a positive integer), or 1.
@@ -20,14 +22,8 @@ inline std::int64_t StressScale() {
 
 // True in sanitizer builds, which run 5-20x slower: stress tests use smaller bases there.
 inline constexpr bool kSanitized =
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(FAIRSCHED_ASAN) || defined(FAIRSCHED_TSAN)
     true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-    true;
-#else
-    false;
-#endif
 #else
     false;
 #endif

@@ -57,6 +57,7 @@
 #include "queues/binary_heap.h"
 #include "queues/mcsp_queue.h"
 #include "sched/task_scheduler.h"
+#include "sync/sanitizers.h"
 #include "tools/soak/clients.h"
 
 namespace fairsched::soak {
@@ -64,9 +65,9 @@ namespace {
 
 // The sanitizer this binary was built with ("none" without), for the header line and for
 // sizing the coroutine rounds.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(FAIRSCHED_ASAN)
 constexpr const char* kSanitizer = "asan";
-#elif defined(__SANITIZE_THREAD__)
+#elif defined(FAIRSCHED_TSAN)
 constexpr const char* kSanitizer = "tsan";
 #else
 constexpr const char* kSanitizer = "none";
