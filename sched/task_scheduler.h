@@ -408,12 +408,15 @@ class BasicTaskScheduler {
     std::vector<SeenBatch> seen;
     // PostOrder::kHome (sched/internal/home_queues.h): this worker's queue (null under the
     // other orders), its reserved stamps [stamp_next, stamp_end), whether it looks at the
-    // other queues before its next own task, and each other queue's ClaimedCount at its
-    // previous idle look (by worker index). This thread only, except `home`.
+    // other queues before its next own task, the newest stamp among the tasks it took from
+    // other queues with its own empty since its last look (0: none), and each other
+    // queue's ClaimedCount at its previous idle look (by worker index). This thread only,
+    // except `home`.
     std::unique_ptr<HomeRing<Task>> home;
     std::uint64_t stamp_next = 0;
     std::uint64_t stamp_end = 0;
     bool look_now = false;
+    std::uint64_t taken_stamp_max = 0;
     std::vector<std::uint64_t> seen_claimed;
     // Its queue's head stamp as of its last look, for the others' looks (PublishHead); on
     // its own line, which its owner writes once per execution batch.

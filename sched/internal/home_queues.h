@@ -23,7 +23,12 @@
 // takes at once from a queue that holds two or more tasks or a lone task the sched-role
 // made ready (received, woken, due), and a lone run-now post once its owner has not
 // claimed anything between two of its looks (1 ms apart while it sleeps, see
-// RecheckWhileOthersExecute).
+// RecheckWhileOthersExecute). Its takes count against the bound like its own tasks: it
+// looks at each execution batch's start too, measuring the skew from the newest stamp it
+// took since its last look (taken_stamp_max) when its own queue is empty. Without that, an
+// idle worker that could not take the role (held by a descheduled worker) ran another
+// busy worker's posts one by one, all but the last before X (HomeQueueTest.
+// AnIdleWorkersTakesFromABusyQueueKeepTheBound: 999 of 1,000 against a bound of 237).
 //
 // Included at the end of sched/task_scheduler.h; it includes that header itself.
 #ifndef FAIRSCHED_SCHED_INTERNAL_HOME_QUEUES_H_
@@ -97,15 +102,17 @@ inline std::uint64_t BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Sk
 }
 
 // A worker looks: one task at the head of another worker's queue whose stamp is more than
-// its skew (SkewOf) below its own head's, or nullptr. Takes one at a time: the caller runs
-// it and looks again, so a long task among the old ones does not hold the others (another
-// look, by this or another worker, takes them).
+// its skew (SkewOf) below its own head's, or below the newest stamp it took from the others
+// since its last look (its own queue may be empty while it runs theirs), or nullptr. Takes
+// one at a time: the caller runs it and looks again, so a long task among the old ones does
+// not hold the others (another look, by this or another worker, takes them).
 template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
 inline Task* BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::TakeOldTask(Worker* self) {
-  const std::optional<std::uint64_t> own = self->home->HeadStamp();
+  const std::uint64_t own =
+      std::max(self->home->HeadStamp().value_or(0), self->taken_stamp_max);
   const std::uint64_t skew = SkewOf(self);
-  if (!own.has_value() || *own <= skew) return nullptr;
-  const std::uint64_t below = *own - skew;
+  if (own <= skew) return nullptr;
+  const std::uint64_t below = own - skew;
   for (const auto& other : workers_) {
     if (other.get() == self) continue;
     if (other->published_head.load(std::memory_order_relaxed) >= below) continue;
@@ -158,8 +165,10 @@ inline Task* BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::TakeOneFro
                                     ? HomeRing<Task>::kAnyStamp
                                     : other->received_stamp_end.load(std::memory_order_relaxed);
     Task* task = nullptr;
-    if (other->home->TakeFront(below, 1, /*half=*/false, &task) == 1) {
+    std::uint64_t stamp = 0;
+    if (other->home->TakeFront(below, 1, /*half=*/false, &task, &stamp) == 1) {
       self->stats.idle_take_overs.Add();
+      self->taken_stamp_max = std::max(self->taken_stamp_max, stamp);
       return task;
     }
   }
@@ -205,6 +214,7 @@ inline Task* BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::NextHomeTa
   if (worker->look_now) {
     if (Task* old = TakeOldTask(worker)) return old;  // and look again before the next
     worker->look_now = false;
+    worker->taken_stamp_max = 0;  // the next look measures from what it takes after this one
     PublishHead(worker);
   }
   if (Task* task = worker->home->Pop()) {

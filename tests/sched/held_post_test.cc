@@ -629,6 +629,90 @@ TEST(HomeQueueTest, ThreeWorkersLongTaskAndOutsideFlood) {
   HeldPostStartsBesideAnOutsideFlood(PostOrder::kHome, 3);
 }
 
+// Home queues: an idle worker's takes count against the bound too. Four workers: A runs a
+// long task that posts X (a lone run-now post in A's queue) and waits for it; B runs a long
+// task that then posts kLater tasks into its own queue and waits too; of the other two, the
+// first to take the sched-role is held inside the backend's poll (as a role holder that the
+// OS deschedules: the failure was first seen under Wine), and the last one is idle, so it
+// runs B's posts one by one (an idle take from a queue of two or more) and cannot take the
+// role, where its park-time look would find X's owner stuck. Before the fix an idle worker
+// never looked at the other queues' heads while it had such takes to make, and started
+// every one of B's posts but the last before X; it must take X once the tasks it took are
+// more than the skew newer, as a worker with a queue of its own does.
+std::atomic<bool> g_hold_role{false};
+std::atomic<bool> g_role_held{false};
+std::atomic<bool> g_release_role{false};
+
+TEST(HomeQueueTest, AnIdleWorkersTakesFromABusyQueueKeepTheBound) {
+  using Scheduler = BasicTaskScheduler<McspQueue<Task>, BinaryHeap<Task>, testing::HookedBackend>;
+  constexpr int kWorkers = 4;
+  constexpr int kLater = 1000;
+  constexpr int kRounds = 3;
+  struct HoldRoleHooks {  // installed for the test's schedulers, cleared however it ends
+    HoldRoleHooks() {
+      const auto hold = [] {
+        if (!g_hold_role.exchange(false)) return;
+        g_role_held = true;
+        SpinUntil([] { return g_release_role.load(); }, seconds(3));
+      };
+      testing::HookedBackend::before_poll = hold;
+      testing::HookedBackend::before_wait = hold;
+    }
+    ~HoldRoleHooks() {
+      testing::HookedBackend::before_poll = nullptr;
+      testing::HookedBackend::before_wait = nullptr;
+    }
+  } hooks;
+  std::int64_t worst = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    g_hold_role = false;
+    g_role_held = false;
+    g_release_role = false;
+    Scheduler sched(OptionsFor(PostOrder::kHome));
+    std::atomic<bool> a_started{false}, b_ready{false}, x_posted{false}, x_ran{false};
+    std::atomic<bool> x_in_time{false};
+    std::atomic<std::int64_t> overtakers{0}, later_ran{0};
+    sched.Start(kWorkers);
+    sched.PostOneShot([&] {  // A
+      a_started = true;
+      SpinUntil([&] { return b_ready.load(); }, seconds(10));
+      Scheduler::Current()->PostOneShot([&] { x_ran = true; });
+      x_posted = true;
+      x_in_time = SpinUntil([&] { return x_ran.load(); }, seconds(2));
+      g_release_role = true;
+    });
+    sched.PostOneShot([&] {  // B
+      // Two tasks wake a parked worker, which takes the role after running one and is
+      // held there; then A posts X, and B the later posts at once.
+      g_hold_role = true;
+      Scheduler::Current()->PostOneShot([] {});
+      Scheduler::Current()->PostOneShot([] {});
+      SpinUntil([&] { return g_role_held.load(); }, seconds(2));
+      b_ready = true;
+      SpinUntil([&] { return x_posted.load(); }, seconds(10));
+      for (int i = 0; i < kLater; ++i) {
+        Scheduler::Current()->PostOneShot([&] {
+          if (!x_ran.load()) overtakers.fetch_add(1);
+          later_ran.fetch_add(1);
+        });
+      }
+      SpinUntil([&] { return x_ran.load(); }, seconds(2));
+    });
+    ASSERT_TRUE(SpinUntil([&] { return later_ran.load() == kLater && x_ran.load(); }, seconds(30)));
+    ASSERT_TRUE(sched.WaitEmpty(seconds(30)));
+    sched.Stop();
+    ASSERT_TRUE(a_started.load() && b_ready.load());
+    EXPECT_TRUE(g_role_held.load()) << "no role holder was held (round " << round << ")";
+    EXPECT_TRUE(x_in_time.load()) << "X waited 2 s behind its blocked poster (round " << round << ")";
+    worst = std::max(worst, overtakers.load());
+  }
+  const std::int64_t bound = OvertakeBound(PostOrder::kHome, kWorkers);
+  std::printf("%d workers, the role held, one idle: at most %lld of %d later posts started "
+              "before X (bound %lld)\n",
+              kWorkers, static_cast<long long>(worst), kLater, static_cast<long long>(bound));
+  EXPECT_LE(worst, bound);
+}
+
 // Per-poster order: a task posts X1 while every worker executes (held in its local batch),
 // lets another worker go idle, and posts X2 (which then goes to the shared queue at once).
 // X1 must start before X2: the ready queue logs the order in which the workers take them.

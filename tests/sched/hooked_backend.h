@@ -1,6 +1,6 @@
 // A test IO backend that lets a test act at the scheduler's backend calls: NoIoBackend with
-// a hook run before every Poll, one after every Notify and one before every CancelAll, on
-// the calling thread.
+// a hook run before every Poll, one before every WaitUntil (the role holder's sleep), one
+// after every Notify and one before every CancelAll, on the calling thread.
 // Stop notifies the backend from its own thread after it sets stopping_ and again after it
 // sets exit_, and the role holder calls CancelAll on every pass while stopping: tests use
 // these points to make posts race with Stop's drain and the workers' exit on purpose
@@ -23,6 +23,7 @@ namespace fairsched::testing {
 class HookedBackend {
  public:
   static inline std::function<void()> before_poll;
+  static inline std::function<void()> before_wait;
   static inline std::function<void()> after_notify;
   static inline std::function<void()> before_cancel_all;
 
@@ -30,7 +31,10 @@ class HookedBackend {
     if (before_poll) before_poll();
     inner_.Poll(sink);
   }
-  void WaitUntil(TaskDeadline deadline, IoReadySink& sink) { inner_.WaitUntil(deadline, sink); }
+  void WaitUntil(TaskDeadline deadline, IoReadySink& sink) {
+    if (before_wait) before_wait();
+    inner_.WaitUntil(deadline, sink);
+  }
   void CancelAll(IoReadySink& sink) {
     if (before_cancel_all) before_cancel_all();
     inner_.CancelAll(sink);

@@ -35,6 +35,15 @@
  * on a push into an empty queue, where the model publishes when the published stamp is
  * NOTHING (in this harness the same pushes: a queue's owner publishes NOTHING exactly when it
  * finds its queue empty).
+ * Not modelled: a third worker, idle. The model's look with an empty own queue takes any
+ * head; the code's idle worker instead takes tasks one by one from a queue holding two or
+ * more (or a lone task the role made ready, or a stuck owner's), and looks at each batch
+ * start with the skew measured from the newest stamp it took since its last look. Before
+ * that measure, an idle worker beside a held sched-role ran a busy worker's posts without
+ * ever looking (tests/sched/held_post_test.cc,
+ * HomeQueueTest.AnIdleWorkersTakesFromABusyQueueKeepTheBound: 999 of 1,000 later posts
+ * before X; first seen under Wine in ThreeWorkersLongTaskAndOutsideFlood). Two workers
+ * cannot reach it; that test checks it.
  *
  * What this model is for: the rule's order bound and liveness, not the lock-free steps.
  * A pop, a push, a reservation and a look are each one atomic step here (d_step); in the
