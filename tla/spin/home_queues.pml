@@ -219,7 +219,7 @@ inline Look() {
   :: q_len[RP_W] == 0 || (published[LONG_W] != NOTHING &&
                           published[LONG_W] + S < q_stamp[AT(RP_W, 0)]) ->
     do
-    /* code: sched/internal/home_queues.h TakeOldTask: const std::uint64_t below = *own - skew; */
+    /* code: sched/internal/home_queues.h TakeOldTask: const std::uint64_t below = own - skew; */
     /* code: queues/home_ring.h TakeFront: if (stamp >= below) break; */
     :: q_len[LONG_W] > 0 &&
        (q_len[RP_W] == 0 || q_stamp[AT(LONG_W, 0)] + S < q_stamp[AT(RP_W, 0)]) ->
