@@ -632,13 +632,13 @@ TEST(HomeQueueTest, ThreeWorkersLongTaskAndOutsideFlood) {
 // Home queues: an idle worker's takes count against the bound too. Four workers: A runs a
 // long task that posts X (a lone run-now post in A's queue) and waits for it; B runs a long
 // task that then posts kLater tasks into its own queue and waits too; of the other two, the
-// first to take the sched-role is held inside the backend's poll (as a role holder that the
-// OS deschedules: the failure was first seen under Wine), and the last one is idle, so it
-// runs B's posts one by one (an idle take from a queue of two or more) and cannot take the
-// role, where its park-time look would find X's owner stuck. Before the fix an idle worker
-// never looked at the other queues' heads while it had such takes to make, and started
-// every one of B's posts but the last before X; it must take X once the tasks it took are
-// more than the skew newer, as a worker with a queue of its own does.
+// first to take the sched-role is held inside the backend, in its poll or its sleep (as a
+// role holder that the OS deschedules: the failure was first seen under Wine), and the last
+// one is idle, so it runs B's posts one by one (an idle take from a queue of two or more)
+// and cannot take the role, where its park-time look would find X's owner stuck. Before the
+// fix an idle worker never looked at the other queues' heads while it had such takes to
+// make, and started every one of B's posts but the last before X; it must take X once the
+// tasks it took are more than the skew newer, as a worker with a queue of its own does.
 std::atomic<bool> g_hold_role{false};
 std::atomic<bool> g_role_held{false};
 std::atomic<bool> g_release_role{false};

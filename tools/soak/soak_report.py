@@ -109,14 +109,12 @@ def check_growth(header, samples):
     if len(after) < 3:
         return ([f"only {len(after)} samples after warm-up (need 3): "
                  "run longer or sample more often"], [], warmup_end)
-    third = max(1, len(after) // 3)
-    first, last = after[:third], after[-third:]
     failures, lines = [], []
     for gauge, tolerance in GROWTH_TOLERANCE.items():
         if gauge == "rss_kb" and header.get("sanitizer", "none") != "none":
             lines.append(f"  {gauge}: not judged ({header['sanitizer']} build)")
             continue
-        judged, first_g, last_g = after, first, last
+        judged = after
         if gauge == "coroutines_between_rounds":
             # -1 until the first coroutine round ends. A slow build (a sanitizer) may end it
             # after the warm-up: then this gauge's own warm-up lasts until that round end.
@@ -125,11 +123,11 @@ def check_growth(header, samples):
                 lines.append(f"  {gauge}: only {len(judged)} samples after the first round "
                              "ended (need 3); not judged")
                 continue
-            third_g = max(1, len(judged) // 3)
-            first_g, last_g = judged[:third_g], judged[-third_g:]
+        third = max(1, len(judged) // 3)
+        first, last = judged[:third], judged[-third:]
         values = [s[gauge] for s in judged]
-        base = min(s[gauge] for s in first_g)
-        end = min(s[gauge] for s in last_g)
+        base = min(s[gauge] for s in first)
+        end = min(s[gauge] for s in last)
         allowed = tolerance(base) if callable(tolerance) else tolerance
         grew = end - base
         verdict = "ok" if grew <= allowed else "GREW  <-- FAIL"
