@@ -12,7 +12,8 @@
 //     to the front queue, merged by stamp (a worker leaves them there).
 //
 // The bound (tla/spin/home_queues.pml checks it on two workers, with a worker blocked in a
-// task and another re-posting for ever): a task X is overtaken by at most
+// task and another re-posting for ever, and on three, with an idle worker beside two
+// blocked ones, one of which posted a flood): a task X is overtaken by at most
 // execute_batch_size + S + (kStampBlock - 1) x (workers - 1) later-posted starts on any one
 // worker, whatever that worker runs, where S is the largest skew that worker looks with
 // (SkewOf: home_skew, at most home_skew_ceiling). A queue's stamps only grow, so once a

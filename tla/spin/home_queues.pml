@@ -35,15 +35,17 @@
  * on a push into an empty queue, where the model publishes when the published stamp is
  * NOTHING (in this harness the same pushes: a queue's owner publishes NOTHING exactly when it
  * finds its queue empty).
- * Not modelled: a third worker, idle. The model's look with an empty own queue takes any
- * head; the code's idle worker instead takes tasks one by one from a queue holding two or
- * more (or a lone task the role made ready, or a stuck owner's), and looks at each batch
- * start with the skew measured from the newest stamp it took since its last look. Before
- * that measure, an idle worker beside a held sched-role ran a busy worker's posts without
- * ever looking (tests/sched/held_post_test.cc,
- * HomeQueueTest.AnIdleWorkersTakesFromABusyQueueKeepTheBound: 999 of 1,000 later posts
- * before X; first seen under Wine in ThreeWorkersLongTaskAndOutsideFlood). Two workers
- * cannot reach it; that test checks it.
+ * An idle worker, the second harness (-DIDLE_HARNESS, three workers). In the first harness
+ * the looker's own queue is never empty for long, and its look with an empty queue takes
+ * any head. The code's idle worker (own queue empty) instead takes tasks one by one from a
+ * queue holding two or more (TakeOneFromOthers; a stuck owner's lone task only when there
+ * is nothing else), and looks at each batch start with the skew measured from the newest
+ * stamp it took since its last look (taken_stamp_max). Before that measure, an idle worker
+ * beside a held sched-role ran a busy worker's posts without ever looking
+ * (tests/sched/held_post_test.cc, HomeQueueTest.AnIdleWorkersTakesFromABusyQueueKeepTheBound:
+ * 999 of 1,000 later posts before X; first seen under Wine in
+ * ThreeWorkersLongTaskAndOutsideFlood). Two workers cannot reach it, so this harness has
+ * three.
  *
  * What this model is for: the rule's order bound and liveness, not the lock-free steps.
  * A pop, a push, a reservation and a look are each one atomic step here (d_step); in the
@@ -60,6 +62,20 @@
  *     (into LONG_W's home queue) and then does not return until all of them have started:
  *     a coroutine's WaitFor, the worker blocked inside the task. Only RP_W's look can move
  *     them.
+ *
+ * Idle harness (-DIDLE_HARNESS; RP_W is the flood worker here, K is not used):
+ *   LONG_W posts XS tasks and blocks until they have started, as above.
+ *   RP_W runs a task that posts F one-shot tasks (they post nothing), at any points among
+ *     LONG's posts, and then blocks the same way: F exceeds the bound, so a rule that lets
+ *     the idle worker run them all before X fails.
+ *   IDLE_W never posts. It runs what a look took, else takes one task from a queue of two
+ *     or more (either queue first: the code scans by worker index), else a lone task (its
+ *     owner stuck), and looks every E starts, measuring from the newest stamp it took.
+ *   The same checks and the same BOUND hold, and it is reached (-DBOUND=3 fails at the
+ *     defaults); -DBUG_IDLE_NO_MEASURE (the look measures from the idle worker's own, empty
+ *     queue only: the code before the fix) and -DBUG_NO_PUBLISH_ON_PUSH fail the bound.
+ *     Measured: E = 1 or 3, S = 2 with BLOCK = 1 or 2, BLOCK = 4 with F = 9, E = 4 with
+ *     BLOCK = 1, XS = 1 or 3, F = 10: no violation of the default BOUND formula.
  *
  * Checked:
  *   - the bound (safety, an assertion at each start): while a task X waits, at most BOUND
@@ -116,31 +132,42 @@
 #endif
 
 #define LONG_W 0
-#define RP_W 1
-#define RP 0 /* task ids: RP, the X tasks 1..XS, then ONE */
+#define RP_W 1 /* the idle harness: the flood worker */
+#define RP 0 /* task ids: RP, the X tasks 1..XS, then ONE (the idle harness: each flood task) */
 #define ONE (XS + 1)
+#ifdef IDLE_HARNESS
+#ifndef F
+#define F 7 /* tasks the flood worker posts: more than BOUND, all may come after X */
+#endif
+#define IDLE_W 2
+#define NW 3
+#define QN (XS + F)
+#else
+#define NW 2
 #define QN (XS + 2)
+#endif
 
 /* The home queues: ring buffers of QN items (task, stamp, ghost post number). */
-byte q_task[2 * QN];
-byte q_stamp[2 * QN];
-byte q_seq[2 * QN];
-byte q_head[2];
-byte q_len[2];
+byte q_task[NW * QN];
+byte q_stamp[NW * QN];
+byte q_seq[NW * QN];
+byte q_head[NW];
+byte q_len[NW];
 #define AT(w, i) ((w) * QN + ((q_head[w] + (i)) % QN))
 
 /* Each worker's published head stamp (NOTHING: its queue was empty). */
 #define NOTHING 255
-byte published[2];
+byte published[NW];
 
 /* The global clock and each worker's reserved block [blk_next, blk_end). */
 byte clock = 0;
-byte blk_next[2];
-byte blk_end[2];
+byte blk_next[NW];
+byte blk_end[NW];
 
-/* Tasks RP_W took in a look, started before its own head (oldest first). */
-byte taken_task[XS];
-byte taken_seq[XS];
+/* Tasks the looking worker (RP_W; the idle harness: IDLE_W) took in a look, started before
+ * anything else (oldest first). */
+byte taken_task[QN];
+byte taken_seq[QN];
 byte taken_head = 0;
 byte taken_len = 0;
 
@@ -223,8 +250,8 @@ inline Look() {
     /* code: queues/home_ring.h TakeFront: if (stamp >= below) break; */
     :: q_len[LONG_W] > 0 &&
        (q_len[RP_W] == 0 || q_stamp[AT(LONG_W, 0)] + S < q_stamp[AT(RP_W, 0)]) ->
-      taken_task[(taken_head + taken_len) % XS] = q_task[AT(LONG_W, 0)];
-      taken_seq[(taken_head + taken_len) % XS] = q_seq[AT(LONG_W, 0)];
+      taken_task[(taken_head + taken_len) % QN] = q_task[AT(LONG_W, 0)];
+      taken_seq[(taken_head + taken_len) % QN] = q_seq[AT(LONG_W, 0)];
       taken_len++;
       q_head[LONG_W] = (q_head[LONG_W] + 1) % QN;
       q_len[LONG_W]--;
@@ -234,6 +261,105 @@ inline Look() {
   fi
 }
 
+#ifdef IDLE_HARNESS
+/* The idle harness: IDLE_W's own queue stays empty (the flood tasks post nothing), so it
+ * runs only what it takes from the others. */
+byte idle_taken_max = 0; /* the newest stamp IDLE_W took since its last look */
+
+/* IDLE_W takes the head of worker v's queue (TakeOneFromOthers, or the stuck owner's lone
+ * task that ClaimOneFromOthers takes in Park and the idle role holder) and runs it next. */
+inline IdleTakeOne(v) {
+  taken_task[(taken_head + taken_len) % QN] = q_task[AT(v, 0)];
+  taken_seq[(taken_head + taken_len) % QN] = q_seq[AT(v, 0)];
+  taken_len++;
+#ifndef BUG_IDLE_NO_MEASURE
+  /* code: sched/internal/home_queues.h TakeOneFromOthers: self->taken_stamp_max = std::max(self->taken_stamp_max, stamp); */
+  if
+  :: q_stamp[AT(v, 0)] > idle_taken_max -> idle_taken_max = q_stamp[AT(v, 0)]
+  :: else -> skip
+  fi;
+#endif
+  q_head[v] = (q_head[v] + 1) % QN;
+  q_len[v]--
+}
+
+/* IDLE_W's look: with its own queue empty, it measures the skew from the newest stamp it
+ * took since its last look (with BUG_IDLE_NO_MEASURE, from nothing: its look takes nothing,
+ * the code before the fix). It takes the old prefix of each other queue whose published
+ * stamp is old enough, then forgets what it took. */
+inline IdleLook(v) {
+  /* code: sched/internal/home_queues.h TakeOldTask: std::max(self->home->HeadStamp().value_or(0), self->taken_stamp_max); */
+  if
+  :: idle_taken_max > S ->
+    v = 0;
+    do
+    :: v == IDLE_W -> break
+    :: v < IDLE_W ->
+      if
+      :: published[v] != NOTHING && published[v] + S < idle_taken_max ->
+        do
+        :: q_len[v] > 0 && q_stamp[AT(v, 0)] + S < idle_taken_max ->
+          taken_task[(taken_head + taken_len) % QN] = q_task[AT(v, 0)];
+          taken_seq[(taken_head + taken_len) % QN] = q_seq[AT(v, 0)];
+          taken_len++;
+          q_head[v] = (q_head[v] + 1) % QN;
+          q_len[v]--
+        :: else -> break
+        od
+      :: else -> skip
+      fi;
+      v++
+    od
+  :: else -> skip
+  fi;
+  /* code: sched/internal/home_queues.h NextHomeTask: worker->taken_stamp_max = 0; */
+  idle_taken_max = 0
+}
+
+proctype IdleWorker() {
+  byte since_look = 0;
+  byte task, posted, i, v;
+  do
+  :: x_started_count == XS -> break
+  :: x_started_count < XS && (taken_len > 0 || q_len[LONG_W] > 0 || q_len[RP_W] > 0) ->
+    atomic {
+      /* The look at an execution batch's start, every E starts at the latest. */
+      if
+      :: since_look == E -> since_look = 0; IdleLook(v)
+      :: else -> skip
+      fi;
+      if
+      :: taken_len > 0 -> skip
+      /* TakeOneFromOthers: from a queue of two or more, in any order (the code scans the
+       * workers by index, and either worker may be LONG_W). */
+      :: q_len[LONG_W] >= 2 -> IdleTakeOne(LONG_W)
+      :: q_len[RP_W] >= 2 -> IdleTakeOne(RP_W)
+      /* Nothing of two or more: a lone task, once its owner counts as stuck (Park's and the
+       * idle role holder's ClaimOneFromOthers). */
+      :: q_len[LONG_W] < 2 && q_len[RP_W] < 2 && q_len[LONG_W] == 1 -> IdleTakeOne(LONG_W)
+      :: q_len[LONG_W] < 2 && q_len[RP_W] < 2 && q_len[RP_W] == 1 -> IdleTakeOne(RP_W)
+      fi;
+      task = taken_task[taken_head];
+      posted = taken_seq[taken_head];
+      taken_head = (taken_head + 1) % QN;
+      taken_len--;
+      Start(task, posted, i);
+      since_look++
+    }
+  od
+}
+
+/* The flood worker: a task that posts F one-shot tasks (each posts nothing), at any points
+ * among LONG's posts, and then blocks until every X has started, as LONG does. */
+proctype FloodWorker() {
+  byte k = 0, s;
+  do
+  :: k == F -> break
+  :: k < F -> d_step { Post(RP_W, ONE, s) }; k++
+  od;
+  (x_started_count == XS)
+}
+#else
 proctype RpWorker() {
   byte since_look = 0;
   byte task, posted, s, i;
@@ -255,7 +381,7 @@ proctype RpWorker() {
       :: taken_len > 0 ->
         task = taken_task[taken_head];
         posted = taken_seq[taken_head];
-        taken_head = (taken_head + 1) % XS;
+        taken_head = (taken_head + 1) % QN;
         taken_len--
       :: else ->
         task = q_task[AT(RP_W, 0)];
@@ -283,14 +409,18 @@ proctype RpWorker() {
   od
 }
 
+#endif
+
 proctype LongWorker() {
   byte seen, s, k;
+#ifndef IDLE_HARNESS
   /* LONG starts after RP has posted once and at most K times (any point in between). */
   (rp_posts >= 1);
   do
   :: break
   :: atomic { rp_posts < K -> seen = rp_posts }; (rp_posts != seen)
   od;
+#endif
   k = 1;
   do
   :: k > XS -> break
@@ -305,7 +435,13 @@ init {
   atomic {
     published[0] = NOTHING;
     published[1] = NOTHING;
+#ifdef IDLE_HARNESS
+    published[IDLE_W] = NOTHING;
+    run FloodWorker();
+    run IdleWorker();
+#else
     run RpWorker();
+#endif
     run LongWorker()
   }
 }
