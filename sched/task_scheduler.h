@@ -622,7 +622,9 @@ class BasicTaskScheduler {
   const std::uint32_t latency_sample_mask_;  // period - 1 (period is a power of two)
   const bool local_batches_;                 // post_order == kBatched
   const bool home_queues_;                   // post_order == kHome
-  TaskPool pool_;                            // one-shot tasks
+  // One-shot tasks. On lines of its own: its mutex is written at every batch a thread's
+  // cache takes or gives back, and the fields above are read at every post and start.
+  alignas(kCacheLineSize) TaskPool pool_;
   // Shared with producers (any thread).
   MpscQueue<Task> front_;
   IoBackendT io_;
@@ -646,11 +648,15 @@ class BasicTaskScheduler {
   alignas(kCacheLineSize) Atomic<int> untimed_sleepers_{0};
   // PostOrder::kHome: the global stamp clock (NextStamp reserves blocks of it).
   alignas(kCacheLineSize) Atomic<std::uint64_t> order_clock_{0};
-  // Workers inside an execution batch, and how many workers run (set before they start).
+  // Workers inside an execution batch: every worker's batch start and end write it.
   alignas(kCacheLineSize) Atomic<int> executing_{0};
+  // Read after every task (TimerDue) and written only when the nearest deadline changes,
+  // so not on executing_'s line: there each batch start or end of one worker made the
+  // next read of every other worker miss. The wait queue's nearest deadline
+  // (steady-clock ticks), and how many workers run (set before they start).
+  alignas(kCacheLineSize) Atomic<std::int64_t> nearest_deadline_{
+      kNoDeadline.time_since_epoch().count()};
   int worker_count_ = 0;
-  // The wait queue's nearest deadline (steady-clock ticks), for TimerDue.
-  Atomic<std::int64_t> nearest_deadline_{kNoDeadline.time_since_epoch().count()};
   Mutex empty_mu_;
   ConditionVariable empty_cv_;
   // Owner-thread state (Start/Stop).
