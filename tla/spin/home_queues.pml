@@ -237,6 +237,16 @@ inline Start(task, posted, i) {
   fi
 }
 
+/* The head of worker v's queue into the taken list (run before anything else, oldest
+ * first). */
+inline TakeHead(v) {
+  taken_task[(taken_head + taken_len) % QN] = q_task[AT(v, 0)];
+  taken_seq[(taken_head + taken_len) % QN] = q_seq[AT(v, 0)];
+  taken_len++;
+  q_head[v] = (q_head[v] + 1) % QN;
+  q_len[v]--
+}
+
 /* RP_W's look: when LONG_W's published stamp is more than S older than RP_W's own head,
  * take the front of LONG_W's queue while it is (every item when RP_W's queue is empty, with
  * no gate: FindWork's take). RP_W's own publication is not modelled: nobody else looks. */
@@ -250,11 +260,7 @@ inline Look() {
     /* code: queues/home_ring.h TakeFront: if (stamp >= below) break; */
     :: q_len[LONG_W] > 0 &&
        (q_len[RP_W] == 0 || q_stamp[AT(LONG_W, 0)] + S < q_stamp[AT(RP_W, 0)]) ->
-      taken_task[(taken_head + taken_len) % QN] = q_task[AT(LONG_W, 0)];
-      taken_seq[(taken_head + taken_len) % QN] = q_seq[AT(LONG_W, 0)];
-      taken_len++;
-      q_head[LONG_W] = (q_head[LONG_W] + 1) % QN;
-      q_len[LONG_W]--;
+      TakeHead(LONG_W);
     :: else -> break
     od
   :: else -> skip
@@ -269,9 +275,6 @@ byte idle_taken_max = 0; /* the newest stamp IDLE_W took since its last look */
 /* IDLE_W takes the head of worker v's queue (TakeOneFromOthers, or the stuck owner's lone
  * task that ClaimOneFromOthers takes in Park and the idle role holder) and runs it next. */
 inline IdleTakeOne(v) {
-  taken_task[(taken_head + taken_len) % QN] = q_task[AT(v, 0)];
-  taken_seq[(taken_head + taken_len) % QN] = q_seq[AT(v, 0)];
-  taken_len++;
 #ifndef BUG_IDLE_NO_MEASURE
   /* code: sched/internal/home_queues.h TakeOneFromOthers: self->taken_stamp_max = std::max(self->taken_stamp_max, stamp); */
   if
@@ -279,8 +282,7 @@ inline IdleTakeOne(v) {
   :: else -> skip
   fi;
 #endif
-  q_head[v] = (q_head[v] + 1) % QN;
-  q_len[v]--
+  TakeHead(v)
 }
 
 /* IDLE_W's look: with its own queue empty, it measures the skew from the newest stamp it
@@ -298,12 +300,7 @@ inline IdleLook(v) {
       if
       :: published[v] != NOTHING && published[v] + S < idle_taken_max ->
         do
-        :: q_len[v] > 0 && q_stamp[AT(v, 0)] + S < idle_taken_max ->
-          taken_task[(taken_head + taken_len) % QN] = q_task[AT(v, 0)];
-          taken_seq[(taken_head + taken_len) % QN] = q_seq[AT(v, 0)];
-          taken_len++;
-          q_head[v] = (q_head[v] + 1) % QN;
-          q_len[v]--
+        :: q_len[v] > 0 && q_stamp[AT(v, 0)] + S < idle_taken_max -> TakeHead(v)
         :: else -> break
         od
       :: else -> skip
@@ -336,8 +333,8 @@ proctype IdleWorker() {
       :: q_len[RP_W] >= 2 -> IdleTakeOne(RP_W)
       /* Nothing of two or more: a lone task, once its owner counts as stuck (Park's and the
        * idle role holder's ClaimOneFromOthers). */
-      :: q_len[LONG_W] < 2 && q_len[RP_W] < 2 && q_len[LONG_W] == 1 -> IdleTakeOne(LONG_W)
-      :: q_len[LONG_W] < 2 && q_len[RP_W] < 2 && q_len[RP_W] == 1 -> IdleTakeOne(RP_W)
+      :: q_len[LONG_W] == 1 && q_len[RP_W] < 2 -> IdleTakeOne(LONG_W)
+      :: q_len[RP_W] == 1 && q_len[LONG_W] < 2 -> IdleTakeOne(RP_W)
       fi;
       task = taken_task[taken_head];
       posted = taken_seq[taken_head];
