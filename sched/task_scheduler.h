@@ -203,12 +203,13 @@ class BasicTaskScheduler {
       ready_event_.Send();
       for (Thread& thread : threads_) thread.join();
       threads_.clear();
-      if (home_queues_) DrainHomesToFront();
+      if (home_queues_) TakeHomeLeftovers();
       RetireWorkers();
       exit_.store(false, std::memory_order_relaxed);
       // A post (allowed while stopping) may have landed after WaitEmpty returned and before
       // the workers saw exit_: it sits in the front queue with nobody left to run it.
-      // Drain it on a fresh worker instead of returning with it stranded.
+      // Drain it on a fresh worker instead of returning with it stranded (under
+      // PostOrder::kHome that worker's queue starts with what the home queues held).
       if (IsEmpty()) break;
       StartWorkers(1);
     }
@@ -467,6 +468,7 @@ class BasicTaskScheduler {
         workers_.back()->seen_claimed.resize(static_cast<std::size_t>(thread_count));
       }
     }
+    if (!home_leftovers_.empty()) RequeueHomeLeftovers(workers_.front().get());
     // Thread creation synchronises: each worker sees its fully constructed Worker.
     for (std::size_t i = 0; i < workers_.size(); ++i) {
       threads_.emplace_back([this, i, worker = workers_[i].get()] { WorkerMain(worker, i); });
@@ -579,7 +581,8 @@ class BasicTaskScheduler {
   Task* TakeOneFromOthers(Worker* self, bool lone_if_stuck);
   bool ClaimOneFromOthers(Worker* self);
   Task* NextHomeTask(Worker* worker);
-  void DrainHomesToFront();
+  void TakeHomeLeftovers();
+  void RequeueHomeLeftovers(Worker* worker);
   bool OtherHomesHaveWork(const Worker* self) const;
 
   // --- Idle workers: sched/internal/idle.h. ---
@@ -662,6 +665,9 @@ class BasicTaskScheduler {
   // Owner-thread state (Start/Stop).
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<Thread> threads_;                  // std::thread (sync/primitives.h)
+  // PostOrder::kHome, inside Stop: the tasks the home queues held when their workers left,
+  // with their stamps, oldest first (TakeHomeLeftovers), until the fresh worker gets them.
+  std::vector<std::pair<std::uint64_t, Task*>> home_leftovers_;
   std::vector<WorkerStats> retired_stats_;       // counts of joined workers, by index
   fairsched::LatencyHistogram retired_latency_;  // ... and their latency counts
 

@@ -34,9 +34,12 @@
 (*     task (a relaxed load of parked_: the model lets it miss).           *)
 (*   - Stop (sched/task_scheduler.h): stopping_, WaitEmpty, exit_, a       *)
 (*     worker that sees exit_ runs its claimed tasks and leaves (the home  *)
-(*     queues stay as they are), join, DrainHomesToFront (every queue,     *)
-(*     merged by stamp, into the front queue), and while not empty one     *)
-(*     fresh worker and again.                                             *)
+(*     queues stay as they are), join, TakeHomeLeftovers (what every queue *)
+(*     holds, merged by stamp), and while not empty one fresh worker       *)
+(*     (StartWorkers(1): RequeueHomeLeftovers pushes the leftovers into    *)
+(*     its home queue before it starts, stamps kept, marked made ready by  *)
+(*     the role; the front queue keeps its posts, which that worker's role *)
+(*     receives behind them) and again.                                    *)
 (*                                                                         *)
 (* Abstractions (README, "HomeScheduler.tla"): a push, a pop, a take, a    *)
 (* receive pass and Park's re-check are each one atomic step (the ring's   *)
@@ -80,7 +83,12 @@
 (*     run posts Q; with LateChildren = 2, Q and Q2) at any time while     *)
 (*     Stop lasts, also after WaitEmpty returned and after exit_: they may *)
 (*     be left in a home queue across the exit, or claimed by a lone       *)
-(*     worker that sees exit_. Checked: StopDrains, StopReturns.           *)
+(*     worker that sees exit_. With LateAfter, the third thread then posts *)
+(*     P2 at any time while Stop lasts once Q is posted: P2, made after Q, *)
+(*     can wait in the front queue while Q is left in a home queue.        *)
+(*     Checked: StopDrains, StopReturns, and with LateAfter                *)
+(*     LoneWorkerKeepsPostOrder (a lone worker never starts a task while a *)
+(*     run-now post made before it waits; ghost: made, madeAt).            *)
 (* Every harness: ExactlyOnce (each task in at most one place, no post     *)
 (* lost, no run without a post) and TypeOK.                                *)
 (*                                                                         *)
@@ -101,7 +109,12 @@
 (*     first start nor a post into the poster's own queue).                *)
 (*   BugNoWakeAtBatchStart: only the posts wake them, a batch's first      *)
 (*     start with a task left in its worker's queue does not.              *)
-(*   BugDrainFirstQueueOnly: Stop drains only worker 0's home queue.       *)
+(*   BugDrainFirstQueueOnly: Stop takes the leftovers of worker 0's home   *)
+(*     queue only (the others' are lost).                                  *)
+(*   BugLeftoversToFront: Stop appends the leftovers to the back of the    *)
+(*     front queue (the code before the fix, DrainHomesToFront): an        *)
+(*     outside post made after a leftover and waiting in the front queue   *)
+(*     starts before it (with LateAfter: LoneWorkerKeepsPostOrder).        *)
 (*                                                                         *)
 (* Each step that mirrors a line of the code carries a `code:` comment     *)
 (* (checked by //tools/model_refs:model_refs_test).                        *)
@@ -117,15 +130,17 @@ CONSTANTS NW,            \* workers started (1 or 2)
           IdlePair,      \* the "idle" harness: the client posts Long and X (else Long posts X)
           IdleSeeder,    \* the "idle" harness: the client posts S, whose run posts Long and X
           LateChildren,  \* the "stop" harness: how many tasks P posts when it runs (1 or 2)
+          LateAfter,     \* the "stop" harness: the late poster posts P2 once Q is posted
           BugLoneWorkerNoRoleWithClaims, BugNoReceiveMinimum, BugNoWakeUntimed,
-          BugNoWakeAtBatchStart, BugDrainFirstQueueOnly
+          BugNoWakeAtBatchStart, BugDrainFirstQueueOnly, BugLeftoversToFront
 
 ASSUME NW \in {1, 2} /\ ExecBatch >= 1 /\ Batch >= 1 /\ ClaimCap >= 1 /\ NOut \in 1..3
-ASSUME LateChildren \in {1, 2}
+ASSUME LateChildren \in {1, 2} /\ LateAfter \in BOOLEAN /\ (LateAfter => Harness = "stop")
 ASSUME Harness \in {"endless", "idle", "stop"} /\ (Harness = "idle" => NW = 2)
 ASSUME ~(IdlePair /\ IdleSeeder)
 ASSUME \A b \in {IdlePair, IdleSeeder, BugLoneWorkerNoRoleWithClaims, BugNoReceiveMinimum,
-                 BugNoWakeUntimed, BugNoWakeAtBatchStart, BugDrainFirstQueueOnly} : b \in BOOLEAN
+                 BugNoWakeUntimed, BugNoWakeAtBatchStart, BugDrainFirstQueueOnly,
+                 BugLeftoversToFront} : b \in BOOLEAN
 
 Workers == 0..(NW - 1)
 None == "none"      \* no task
@@ -141,7 +156,8 @@ OutSet == Range(Outs)
 Counted == CASE Harness = "endless" -> OutSet \cup (IF NW = 2 THEN {"long"} ELSE {})
              [] Harness = "idle" -> {"long", "x"} \cup (IF IdleSeeder THEN {"s"} ELSE {})
              [] Harness = "stop" -> {"a", "b", "p", "q"} \cup
-                                      (IF LateChildren = 2 THEN {"q2"} ELSE {})
+                                      (IF LateChildren = 2 THEN {"q2"} ELSE {}) \cup
+                                      (IF LateAfter THEN {"p2"} ELSE {})
 Tasks == Counted \cup (IF Harness = "endless" THEN {"rp", "one"} ELSE {})
 \* What a task's run posts to run now (into its worker's home queue, PostMarked's kHome
 \* branch), besides RP's own re-post.
@@ -176,17 +192,21 @@ VARIABLES
   stopping,    \* stopping_
   opc,         \* the client / owner: "post", "stop_set", "wait_empty", "exit", "join",
                \*   "returned" (Stop returned), "done"
-  lpc,         \* the late poster (stop harness): "wait", "done"
+  lpc,         \* the late poster (stop harness): "wait", "after" (LateAfter: P2 next),
+               \*   "done"
   posted, ran, \* ghost: [Counted -> Nat]
   nOutPosted,  \* the endless harness: outside posts made so far
   stamp, clock, \* stop harness: each queued task's stamp; the order clock
   recv,        \* [Tasks -> BOOLEAN]: the task's queue entry was made ready by the role
                \*   (MakeReady), not posted by its worker's own task (PostMarked)
+  made, madeAt, \* ghost, LateAfter only: posts made so far; [Tasks -> Nat]: when each
+               \*   post was made (1, 2, ...; 0: not yet): an outside post at its push into
+               \*   the front queue, a task's run-now post at its push into a home queue
   nPosted, nFinished \* stop harness: PostCounters' sums (finished counted at batch end)
 
 vars == <<pc, home, claimed, front, role, executing, wexec, cur, lookNow, resWake, parked,
           untimed, timed, readySignal, ioNotified, dirty, nw, exit, stopping, opc, lpc,
-          posted, ran, nOutPosted, stamp, clock, recv, nPosted, nFinished>>
+          posted, ran, nOutPosted, stamp, clock, recv, made, madeAt, nPosted, nFinished>>
 
 LongWorker == 1    \* the endless harness with two workers: Long runs there from the start
 
@@ -215,6 +235,7 @@ Init ==
   /\ nOutPosted = 0
   /\ stamp = [t \in Tasks |-> 0] /\ clock = 0
   /\ recv = [t \in Tasks |-> FALSE]
+  /\ made = 0 /\ madeAt = [t \in Tasks |-> 0]
   /\ nPosted = 0 /\ nFinished = 0
 
 Set(f, x, v) == [f EXCEPT ![x] = v]
@@ -231,6 +252,16 @@ Held(t) == Count(front, t) + HeldBy(t, 0) + (IF NW = 2 THEN HeldBy(t, 1) ELSE 0)
 
 \* Stamps only where read (stop harness).
 NextStamp == IF Harness = "stop" THEN clock + 1 ELSE 0
+
+\* Ghost: the posts `ts` (in order) are made now (LateAfter only: LoneWorkerKeepsPostOrder,
+\* the only reader, is checked with it).
+Made(ts) ==
+  IF LateAfter
+    THEN /\ madeAt' = [t \in Tasks |-> IF \E i \in DOMAIN ts : ts[i] = t
+                                       THEN made + CHOOSE i \in DOMAIN ts : ts[i] = t
+                                       ELSE madeAt[t]]
+         /\ made' = made + Len(ts)
+    ELSE UNCHANGED <<made, madeAt>>
 
 ----------------------------------------------------------------------------
 (* HomePush: pushes `ts` (in order) at the tail of w's queue, each with the next stamp.  *)
@@ -254,13 +285,14 @@ HomePushMany(w, ts, fromRole) ==
 
 \* PushFront + AfterFrontPush (one step; its Dekker pairs are TaskScheduler.tla's): into
 \* an empty front queue: Notify the role holder, and if the role is free wake a parked
-\* worker.
+\* worker. An outside post is made here (the ghost madeAt).
 \* code: sched/internal/idle.h AfterFrontPush: io_.Notify();
 \* code: sched/internal/idle.h AfterFrontPush: if (!role_.IsLocked(std::memory_order_seq_cst) && parked_.load(std::memory_order_seq_cst) > 0) {
 PushFront(t) ==
   /\ front' = Append(front, t)
   /\ ioNotified' = (ioNotified \/ front = <<>>)
   /\ readySignal' = (readySignal \/ (front = <<>> /\ role = NoWorker /\ parked # {}))
+  /\ Made(<<t>>)
 
 ----------------------------------------------------------------------------
 (* The worker loop's top (WorkerMain).                                                   *)
@@ -278,7 +310,7 @@ TopExit(w) ==
             /\ UNCHANGED <<readySignal, ioNotified>>
   /\ UNCHANGED <<home, claimed, front, role, executing, wexec, cur, resWake, parked,
                  untimed, timed, dirty, nw, exit, stopping, opc, lpc, posted, ran,
-                 nOutPosted, stamp, clock, recv, nPosted, nFinished>>
+                 nOutPosted, stamp, clock, recv, made, madeAt, nPosted, nFinished>>
 
 \* The role after every execution batch: with several workers only with nothing claimed,
 \* a lone worker also with claimed tasks (BugLoneWorkerNoRoleWithClaims: never with them).
@@ -295,7 +327,7 @@ TopRole(w) ==
        ELSE Goto(w, "exec") /\ lookNow' = Set(lookNow, w, nw > 1) /\ UNCHANGED role
   /\ UNCHANGED <<home, claimed, front, executing, wexec, cur, resWake, parked, untimed,
                  timed, readySignal, ioNotified, dirty, nw, exit, stopping, opc, lpc, posted,
-                 ran, nOutPosted, stamp, clock, recv, nPosted, nFinished>>
+                 ran, nOutPosted, stamp, clock, recv, made, madeAt, nPosted, nFinished>>
 
 ----------------------------------------------------------------------------
 (* The sched-role (Schedule).                                                             *)
@@ -310,8 +342,8 @@ FrontPopLimit(w) ==
   IN IF BugNoReceiveMinimum THEN room ELSE Max(room, Min(ExecBatch, Batch))
 
 KeepSchedRest == UNCHANGED <<executing, wexec, cur, lookNow, parked, untimed, timed, nw,
-                             exit, stopping, opc, lpc, posted, ran, nOutPosted, nPosted,
-                             nFinished>>
+                             exit, stopping, opc, lpc, posted, ran, nOutPosted, made, madeAt,
+                             nPosted, nFinished>>
 
 \* ClaimOneFromOthers / TakeOneFromOthers(lone_if_stuck = TRUE): another queue that holds
 \* two or more, or a lone task the role made ready (received: the take's stamp limit, the
@@ -386,7 +418,7 @@ Recheck1(w, p) ==
        ELSE untimed' = untimed \cup {w} /\ Goto(w, p \o "_rc2") /\ UNCHANGED timed
   /\ UNCHANGED <<home, claimed, front, role, executing, wexec, cur, lookNow, resWake, parked,
                  readySignal, ioNotified, dirty, nw, exit, stopping, opc, lpc, posted, ran,
-                 nOutPosted, stamp, clock, recv, nPosted, nFinished>>
+                 nOutPosted, stamp, clock, recv, made, madeAt, nPosted, nFinished>>
 
 \* code: sched/internal/idle.h RecheckWhileOthersExecute: if (executing_.load(std::memory_order_seq_cst) == 0) return false;
 \* code: sched/internal/idle.h RecheckWhileOthersExecute: untimed_sleepers_.fetch_sub(1, std::memory_order_relaxed);
@@ -398,7 +430,7 @@ Recheck2(w, p) ==
   /\ Goto(w, p \o "_sleep")
   /\ UNCHANGED <<home, claimed, front, role, executing, wexec, cur, lookNow, resWake, parked,
                  readySignal, ioNotified, dirty, nw, exit, stopping, opc, lpc, posted, ran,
-                 nOutPosted, stamp, clock, recv, nPosted, nFinished>>
+                 nOutPosted, stamp, clock, recv, made, madeAt, nPosted, nFinished>>
 
 \* The holder's sleep in the backend (io_.WaitUntil): ends on a Notify, or, timed, after
 \* kLocalBatchRecheck; then deregisters if untimed and goes round Schedule's loop.
@@ -412,7 +444,7 @@ RoleWait(w) ==
   /\ Goto(w, "sched")
   /\ UNCHANGED <<home, claimed, front, role, executing, wexec, cur, lookNow, resWake, parked,
                  readySignal, dirty, nw, exit, stopping, opc, lpc, posted, ran, nOutPosted,
-                 stamp, clock, recv, nPosted, nFinished>>
+                 stamp, clock, recv, made, madeAt, nPosted, nFinished>>
 
 \* Unlock (seq_cst), then the seq_cst look at the front queue and WakeOne when the pass
 \* made more than one task ready or left a backlog.
@@ -424,7 +456,8 @@ Unlock(w) ==
   /\ Goto(w, IF pc[w] = "unlock" THEN "unlock_wake" ELSE "top")
   /\ UNCHANGED <<home, claimed, front, executing, wexec, cur, lookNow, resWake, parked,
                  untimed, timed, readySignal, ioNotified, dirty, nw, exit, stopping, opc, lpc,
-                 posted, ran, nOutPosted, stamp, clock, recv, nPosted, nFinished>>
+                 posted, ran, nOutPosted, stamp, clock, recv, made, madeAt, nPosted,
+                 nFinished>>
 
 \* code: sched/internal/worker_loop.h WorkerMain: const bool more_to_schedule = result.backlog || !front_.IsEmpty(std::memory_order_seq_cst);
 \* code: sched/internal/idle.h WakeOne: if (parked_.load(std::memory_order_seq_cst) == 0) return;
@@ -435,7 +468,7 @@ UnlockWake(w) ==
   /\ Goto(w, "exec") /\ lookNow' = Set(lookNow, w, nw > 1)
   /\ UNCHANGED <<home, claimed, front, role, executing, wexec, cur, parked, untimed, timed,
                  ioNotified, dirty, nw, exit, stopping, opc, lpc, posted, ran, nOutPosted,
-                 stamp, clock, recv, nPosted, nFinished>>
+                 stamp, clock, recv, made, madeAt, nPosted, nFinished>>
 
 ----------------------------------------------------------------------------
 (* ExecuteBatch and NextHomeTask.                                                         *)
@@ -486,7 +519,7 @@ NextTask(w) ==
         /\ UNCHANGED claimed
   /\ UNCHANGED <<front, role, executing, wexec, resWake, parked, untimed, timed, readySignal,
                  ioNotified, nw, exit, stopping, opc, lpc, posted, ran, nOutPosted, stamp,
-                 clock, recv, nPosted, nFinished>>
+                 clock, recv, made, madeAt, nPosted, nFinished>>
 
 \* Nothing found (or ExecBatch started): the batch ends; also after any start while the
 \* role is free (the time budget, kHomeBatchBudget, and a due timer, TimerDue: both read
@@ -513,7 +546,7 @@ BatchEnd(w) ==
   /\ wexec' = Set(wexec, w, 0) /\ lookNow' = Set(lookNow, w, FALSE)
   /\ UNCHANGED <<home, claimed, front, role, cur, resWake, parked, untimed, timed,
                  readySignal, ioNotified, dirty, nw, exit, stopping, opc, lpc, posted, ran,
-                 nOutPosted, stamp, clock, recv, nPosted>>
+                 nOutPosted, stamp, clock, recv, made, madeAt, nPosted>>
 
 \* The batch's first start: count in executing_ (seq_cst), then, if a task is left in
 \* its own queue behind the one taken, WakeUntimedSleepers (seq_cst load of
@@ -527,7 +560,7 @@ CountExecuting(w) ==
              ELSE "wake_untimed")
   /\ UNCHANGED <<home, claimed, front, role, wexec, cur, lookNow, resWake, parked, untimed,
                  timed, readySignal, ioNotified, dirty, nw, exit, stopping, opc, lpc, posted,
-                 ran, nOutPosted, stamp, clock, recv, nPosted, nFinished>>
+                 ran, nOutPosted, stamp, clock, recv, made, madeAt, nPosted, nFinished>>
 
 \* code: sched/internal/idle.h WakeUntimedSleepers: if (untimed_sleepers_.load(std::memory_order_seq_cst) == 0) return;
 \* code: sched/internal/idle.h WakeUntimedSleepers: io_.Notify();  // the role holder sleeps in the backend
@@ -538,13 +571,14 @@ WakeUntimed(w) ==
   /\ Goto(w, "run")
   /\ UNCHANGED <<home, claimed, front, role, executing, wexec, cur, lookNow, resWake, parked,
                  untimed, timed, dirty, nw, exit, stopping, opc, lpc, posted, ran, nOutPosted,
-                 stamp, clock, recv, nPosted, nFinished>>
+                 stamp, clock, recv, made, madeAt, nPosted, nFinished>>
 
 \* The task runs (the chain wake folded in: with a worker parked and its own queue not
 \* empty, it may wake one). Its run-now posts go to the tail of this worker's queue
 \* (PostMarked's kHome branch; counted as posts before they are pushed), followed by
 \* WakeUntimedSleepers (PostWake, a step of its own): RP re-posts itself and may first
-\* spawn ONE; A, P and Long post their child; Long then blocks.
+\* spawn ONE; A, P and Long post their children (made then: the ghost madeAt); Long then
+\* blocks.
 \* code: sched/task_scheduler.h PostMarked: if (home_queues_ && task->Deadline() < TaskDeadline{} && !task->WaitsThroughStop()) {
 \* code: sched/task_scheduler.h PostMarked: HomePush(worker, task);
 \* code: sched/internal/worker_loop.h ExecuteBatch: if (parked_.load(std::memory_order_relaxed) > 0 && ReadySeemsNonEmpty(worker)) {
@@ -569,21 +603,21 @@ Run(w) ==
        THEN /\ \E spawn \in (IF Held("one") > 0 THEN {FALSE} ELSE {FALSE, TRUE}) :
                HomePushMany(w, IF spawn THEN <<"one", "rp">> ELSE <<"rp">>, FALSE)
             /\ AfterPosts(w, t)
-            /\ UNCHANGED <<posted, nPosted>>
+            /\ UNCHANGED <<posted, nPosted, made, madeAt>>
      ELSE IF Children(t) # <<>>
-       THEN /\ HomePushMany(w, Children(t), FALSE)
+       THEN /\ HomePushMany(w, Children(t), FALSE) /\ Made(Children(t))
             /\ posted' = [x \in Counted |-> IF x \in Range(Children(t)) THEN posted[x] + 1
                                                                       ELSE posted[x]]
             /\ nPosted' = IF Harness = "stop" THEN nPosted + Len(Children(t)) ELSE nPosted
             /\ AfterPosts(w, t)
      ELSE IF t = "long"
        THEN Goto(w, "blocked") /\ UNCHANGED <<wexec, cur, ran, home, readySignal, posted,
-                                              nPosted, stamp, clock, recv>>
+                                              nPosted, stamp, clock, recv, made, madeAt>>
      ELSE \* a task that posts nothing; the chain wake may send
           /\ Finish(w, t)
           /\ IF parked # {} /\ home[w] # <<>> THEN readySignal' \in {readySignal, TRUE}
                                               ELSE UNCHANGED readySignal
-          /\ UNCHANGED <<home, posted, nPosted, stamp, clock, recv>>
+          /\ UNCHANGED <<home, posted, nPosted, stamp, clock, recv, made, madeAt>>
   /\ UNCHANGED <<claimed, front, role, executing, lookNow, resWake, parked, untimed, timed,
                  ioNotified, dirty, nw, exit, stopping, opc, lpc, nOutPosted, nFinished>>
 
@@ -595,7 +629,7 @@ PostWake(w) ==
   /\ Goto(w, IF cur[w] = "long" THEN "blocked" ELSE "exec")
   /\ UNCHANGED <<home, claimed, front, role, executing, wexec, cur, lookNow, resWake, parked,
                  untimed, timed, dirty, nw, exit, stopping, opc, lpc, posted, ran, nOutPosted,
-                 stamp, clock, recv, nPosted, nFinished>>
+                 stamp, clock, recv, made, madeAt, nPosted, nFinished>>
 
 \* Long returns once LongMayReturn holds (it waits inside its run; its worker executes).
 Unblock(w) ==
@@ -604,7 +638,7 @@ Unblock(w) ==
   /\ Finish(w, "long")
   /\ UNCHANGED <<home, claimed, front, role, executing, lookNow, resWake, parked, untimed,
                  timed, readySignal, ioNotified, dirty, nw, exit, stopping, opc, lpc, posted,
-                 nOutPosted, stamp, clock, recv, nPosted, nFinished>>
+                 nOutPosted, stamp, clock, recv, made, madeAt, nPosted, nFinished>>
 
 ----------------------------------------------------------------------------
 (* Park.                                                                                  *)
@@ -616,7 +650,8 @@ ParkRegister(w) ==
   /\ Goto(w, "park_check")
   /\ UNCHANGED <<home, claimed, front, role, executing, wexec, cur, lookNow, resWake,
                  untimed, timed, readySignal, ioNotified, dirty, nw, exit, stopping, opc, lpc,
-                 posted, ran, nOutPosted, stamp, clock, recv, nPosted, nFinished>>
+                 posted, ran, nOutPosted, stamp, clock, recv, made, madeAt, nPosted,
+                 nFinished>>
 
 \* The re-check, one step: exit_, its own queue, the front queue unless the role is held,
 \* ClaimOneFromOthers (lone_if_stuck). Anything found: deregister and back to the top.
@@ -633,7 +668,7 @@ ParkCheck(w) ==
             /\ parked' = IF pc'[w] = "top" THEN parked \ {w} ELSE parked
   /\ UNCHANGED <<front, role, executing, wexec, cur, lookNow, resWake, untimed, timed,
                  readySignal, ioNotified, nw, exit, stopping, opc, lpc, posted, ran,
-                 nOutPosted, stamp, clock, recv, nPosted, nFinished>>
+                 nOutPosted, stamp, clock, recv, made, madeAt, nPosted, nFinished>>
 
 \* ready_event_.ReceiveUntil: ends when the event is set (consuming it), or, timed, after
 \* kLocalBatchRecheck; deregisters (untimed_sleepers_ if untimed, then parked_).
@@ -648,7 +683,7 @@ ParkSleep(w) ==
   /\ Goto(w, "top")
   /\ UNCHANGED <<home, claimed, front, role, executing, wexec, cur, lookNow, resWake,
                  ioNotified, dirty, nw, exit, stopping, opc, lpc, posted, ran, nOutPosted,
-                 stamp, clock, recv, nPosted, nFinished>>
+                 stamp, clock, recv, made, madeAt, nPosted, nFinished>>
 
 Worker(w) ==
   \/ TopExit(w) \/ TopRole(w)
@@ -692,7 +727,8 @@ ClientPost ==
 StopSet ==
   /\ opc = "stop_set" /\ opc' = "wait_empty"
   /\ stopping' = TRUE /\ ioNotified' = TRUE /\ readySignal' = TRUE
-  /\ UNCHANGED <<front, exit, lpc, posted, ran, nOutPosted, nPosted, nFinished>>
+  /\ UNCHANGED <<front, exit, lpc, posted, ran, nOutPosted, made, madeAt, nPosted,
+                 nFinished>>
   /\ KeepWorkers
 
 \* WaitEmpty, one step: returns once every post counted has finished (its protocol is
@@ -701,26 +737,36 @@ StopSet ==
 StopWaitEmpty ==
   /\ opc = "wait_empty" /\ nPosted = nFinished /\ opc' = "exit"
   /\ UNCHANGED <<front, exit, stopping, ioNotified, readySignal, lpc, posted, ran,
-                 nOutPosted, nPosted, nFinished>>
+                 nOutPosted, made, madeAt, nPosted, nFinished>>
   /\ KeepWorkers
 
 \* code: sched/task_scheduler.h Stop: exit_.store(true, std::memory_order_release);
 StopExit ==
   /\ opc = "exit" /\ opc' = "join"
   /\ exit' = TRUE /\ ioNotified' = TRUE /\ readySignal' = TRUE
-  /\ UNCHANGED <<front, stopping, lpc, posted, ran, nOutPosted, nPosted, nFinished>>
+  /\ UNCHANGED <<front, stopping, lpc, posted, ran, nOutPosted, made, madeAt, nPosted,
+                 nFinished>>
   /\ KeepWorkers
 
-\* Join, DrainHomesToFront (every queue, merged by stamp; BugDrainFirstQueueOnly: worker
-\* 0's only), RetireWorkers (the workers and their queues go: a task still in one is lost),
-\* exit_ = false; then empty: return; else StartWorkers(1) and WaitEmpty again.
+\* Join, TakeHomeLeftovers (the tasks left in every home queue, merged by stamp;
+\* BugDrainFirstQueueOnly: worker 0's only), RetireWorkers (the workers and their queues go:
+\* a task still in a queue not taken is lost), exit_ = false; then empty: return; else
+\* StartWorkers(1), which pushes the leftovers into the fresh worker's empty home queue,
+\* oldest first, with their stamps, and marks them made ready by the role
+\* (RequeueHomeLeftovers: received_stamp_end), before its thread starts; and WaitEmpty
+\* again. The front queue keeps its posts: the fresh worker's role receives them behind the
+\* leftovers. BugLeftoversToFront (the code before the fix, DrainHomesToFront): the
+\* leftovers go to the back of the front queue instead (one chain push with AfterFrontPush's
+\* Notify), behind the outside posts that arrived since, made after them.
 \* code: sched/task_scheduler.h Stop: for (Thread& thread : threads_) thread.join();
-\* code: sched/task_scheduler.h Stop: if (home_queues_) DrainHomesToFront();
-\* code: sched/internal/home_queues.h DrainHomesToFront: for (const auto& worker : workers_) {
-\* code: sched/internal/home_queues.h DrainHomesToFront: std::stable_sort(left.begin(), left.end(),
-\* code: sched/internal/home_queues.h DrainHomesToFront: AfterFrontPush(PushChain(chain.data(), static_cast<std::uint32_t>(chain.size())));
+\* code: sched/task_scheduler.h Stop: if (home_queues_) TakeHomeLeftovers();
+\* code: sched/internal/home_queues.h TakeHomeLeftovers: for (const auto& worker : workers_) {
+\* code: sched/internal/home_queues.h TakeHomeLeftovers: std::stable_sort(home_leftovers_.begin(), home_leftovers_.end(),
 \* code: sched/task_scheduler.h Stop: exit_.store(false, std::memory_order_relaxed);
 \* code: sched/task_scheduler.h Stop: StartWorkers(1);
+\* code: sched/task_scheduler.h StartWorkers: if (!home_leftovers_.empty()) RequeueHomeLeftovers(workers_.front().get());
+\* code: sched/internal/home_queues.h RequeueHomeLeftovers: for (const auto& [stamp, task] : home_leftovers_) worker->home->Push(task, stamp);
+\* code: sched/internal/home_queues.h RequeueHomeLeftovers: worker->received_stamp_end.store(home_leftovers_.back().first + 1, std::memory_order_relaxed);
 Drained == IF BugDrainFirstQueueOnly THEN {0} ELSE Workers
 Left == UNION {Range(home[w]) : w \in Drained}
 SortedByStamp(S) ==
@@ -729,36 +775,51 @@ SortedByStamp(S) ==
 StopJoin ==
   /\ opc = "join"
   /\ \A w \in Workers : pc[w] = "off"
-  /\ LET f == front \o SortedByStamp(Left) IN
-     /\ front' = f
-     /\ ioNotified' = (ioNotified \/ (front = <<>> /\ Left # {}))
-     /\ IF nPosted = nFinished
-          THEN /\ opc' = "returned" /\ UNCHANGED <<pc, nw, dirty, lookNow>>
-          ELSE /\ opc' = "wait_empty" /\ pc' = Set(pc, 0, "top") /\ nw' = 1
-               /\ dirty' = [w \in Workers |-> [o \in Workers |-> FALSE]]
-               /\ lookNow' = [w \in Workers |-> FALSE]
-  /\ home' = [w \in Workers |-> <<>>]
+  /\ IF BugLeftoversToFront
+       THEN /\ front' = front \o SortedByStamp(Left)
+            /\ ioNotified' = (ioNotified \/ (front = <<>> /\ Left # {}))
+       ELSE UNCHANGED <<front, ioNotified>>
+  /\ IF nPosted = nFinished
+       THEN /\ opc' = "returned" /\ UNCHANGED <<pc, nw, dirty, lookNow, recv>>
+            /\ home' = [w \in Workers |-> <<>>]
+       ELSE /\ opc' = "wait_empty" /\ pc' = Set(pc, 0, "top") /\ nw' = 1
+            /\ dirty' = [w \in Workers |-> [o \in Workers |-> FALSE]]
+            /\ lookNow' = [w \in Workers |-> FALSE]
+            /\ IF BugLeftoversToFront
+                 THEN home' = [w \in Workers |-> <<>>] /\ UNCHANGED recv
+                 ELSE /\ home' = [w \in Workers |-> IF w = 0 THEN SortedByStamp(Left)
+                                                              ELSE <<>>]
+                      /\ recv' = [t \in Tasks |-> t \in Left \/ recv[t]]
   /\ exit' = FALSE
-  /\ UNCHANGED <<stopping, readySignal, lpc, posted, ran, nOutPosted, nPosted, nFinished>>
+  /\ UNCHANGED <<stopping, readySignal, lpc, posted, ran, nOutPosted, made, madeAt, nPosted,
+                 nFinished>>
   /\ UNCHANGED <<claimed, role, executing, wexec, cur, resWake, parked, untimed, timed,
-                 stamp, clock, recv>>
+                 stamp, clock>>
 
 \* code: sched/task_scheduler.h Stop: stopping_.store(false, std::memory_order_relaxed);  // not started again: restartable
 StopReturn ==
   /\ opc = "returned" /\ opc' = "done" /\ stopping' = FALSE
-  /\ UNCHANGED <<front, exit, ioNotified, readySignal, lpc, posted, ran, nOutPosted, nPosted,
-                 nFinished>>
+  /\ UNCHANGED <<front, exit, ioNotified, readySignal, lpc, posted, ran, nOutPosted, made,
+                 madeAt, nPosted, nFinished>>
   /\ KeepWorkers
 
-\* The late poster: P, from another thread, at any time while Stop lasts (stopping_).
+\* The late poster: P, from another thread, at any time while Stop lasts (stopping_). With
+\* LateAfter, then P2 (counted), at any time while Stop lasts once P's run has posted Q
+\* (into its worker's home queue, stamped then): P2 is made after Q, and a lone worker must
+\* not start it while Q waits (LoneWorkerKeepsPostOrder).
 LatePost ==
   /\ lpc = "wait" /\ stopping /\ opc \notin {"returned", "done"}
   /\ PushFront("p") /\ posted' = [posted EXCEPT !["p"] = 1] /\ nPosted' = nPosted + 1
+  /\ lpc' = IF LateAfter THEN "after" ELSE "done"
+  /\ UNCHANGED <<exit, stopping, opc, ran, nOutPosted, nFinished>> /\ KeepWorkers
+LatePostAfter ==
+  /\ lpc = "after" /\ posted["q"] = 1 /\ stopping /\ opc \notin {"returned", "done"}
+  /\ PushFront("p2") /\ posted' = [posted EXCEPT !["p2"] = 1] /\ nPosted' = nPosted + 1
   /\ lpc' = "done"
   /\ UNCHANGED <<exit, stopping, opc, ran, nOutPosted, nFinished>> /\ KeepWorkers
 
 Client == ClientPost \/ StopSet \/ StopWaitEmpty \/ StopExit \/ StopJoin \/ StopReturn
-Late == LatePost
+Late == LatePost \/ LatePostAfter
 
 \* At rest (the harness is over): every counted post ran and the client is done; the
 \* "endless" harness never rests. Only then may nothing move (else: deadlock).
@@ -819,6 +880,24 @@ StopDrains ==
   opc \in {"returned", "done"} =>
     /\ AllRan /\ front = <<>> /\ role = NoWorker
     /\ \A w \in Workers : pc[w] = "off" /\ home[w] = <<>> /\ claimed[w] = <<>>
+
+\* The post order a lone worker keeps (LateAfter; with NW = 2 only the fresh worker of
+\* Stop's drain is alone): when a lone worker has taken a task t (to run, or running), no
+\* run-now post (B, Q, Q2) made before t was made still waits, in the front queue, a home
+\* queue or claimed. It holds because a run-now post is pushed at the tail of its worker's
+\* home queue (stamped) when made, an outside post at the tail of the lone worker's queue
+\* when the role receives it, after it was made, the lone worker claims and starts from its
+\* head in order, and Stop's join puts the leftovers, merged by stamp, ahead of everything
+\* the fresh worker receives. Only run-now posts are waited for: an outside post is stamped
+\* only when received, so one made before a run-now post may rightly start after it. (A
+\* post is made once and waits from then until taken, so this check of the states with t
+\* taken is the same as a check at t's take.)
+RunNowPosts == UNION {Range(Children(t)) : t \in Tasks}
+Waits(u) == Held(u) > 0 /\ \A w \in Workers : cur[w] # u
+LoneWorkerKeepsPostOrder ==
+  LateAfter /\ nw = 1 =>
+    \A w \in Workers : cur[w] # None =>
+      \A u \in RunNowPosts : Waits(u) => ~(madeAt[u] < madeAt[cur[w]])
 
 \* Liveness.
 OutsidePostsStart == <>(\A o \in OutSet : ran[o] = 1)

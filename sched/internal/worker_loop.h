@@ -34,8 +34,8 @@ inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::WorkerMain(
     // allowed while stopping may have raced with Stop's last look and be held here, in
     // the local batch or claimed: leave with nothing held. The local batch goes to the
     // front queue (Stop drains it on a fresh worker), the claimed tasks run first. (Under
-    // PostOrder::kHome the home queues stay as they are: Stop drains them, merged by stamp,
-    // once every worker has left.)
+    // PostOrder::kHome the home queues stay as they are: once every worker has left, Stop
+    // hands them, merged by stamp, to the fresh worker that finishes the drain.)
     if (exit_.load(std::memory_order_acquire)) {
       PublishOwnLocalToFront(worker);
       if (!worker->HasClaimed()) break;

@@ -154,7 +154,8 @@ void StopAndRestart() {
 //
 // Under PostOrder::kHome (`order`) the same posts go into the role holder's own queue
 // (B into its poster's), and a worker that sees exit_ runs only what it claimed: what is
-// left in the queues Stop drains after the workers left (DrainHomesToFront). With
+// left in the queues Stop takes after the workers left (TakeHomeLeftovers) and
+// hands to the fresh worker that finishes the drain. With
 // `workers` 2 the other worker may be inside an execution batch across the exit, taking
 // from the holder's queue (a look, or an idle take) while the holder leaves, and either
 // worker may be the holder that received A and C: Stop must drain every queue, whoever

@@ -111,8 +111,8 @@ BUGS = {
         "    }\n",
         "    if (exit_.load(std::memory_order_acquire)) break;\n",
     ),
-    # sched/internal/home_queues.h DrainHomesToFront: Stop drains only the first worker's
-    # home queue after the workers left, so a post left in another worker's queue across the
+    # sched/internal/home_queues.h TakeHomeLeftovers: Stop takes only the first worker's
+    # home queue's leftovers after the workers left, so a post left in another worker's queue across the
     # exit is retired with that worker (PostOrder::kHome).
     "home_drain_first_queue_only": (
         "sched/internal/home_queues.h",

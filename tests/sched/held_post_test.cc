@@ -1021,6 +1021,49 @@ TEST(HomeQueueTest, StopDrainsTheHomeQueueOfAnyExitingWorkerOnThreeWorkers) {
   StopDrainsTheHomeQueueOfAnyExitingWorker(3);
 }
 
+// A post left in a home queue at the exit keeps its place (its stamp) ahead of the outside
+// posts made after it. A (posted across the exit, as above) posts B into its worker's queue
+// and then has another thread post kLater tasks from outside, into the front queue, while
+// B waits; A returns, its worker leaves with B queued, and Stop's drain runs all of them.
+// B is overtaken by at most execute_batch_size + home_skew of those later posts (1 + 1
+// here). Found by tests/sched:random_sequences_test (seed 70: 37 later outside posts ran
+// first against a bound of 17) when Stop sent what the home queues held to the back of the
+// front queue, behind the outside posts that had arrived since.
+void APostLeftInAHomeQueueKeepsItsPlaceAtStop(int workers) {
+  constexpr int kLater = 64;
+  constexpr std::int64_t kBound = 1 + 1;  // execute_batch_size + home_skew
+  StopRaceHooks hooks;
+  PostAtExitScheduler sched(TaskSchedulerOptions{
+      .execute_batch_size = 1, .post_order = PostOrder::kHome, .home_skew = 1});
+  sched.Start(workers);
+  std::atomic<int> later_started{0};
+  std::atomic<int> later_before_b{-1};
+  StopWithPostsAcrossTheExit(sched, [&] {
+    sched.PostOneShot([&] {
+      PostAtExitScheduler::Current()->PostOneShot(
+          [&] { later_before_b.store(later_started.load()); });
+      // From another thread: outside posts, which go through the front queue.
+      std::thread outside([&] {
+        for (int i = 0; i < kLater; ++i) sched.PostOneShot([&] { later_started.fetch_add(1); });
+      });
+      outside.join();
+    });
+  });
+  EXPECT_EQ(later_started.load(), kLater);
+  ASSERT_GE(later_before_b.load(), 0) << "B did not run";
+  EXPECT_LE(later_before_b.load(), kBound)
+      << "the post left in a home queue at the exit was overtaken by " << later_before_b.load()
+      << " of the " << kLater << " outside posts made after it";
+  EXPECT_TRUE(sched.IsEmpty());
+}
+
+TEST(HomeQueueTest, APostLeftInAHomeQueueKeepsItsPlaceAtStop) {
+  APostLeftInAHomeQueueKeepsItsPlaceAtStop(1);
+}
+TEST(HomeQueueTest, APostLeftInAHomeQueueKeepsItsPlaceAtStopOnTwoWorkers) {
+  APostLeftInAHomeQueueKeepsItsPlaceAtStop(2);
+}
+
 // The one worker's claimed tasks: it takes several ready tasks at once and, with
 // execute_batch_size 1, ends its execution batch after the first of them.
 void StopDrainsTheClaimedTasksOfAnExitingWorker(PostOrder order) {
