@@ -1,6 +1,6 @@
 """Tests tools/bench_report/compare.py on two tiny fixtures: medians and ranges over
 repetitions, aggregates ignored, only names present in both files, ratios, the load line,
-and pooling the runs whose names share a prefix (PREFIX*)."""
+pooling the runs whose names share a prefix (PREFIX*), and the per-round ratio (--by-round)."""
 
 import io
 import os
@@ -12,11 +12,11 @@ from tools.bench_report import compare
 FIXTURE = os.path.join(os.environ.get("TEST_SRCDIR", ""), "fairsched", "tests/tools/testdata/compare")
 
 
-def run(*args, before="before", after="after"):
+def run(*args, before="before", after="after", runs="runs.jsonl"):
     out = io.StringIO()
     with redirect_stdout(out):
-        code = compare.main([os.path.join(FIXTURE, "runs.jsonl:" + before),
-                             os.path.join(FIXTURE, "runs.jsonl:" + after), *args])
+        code = compare.main([os.path.join(FIXTURE, f"{runs}:{before}"),
+                             os.path.join(FIXTURE, f"{runs}:{after}"), *args])
     return code, out.getvalue()
 
 
@@ -48,6 +48,20 @@ class CompareTest(unittest.TestCase):
         with self.assertRaises(Exception) as raised:
             run("--metrics", "real_time", before="nothing_like_this*")
         self.assertIn("no run starting with 'nothing_like_this'", str(raised.exception))
+
+    def test_by_round(self):
+        # Rounds 1-3 ran both builds: ratios 1.5, 0.8, 1.1 (median 1.1, two above 1); round 4
+        # ran only "new" and counts in its pooled median (of 150, 80, 220, 999: 185)
+        # but in no ratio.
+        _, text = run("--metrics", "items_per_second", "--by-round", runs="rounds.jsonl",
+                      before="yield_base_*", after="yield_new_*")
+        self.assertIn("| yield/x | items_per_second | 100 (100-200) | 185 (80-999) | 1.85 "
+                      "| 1.100 (0.80-1.50) | 2 of 3 |", text)
+
+    def test_by_round_needs_rounds_on_both_sides(self):
+        with self.assertRaises(Exception) as raised:
+            run("--metrics", "real_time", "--by-round")
+        self.assertIn("--by-round needs two pooled specs", str(raised.exception))
 
 
 if __name__ == "__main__":

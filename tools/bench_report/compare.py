@@ -11,10 +11,17 @@ Usage (a run is RUNS.jsonl:RUN, one line of a recording's runs.jsonl (runs.py), 
 file; RUNS.jsonl:PREFIX* pools every run whose name starts with PREFIX, e.g. the rounds of
 an interleaved recording, each round's values counting as repetitions):
   tools/bench_report/compare.py RUNS.jsonl:BEFORE RUNS.jsonl:AFTER \\
-      --metrics real_time,rss_growth_kib [--filter REGEX]
+      --metrics real_time,rss_growth_kib [--filter REGEX] [--by-round]
+
+--by-round (both sides pooled): adds the ratio round by round, for builds that ran
+alternating in the same rounds. A run's round is the `r<N>` token of its name after the
+prefix (`yield_base_r3`, `sb_t16_r3_w1_fairsched`); each round's after / before (of the
+medians within the round, for rounds both sides ran) is summarised as its median (min-max)
+and how many rounds were above 1.
 """
 
 import argparse
+import collections
 import os
 import re
 import statistics
@@ -27,30 +34,46 @@ except ImportError:  # run as a script: the module next to this file
     import runs as raw_runs
 
 
+ROUND = re.compile(r"(?:^|_)r(\d+)(?:_|$)")
+
+
 def load(spec):
-    """{benchmark name: {metric: [values over repetitions]}}, plus the run's context (of
-    the first run, when several are pooled)."""
+    """({benchmark name: {metric: [values over repetitions]}}, the run's context (of the
+    first run, when several are pooled), {(benchmark, metric): {round: [values]}} (only for
+    pooled runs whose names carry a round, see --by-round))."""
     path, sep, run = spec.rpartition(":")
     if sep and path.endswith(".jsonl") and run.endswith("*"):
-        pooled = [data for name, data in raw_runs.read(path) if name.startswith(run[:-1])]
+        prefix = run[:-1]
+        pooled = [(name, data) for name, data in raw_runs.read(path) if name.startswith(prefix)]
         if not pooled:
-            raise raw_runs.RunsError(f"{path} has no run starting with {run[:-1]!r}")
-        data = {"context": pooled[0].get("context", {}),
-                "benchmarks": [b for d in pooled for b in d.get("benchmarks", [])]}
-        data["context"]["pooled_runs"] = len(pooled)
+            raise raw_runs.RunsError(f"{path} has no run starting with {prefix!r}")
+        context = dict(pooled[0][1].get("context", {}), pooled_runs=len(pooled))
     else:
-        data = raw_runs.load(spec)
+        pooled = [(None, raw_runs.load(spec))]
+        context = pooled[0][1].get("context", {})
     runs = {}
-    for bench in data.get("benchmarks", []):
-        if bench.get("run_type") == "aggregate":
-            continue
-        name = bench.get("run_name", bench["name"])
-        metrics = runs.setdefault(name, {})
-        for key, value in bench.items():
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                metrics.setdefault(key, []).append(float(value))
-        metrics.setdefault("_unit", bench.get("time_unit", "ns"))
-    return runs, data.get("context", {})
+    by_round = collections.defaultdict(lambda: collections.defaultdict(list))
+    for run_name, data in pooled:
+        round_match = ROUND.search(run_name[len(prefix):]) if run_name is not None else None
+        for bench in data.get("benchmarks", []):
+            if bench.get("run_type") == "aggregate":
+                continue
+            name = bench.get("run_name", bench["name"])
+            metrics = runs.setdefault(name, {})
+            for key, value in bench.items():
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    metrics.setdefault(key, []).append(float(value))
+                    if round_match:
+                        by_round[(name, key)][int(round_match.group(1))].append(float(value))
+            metrics.setdefault("_unit", bench.get("time_unit", "ns"))
+    return runs, context, by_round
+
+
+def round_ratios(before_rounds, after_rounds):
+    """after / before of the within-round medians, for every round both sides ran."""
+    common = sorted(set(before_rounds) & set(after_rounds))
+    return [statistics.median(after_rounds[r]) / statistics.median(before_rounds[r])
+            for r in common if statistics.median(before_rounds[r])]
 
 
 def describe(values):
@@ -65,13 +88,22 @@ def main(argv):
     parser.add_argument("after")
     parser.add_argument("--metrics", required=True, help="comma-separated metric names")
     parser.add_argument("--filter", default="", help="only benchmark names matching this regex")
+    parser.add_argument("--by-round", action="store_true",
+                        help="add the per-round ratio (runs named with an r<N> round)")
     args = parser.parse_args(argv)
-    before, before_context = load(args.before)
-    after, after_context = load(args.after)
+    before, before_context, before_rounds = load(args.before)
+    after, after_context, after_rounds = load(args.after)
+    if args.by_round and not (before_rounds and after_rounds):
+        raise raw_runs.RunsError("--by-round needs two pooled specs whose run names carry r<N>")
     metrics = [m for m in args.metrics.split(",") if m]
     pattern = re.compile(args.filter)
-    print("| benchmark | metric | before | after | after / before |")
-    print("| --- | --- | ---: | ---: | ---: |")
+    if args.by_round:
+        print("| benchmark | metric | before | after | after / before "
+              "| after / before by round | rounds above 1 |")
+        print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    else:
+        print("| benchmark | metric | before | after | after / before |")
+        print("| --- | --- | ---: | ---: | ---: |")
     for name in before:
         if name not in after or not pattern.search(name):
             continue
@@ -83,7 +115,13 @@ def main(argv):
             if metric in ("real_time", "cpu_time"):
                 label = f"{metric} ({before[name]['_unit']})"
             ratio = statistics.median(a) / statistics.median(b) if statistics.median(b) else 0
-            print(f"| {name} | {label} | {describe(b)} | {describe(a)} | {ratio:.3g} |")
+            row = f"| {name} | {label} | {describe(b)} | {describe(a)} | {ratio:.3g} |"
+            if args.by_round:
+                ratios = round_ratios(before_rounds[(name, metric)], after_rounds[(name, metric)])
+                above = sum(r > 1 for r in ratios)
+                row += (f" {statistics.median(ratios):.3f} ({min(ratios):.2f}-{max(ratios):.2f}) "
+                        f"| {above} of {len(ratios)} |" if ratios else " - | - |")
+            print(row)
     for label, context in (("before", before_context), ("after", after_context)):
         load_avg = context.get("load_avg", [])
         loads = ", ".join(f"{x:.2f}" for x in load_avg) if load_avg else "not recorded"
