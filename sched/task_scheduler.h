@@ -373,7 +373,15 @@ class BasicTaskScheduler {
   // At most this many ready tasks are taken from the ready queue in one step (see
   // NextReadyTask).
   static constexpr std::uint32_t kClaimCapacity = 8;
-  static constexpr std::uint32_t kPrefetchDistance = 2;
+  // How far ahead, and how many lines of each task, the next tasks' memory is prefetched
+  // (NextReadyTask explains why; bench/results/json/task_line_prefetch/ measured both).
+  // PostOrder::kHome keeps 2 and 3: its owner's prefetch reaches tasks another worker's
+  // look may take, and distance 3 with 4 lines ran its two-worker 10,000 x 1,000 yield
+  // row at 0.71x.
+  static constexpr std::uint32_t kPrefetchDistance = 3;
+  static constexpr int kPrefetchLines = 4;
+  static constexpr std::uint32_t kHomePrefetchDistance = 2;
+  static constexpr int kHomePrefetchLines = 3;
   // How often a parked worker looks again for local batches to take over while another
   // worker executes (see Park).
   static constexpr std::chrono::milliseconds kLocalBatchRecheck{1};
@@ -615,7 +623,7 @@ class BasicTaskScheduler {
   void WorkerMain(Worker* worker, std::size_t index);
   std::size_t ExecuteBatch(Worker* worker);
   Task* NextReadyTask(Worker* worker);
-  static void Prefetch(const Task* task);
+  static void Prefetch(const Task* task, int lines = kPrefetchLines);
   void Execute(Worker* worker, Task* task);
   void RecycleOneShot(Worker* worker, Task* task);
   static void RecordPostToStart(Worker* worker, const Task* task);

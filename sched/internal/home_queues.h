@@ -205,8 +205,8 @@ inline Task* BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::NextHomeTa
     const int count =
         worker->home->TakeFront(HomeRing<Task>::kAnyStamp, kClaimCapacity, false, batch);
     if (count == 0) return nullptr;
-    for (int i = 1; i <= static_cast<int>(kPrefetchDistance) && i < count; ++i) {
-      Prefetch(batch[i]);
+    for (int i = 1; i <= static_cast<int>(kHomePrefetchDistance) && i < count; ++i) {
+      Prefetch(batch[i], kHomePrefetchLines);
     }
     for (int i = 1; i < count; ++i) worker->claimed[i - 1] = batch[i];
     worker->claimed_head = 0;
@@ -223,7 +223,9 @@ inline Task* BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::NextHomeTa
     // Its successors' memory, as NextReadyTask does for the ready queue: with many tasks
     // in flight the task's lines (and a coroutine's frame behind them) are not in the
     // cache, and without this every start waits for main memory.
-    if (const Task* ahead = worker->home->PeekAhead(kPrefetchDistance - 1)) Prefetch(ahead);
+    if (const Task* ahead = worker->home->PeekAhead(kHomePrefetchDistance - 1)) {
+      Prefetch(ahead, kHomePrefetchLines);
+    }
     return task;
   }
   worker->published_head.store(kNoHead, std::memory_order_relaxed);  // see PublishHead

@@ -177,12 +177,15 @@ inline std::size_t BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Exec
 // posts that another worker starts (tests/sched/fairness_test.cc).
 //
 // The tasks behind the one taken are known before they run (claimed, or seen in the
-// ready queue), so their memory is prefetched kPrefetchDistance tasks ahead (two: far
-// enough to hide a miss to main memory behind two task runs, near enough not to evict
-// what runs now): the task's line and the two after it. Tasks are often the head of a
-// larger object whose next lines the callback uses at once (a spawned coroutine's state
-// and frame follow its task, coro/runtime.h); with many tasks in flight those lines are
-// not in the cache, and the miss would otherwise stall the start of every task.
+// ready queue), so their memory is prefetched kPrefetchDistance tasks ahead: the task's
+// line and the kPrefetchLines - 1 after it. Tasks are often the head of a larger object
+// whose next lines the callback uses at once (a spawned coroutine's task, its state and
+// the first two lines of its frame, where a loop's counter lives, coro/runtime.h); with
+// many tasks in flight those lines are not in the cache, and the miss would otherwise
+// stall the start of every task. Three tasks ahead and four lines: a profile of a lone
+// worker's yields found the task's own line and its state's still missing at distance 2,
+// and the frame's second line never prefetched; the change ran those rows 1.06-1.13x
+// (bench/results/json/task_line_prefetch/). Not further: what runs now must stay cached.
 template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
 inline Task* BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::NextReadyTask(
     Worker* worker) {
@@ -218,11 +221,10 @@ inline Task* BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::NextReadyT
 }
 
 template <typename ReadyQueueT, typename WaitQueueT, typename IoBackendT>
-inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Prefetch(const Task* task) {
+inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::Prefetch(const Task* task,
+                                                                              int lines) {
   const char* const line = reinterpret_cast<const char*>(task);
-  __builtin_prefetch(line, 1);
-  __builtin_prefetch(line + kCacheLineSize, 1);
-  __builtin_prefetch(line + 2 * kCacheLineSize, 1);
+  for (int i = 0; i < lines; ++i) __builtin_prefetch(line + i * kCacheLineSize, 1);
 }
 
 // No try/catch and no noexcept on the way from the worker's entry to the callback, on

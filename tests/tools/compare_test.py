@@ -52,11 +52,20 @@ class CompareTest(unittest.TestCase):
     def test_by_round(self):
         # Rounds 1-3 ran both builds: ratios 1.5, 0.8, 1.1 (median 1.1, two above 1); round 4
         # ran only "new" and counts in its pooled median (of 150, 80, 220, 999: 185)
-        # but in no ratio.
+        # but in no ratio. Both ways to name a pool: the round after the prefix, or the
+        # prefix ending in the round's "r".
         _, text = run("--metrics", "items_per_second", "--by-round", runs="rounds.jsonl",
-                      before="yield_base_*", after="yield_new_*")
+                      before="yield_base_*", after="yield_new_r*")
         self.assertIn("| yield/x | items_per_second | 100 (100-200) | 185 (80-999) | 1.85 "
                       "| 1.100 (0.80-1.50) | 2 of 3 |", text)
+
+    def test_a_pool_ending_in_the_rounds_r_leaves_out_longer_build_names(self):
+        # "yield_new_*" also pools the build "new_x", whose round 1 (1,500) moves that
+        # round's ratio from 1.5 to 8.25 (median of 150 and 1,500 over 100);
+        # "yield_new_r*" (the test above) keeps it out.
+        _, text = run("--metrics", "items_per_second", "--by-round", runs="rounds.jsonl",
+                      before="yield_base_r*", after="yield_new_*")
+        self.assertIn("| 1.100 (0.80-8.25) | 2 of 3 |", text)
 
     def test_by_round_needs_rounds_on_both_sides(self):
         with self.assertRaises(Exception) as raised:

@@ -15,7 +15,8 @@ an interleaved recording, each round's values counting as repetitions):
 
 --by-round (both sides pooled): adds the ratio round by round, for builds that ran
 alternating in the same rounds. A run's round is the `r<N>` token of its name after the
-prefix (`yield_base_r3`, `sb_t16_r3_w1_fairsched`); each round's after / before (of the
+prefix, or the one the prefix ends in (`yield_base_r3`, `sb_t16_r3_w1_fairsched`; pool with
+`yield_pf4d3_r*` when another build is named `pf4d3_peek`); each round's after / before (of the
 medians within the round, for rounds both sides ran) is summarised as its median (min-max)
 and how many rounds were above 1.
 """
@@ -34,7 +35,15 @@ except ImportError:  # run as a script: the module next to this file
     import runs as raw_runs
 
 
-ROUND = re.compile(r"(?:^|_)r(\d+)(?:_|$)")
+ROUND = re.compile(r"(?:^|_)r(\d+)(?=_|$)")
+
+
+def round_of(run_name, prefix):
+    """The round number of a pooled run: the first r<N> token that ends after the prefix."""
+    for match in ROUND.finditer(run_name):
+        if match.end() > len(prefix):
+            return int(match.group(1))
+    return None
 
 
 def load(spec):
@@ -54,7 +63,7 @@ def load(spec):
     runs = {}
     by_round = collections.defaultdict(lambda: collections.defaultdict(list))
     for run_name, data in pooled:
-        round_match = ROUND.search(run_name[len(prefix):]) if run_name is not None else None
+        round_number = round_of(run_name, prefix) if run_name is not None else None
         for bench in data.get("benchmarks", []):
             if bench.get("run_type") == "aggregate":
                 continue
@@ -63,8 +72,8 @@ def load(spec):
             for key, value in bench.items():
                 if isinstance(value, (int, float)) and not isinstance(value, bool):
                     metrics.setdefault(key, []).append(float(value))
-                    if round_match:
-                        by_round[(name, key)][int(round_match.group(1))].append(float(value))
+                    if round_number is not None:
+                        by_round[(name, key)][round_number].append(float(value))
             metrics.setdefault("_unit", bench.get("time_unit", "ns"))
     return runs, context, by_round
 
