@@ -10,6 +10,8 @@
 #               (Consumer::Peek);
 #   pf4d3_peek  both;
 #   kept        pf4d3 for the default order only, PostOrder::kHome unchanged (what shipped).
+#   lone_only   (applies to the shipped tree, 95a1c73 and later) the several-worker path back
+#               to distance 2 and three lines; a lone worker keeps 3 and four.
 # Each round runs yield_bench's default and kHome-4k rows and sched_bench's w1/w2 rows at
 # one and two workers once per build, the builds' order rotating by round and reversed
 # every other round. Run names: <yield|sched>_<build>_r<round>; compare with
