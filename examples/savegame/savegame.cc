@@ -337,10 +337,14 @@ DesignReport RunOnRedis(Design design, const SavegameOptions& options) {
   }
   // --redis_restart_at: a thread kills the private server that long into the load and
   // starts it again at once; it then stays until the run is over (the server dies with the
-  // thread that started it: PR_SET_PDEATHSIG).
+  // thread that started it: PR_SET_PDEATHSIG). If the load ends before the restart (a run
+  // shorter than redis_restart_at, or the thread not scheduled for that long on a loaded
+  // machine), the check waits for it: the restart always comes before the check reads Redis,
+  // and the report says it came after the load (redis_restart_after_load).
   Mutex restart_mu;
   ConditionVariable restart_cv;
-  bool run_over = false;  // guarded by restart_mu
+  bool run_over = false;      // guarded by restart_mu
+  bool restart_done = false;  // guarded by restart_mu
   std::thread restarter;
   if (options.redis_restart_at.count() > 0) {
     if (dir.empty()) {
@@ -364,6 +368,8 @@ DesignReport RunOnRedis(Design design, const SavegameOptions& options) {
       lock.lock();
       report.redis_restarted = restarted;
       report.redis_down_ms = down_ms;
+      restart_done = true;
+      restart_cv.notify_all();
       restart_cv.wait(lock, [&] { return run_over; });
     });
   }
@@ -413,6 +419,15 @@ DesignReport RunOnRedis(Design design, const SavegameOptions& options) {
   }
   report.requests_per_second =
       report.fleet.seconds > 0 ? static_cast<double>(report.fleet.ok()) / report.fleet.seconds : 0;
+
+  if (restarter.joinable()) {
+    MutexLock lock(restart_mu);
+    if (!restart_done) {
+      report.redis_restart_after_load = true;
+      std::fprintf(stderr, "savegame: the load ended before the Redis restart; the check waits for it\n");
+      restart_cv.wait(lock, [&] { return restart_done; });
+    }
+  }
 
   // The check, on what Redis holds.
   IoScheduler<Backend> check_scheduler(Named("blobstore", options));
@@ -759,7 +774,10 @@ void PrintReports(std::FILE* out, const SavegameOptions& options,
                  "every acknowledged save is in Redis after the restart: %s\n",
                  ToString(r.design),
                  std::chrono::duration<double>(options.redis_restart_at).count(),
-                 r.redis_restarted ? "restarted" : "NOT restarted", r.redis_down_ms,
+                 r.redis_restarted ? (r.redis_restart_after_load ? "restarted (after the load)"
+                                                                 : "restarted")
+                                   : "NOT restarted",
+                 r.redis_down_ms,
                  static_cast<long long>(r.unsettled_applied + r.unsettled_not_applied),
                  static_cast<long long>(r.unsettled_applied),
                  static_cast<long long>(r.unsettled_not_applied),
@@ -1012,6 +1030,7 @@ std::string RunRecordJson(const SavegameOptions& options, const DesignReport& r)
     json.Key("redis_restart");
     json.BeginObject();
     json.IntField("restarted", r.redis_restarted ? 1 : 0);
+    json.IntField("after_load", r.redis_restart_after_load ? 1 : 0);
     json.Field("down_ms", r.redis_down_ms);
     json.IntField("unsettled_applied", r.unsettled_applied);
     json.IntField("unsettled_not_applied", r.unsettled_not_applied);

@@ -125,6 +125,7 @@ struct DesignReport {
   // (SIGKILL to its first PING), and what became of the requests whose outcome the client
   // could not know (kUnknown or no reply): applied (in Redis's log) or not.
   bool redis_restarted = false;
+  bool redis_restart_after_load = false;  // the load ended first; the check waited for it
   double redis_down_ms = 0;
   std::int64_t unsettled_applied = 0;
   std::int64_t unsettled_not_applied = 0;
