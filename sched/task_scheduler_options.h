@@ -21,9 +21,13 @@ inline constexpr std::uint64_t kHomeStampBlock = 64;
 // holds n tasks looks with the skew n x workers / kHomeBacklogDivisor (in stamps: n of its
 // tasks span about n x workers stamps while every worker posts), kept within
 // [home_skew, home_skew_ceiling]. So a task waiting in another queue is overtaken by at
-// most n x workers / 8 of the looking worker's later posts (a quarter of its backlog with
-// two workers), while every task posted into that backlog waits through all of it.
-inline constexpr std::uint64_t kHomeBacklogDivisor = 8;
+// most n x workers / 4 of the looking worker's later posts (half of its backlog with two
+// workers), while every task posted into that backlog waits through all of it. The two
+// workers' queue heads drift apart by the fraction their paces differ by, so the looks move
+// no task until the paces differ by a quarter: with an eighth, a 10,000-coroutine yield
+// loop on two workers moved 4 times as many tasks and ran 0.72x as fast
+// (bench/results/json/home_backlog_divisor/notes.md).
+inline constexpr std::uint64_t kHomeBacklogDivisor = 4;
 
 // The order policy (TaskSchedulerOptions::post_order).
 enum class PostOrder : std::uint8_t {

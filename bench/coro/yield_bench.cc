@@ -563,7 +563,7 @@ BENCHMARK(BM_FairschedHomeSkew<std::uint64_t{1} << 30>)
     ->Name("yield/fairsched_home_skew_max")
     ->Apply([](auto* b) { ShapesOn(b, {2}); });
 // The default skew (256) with a ceiling: the skew follows each worker's own queue (an
-// eighth of it, scaled to stamps) up to 4,096 or 16,384.
+// quarter of it, scaled to stamps) up to 4,096 or 16,384.
 template <std::uint64_t kCeiling>
 void BM_FairschedHomeCeiling(benchmark::State& state) {
   FairschedYields(state, PostOrder::kHome, 256, kCeiling);

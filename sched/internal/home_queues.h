@@ -90,7 +90,7 @@ inline void BasicTaskScheduler<ReadyQueueT, WaitQueueT, IoBackendT>::PublishHead
 // The skew `worker` looks with: home_skew, or with a ceiling set, its own queue's length
 // scaled to stamps (n tasks of one worker span about n x workers stamps while every worker
 // posts) and divided by kHomeBacklogDivisor, kept within [home_skew, home_skew_ceiling]:
-// a task in another queue is then passed by at most n x workers / 8 of this worker's later
+// a task in another queue is then passed by at most n x workers / 4 of this worker's later
 // posts, a fraction of the backlog every task posted into it waits through, and a short
 // queue keeps the tight bound. Owner only: its SizeHint is exact for it
 // (tests/sched/held_post_test.cc, TheSkewFollowsTheBacklogUpToItsCeiling).
