@@ -251,20 +251,18 @@ TEST(HomeQueueTest, ThreeWorkersLongTaskRePosterAndBlockerKeepTheFloorUnderACeil
 }
 
 // PostOrder::kHome with a skew ceiling: the skew follows the looking worker's own queue
-// (its length x workers / kHomeBacklogDivisor), from home_skew up to home_skew_ceiling, so
-// with a long queue it is the ceiling, never more. W1 runs a long task L and nothing
-// else; then a seeder on W2 posts kBacklog re-posters, which all stay in W2's queue (W1 is
-// blocked in L), and whose length scales to four times the ceiling. In each round L posts
+// (its length x workers / kHomeBacklogDivisor), from home_skew up to home_skew_ceiling.
+// W1 runs a long task L and nothing else; then a seeder on W2 posts `backlog` re-posters,
+// which all stay in W2's queue (W1 is blocked in L) and keep W2 busy. In each round L posts
 // kHomeStampBlock fillers and X into W1's otherwise empty queue and waits for X without
 // returning. W2 runs its own older tasks first, then its later posts until its head is
 // more than its skew above X's stamp, and then takes X. So X must be overtaken by at most
-// execute_batch_size + ceiling + kHomeStampBlock - 1 later posts in every round (about
-// four times as many with the ceiling ignored), and in most rounds by more than the
-// floor's execute_batch_size + home_skew + kHomeStampBlock - 1 (only the floor: 0 to a few
-// dozen in every round).
-TEST(HomeQueueTest, TheSkewFollowsTheBacklogUpToItsCeiling) {
-  constexpr std::uint64_t kCeiling = 1024;
-  constexpr int kBacklog = static_cast<int>(4 * kCeiling * kHomeBacklogDivisor / 2);
+// execute_batch_size + `skew_bound` + kHomeStampBlock - 1 later posts in every round, and
+// in most rounds by more than the floor's execute_batch_size + home_skew +
+// kHomeStampBlock - 1 (only the floor: 0 to a few dozen in every round).
+void SkewFollowsTheBacklog(std::uint64_t ceiling, int backlog, std::int64_t skew_bound) {
+  const std::uint64_t kCeiling = ceiling;
+  const int kBacklog = backlog;
   constexpr int kRounds = 3;
   TaskScheduler sched(OptionsFor(PostOrder::kHome, kCeiling));
   // Post order by a shared sequence, taken just before each re-post. X's place in it is
@@ -362,18 +360,18 @@ TEST(HomeQueueTest, TheSkewFollowsTheBacklogUpToItsCeiling) {
   sched.Stop();
   ASSERT_EQ(rounds.size(), static_cast<std::size_t>(kRounds)) << "X waited 10 s";
   const std::int64_t floor_bound = kExecuteBatch + kHomeSkew + kHomeStampBlock - 1;
-  const std::int64_t ceiling_bound = kExecuteBatch + kCeiling + kHomeStampBlock - 1;
+  const std::int64_t bound = kExecuteBatch + skew_bound + kHomeStampBlock - 1;
   int grown = 0;
   for (std::size_t i = 0; i < rounds.size(); ++i) {
-    std::printf("round %zu: %lld-%lld later posts started before X (floor bound %lld, ceiling "
+    std::printf("round %zu: %lld-%lld later posts started before X (floor bound %lld, "
                 "bound %lld; %llu look takes, %llu idle takes, %llu parks)\n",
                 i, static_cast<long long>(rounds[i].after),
                 static_cast<long long>(rounds[i].before), static_cast<long long>(floor_bound),
-                static_cast<long long>(ceiling_bound),
+                static_cast<long long>(bound),
                 static_cast<unsigned long long>(rounds[i].stale_takes),
                 static_cast<unsigned long long>(rounds[i].idle_takes),
                 static_cast<unsigned long long>(rounds[i].parks));
-    EXPECT_LE(rounds[i].after, ceiling_bound) << "round " << i;
+    EXPECT_LE(rounds[i].after, bound) << "round " << i;
     if (rounds[i].before > floor_bound) ++grown;
   }
   // The growth in most rounds, not all: under TSan about one round in 450 saw X taken by a
@@ -381,6 +379,23 @@ TEST(HomeQueueTest, TheSkewFollowsTheBacklogUpToItsCeiling) {
   // before it; not explained yet). Taking it sooner never breaks the bound; the floor alone
   // keeps every round at a few dozen.
   EXPECT_GE(grown, kRounds - 1) << "the skew did not grow with the queue";
+}
+
+// A backlog that scales to four times the ceiling: the skew is the ceiling, never more (about
+// four times as many later posts with the ceiling ignored).
+TEST(HomeQueueTest, TheSkewFollowsTheBacklogUpToItsCeiling) {
+  constexpr std::uint64_t kCeiling = 1024;
+  SkewFollowsTheBacklog(kCeiling, static_cast<int>(4 * kCeiling * kHomeBacklogDivisor / 2),
+                        static_cast<std::int64_t>(kCeiling));
+}
+
+// A backlog between the floor and the ceiling: the skew is the backlog x workers /
+// kHomeBacklogDivisor (W2's queue holds at most the backlog), the bound the options header
+// states for a queue of that length, not the ceiling's.
+TEST(HomeQueueTest, TheSkewBetweenFloorAndCeilingIsAShareOfTheBacklog) {
+  constexpr int kBacklog = 2048;
+  SkewFollowsTheBacklog(16384, kBacklog,
+                        static_cast<std::int64_t>(kBacklog * 2 / kHomeBacklogDivisor));
 }
 
 // PostOrder::kHome: the role holder receives front posts only while its own queue has room
