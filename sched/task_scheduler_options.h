@@ -25,7 +25,7 @@ inline constexpr std::uint64_t kHomeStampBlock = 64;
 // workers), while every task posted into that backlog waits through all of it. The two
 // workers' queue heads drift apart by the fraction their paces differ by, so the looks move
 // no task until the paces differ by a quarter: with an eighth, a 10,000-coroutine yield
-// loop on two workers moved 4 times as many tasks and ran 0.72x as fast
+// loop on two workers moved about 3 times as many tasks and ran 0.75x as fast
 // (bench/results/json/home_backlog_divisor/notes.md).
 inline constexpr std::uint64_t kHomeBacklogDivisor = 4;
 

@@ -261,10 +261,8 @@ TEST(HomeQueueTest, ThreeWorkersLongTaskRePosterAndBlockerKeepTheFloorUnderACeil
 // in most rounds by more than the floor's execute_batch_size + home_skew +
 // kHomeStampBlock - 1 (only the floor: 0 to a few dozen in every round).
 void SkewFollowsTheBacklog(std::uint64_t ceiling, int backlog, std::int64_t skew_bound) {
-  const std::uint64_t kCeiling = ceiling;
-  const int kBacklog = backlog;
   constexpr int kRounds = 3;
-  TaskScheduler sched(OptionsFor(PostOrder::kHome, kCeiling));
+  TaskScheduler sched(OptionsFor(PostOrder::kHome, ceiling));
   // Post order by a shared sequence, taken just before each re-post. X's place in it is
   // read twice, just before and just after its post: a re-post between the two may join
   // its queue on either side of X. So the ceiling is checked against the re-posts counted
@@ -282,7 +280,7 @@ void SkewFollowsTheBacklog(std::uint64_t ceiling, int backlog, std::int64_t skew
     Task task;
   };
   std::vector<std::unique_ptr<Looper>> loopers;
-  for (int i = 0; i < kBacklog; ++i) {
+  for (int i = 0; i < backlog; ++i) {
     auto looper = std::make_unique<Looper>();
     Looper* const me = looper.get();
     looper->task.SetCallback([&, me](Task* self) {
@@ -326,7 +324,7 @@ void SkewFollowsTheBacklog(std::uint64_t ceiling, int backlog, std::int64_t skew
     l_started = true;
     for (int round = 0; round < kRounds; ++round) {
       // The first round also waits for the seeder's re-posters to run.
-      const std::int64_t warm = runs.load() + 2 * kBacklog;
+      const std::int64_t warm = runs.load() + 2 * backlog;
       SpinUntil([&] { return runs.load() >= warm; }, seconds(30));
       x_before = kNone;
       x_after = kNone;
