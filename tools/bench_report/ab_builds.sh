@@ -10,8 +10,8 @@
 # before the first round and after each. Compare with
 #   tools/bench_report/compare.py "OUT:yield_bench_base_r*" "OUT:yield_bench_NAME_r*" \
 #     --metrics items_per_second --by-round
-# Run from the workspace root with a clean tree (the patches are applied and reverted with
-# `git checkout` of the paths they touch).
+# Run from the workspace root with a clean tree (each patch is applied for its build and
+# reverted with `git apply -R`).
 set -euo pipefail
 usage() {
   echo "usage: $0 ROUNDS OUT.jsonl LOAD.txt -b PACKAGE:BINARY=FILTER [-b ...] -- BUILD..." >&2
@@ -31,8 +31,8 @@ builds=("$@")
 ((${#benches[@]} && ${#builds[@]})) || usage
 
 tmp=$(mktemp -d)
-touched=()
-revert() { ((${#touched[@]})) && git checkout -- "${touched[@]}"; return 0; }
+applied=""  # the patch applied now, if any
+revert() { [[ -z $applied ]] || git apply -R "$applied"; applied=""; }
 trap 'revert; rm -rf "$tmp"' EXIT
 
 name_of() { [[ $1 == base ]] && echo base || basename "$1" .patch; }
@@ -40,10 +40,9 @@ targets=()
 for b in "${benches[@]}"; do targets+=("//${b%%=*}"); done
 for build in "${builds[@]}"; do
   revert
-  touched=()
   if [[ $build != base ]]; then
-    mapfile -t touched < <(git apply --numstat "$build" | cut -f3)
     git apply "$build"
+    applied=$build
   fi
   ./bazelw build --config=opt "${targets[@]}"
   for b in "${benches[@]}"; do
